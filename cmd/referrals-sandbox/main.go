@@ -1,0 +1,94 @@
+// Command referrals-sandbox stands in for the patient-referrals service and
+// its identity provider: `referrals-sandbox` (or `serve`) starts it; the
+// other subcommands talk to a running one or prepare data.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+// env is what a subcommand gets from the process, injected for tests.
+type env struct {
+	stdout, stderr io.Writer
+	getenv         func(string) string
+}
+
+type command struct {
+	name, summary string
+	run           func(ctx context.Context, e env, args []string) error
+}
+
+func commands() []command {
+	return []command{
+		{"serve", "Start the sandbox (the default when no subcommand is given).", runServe},
+		{"version", "Print the version.", runVersion},
+	}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, env{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}, os.Args[1:])
+	stop()
+	os.Exit(code)
+}
+
+// run dispatches to a subcommand and maps its error to an exit status:
+// 0 success, 1 failure, 2 usage error.
+func run(ctx context.Context, e env, args []string) int {
+	name := "serve"
+	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
+		name, args = args[0], args[1:]
+	}
+	if name == "help" {
+		printCommands(e.stdout)
+		return 0
+	}
+	for _, c := range commands() {
+		if c.name != name {
+			continue
+		}
+		err := c.run(ctx, e, args)
+		switch {
+		case err == nil:
+			return 0
+		case errors.Is(err, flag.ErrHelp):
+			return 0
+		case errors.Is(err, errUsage):
+			fmt.Fprintf(e.stderr, "referrals-sandbox %s: %v\nRun 'referrals-sandbox %s --help' for the flags.\n", name, err, name)
+			return 2
+		default:
+			fmt.Fprintf(e.stderr, "referrals-sandbox %s: %v\n", name, err)
+			return 1
+		}
+	}
+	fmt.Fprintf(e.stderr, "referrals-sandbox: unknown command %q\n", name)
+	printCommands(e.stderr)
+	return 2
+}
+
+func printCommands(w io.Writer) {
+	fmt.Fprintln(w, "Usage: referrals-sandbox [command] [flags]\n\nCommands:")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\nRun 'referrals-sandbox <command> --help' for a command's flags.")
+}
+
+func runVersion(_ context.Context, e env, args []string) error {
+	o := newOptions("version", "Print the version.", e.getenv, e.stderr)
+	if err := o.parse(args); err != nil {
+		return err
+	}
+	fmt.Fprintln(e.stdout, "referrals-sandbox", version)
+	return nil
+}

@@ -1,0 +1,109 @@
+package idp
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+
+	"github.com/gorilla/mux"
+)
+
+// openIDConfiguration is the subset of Entra's discovery document that
+// clients read. MSAL needs authorization_endpoint, token_endpoint and an
+// issuer on the authority's scheme and host.
+type openIDConfiguration struct {
+	Issuer                            string   `json:"issuer"`
+	AuthorizationEndpoint             string   `json:"authorization_endpoint"`
+	TokenEndpoint                     string   `json:"token_endpoint"`
+	JWKSURI                           string   `json:"jwks_uri"`
+	TokenEndpointAuthMethodsSupported []string `json:"token_endpoint_auth_methods_supported"`
+	IDTokenSigningAlgValuesSupported  []string `json:"id_token_signing_alg_values_supported"`
+	ResponseTypesSupported            []string `json:"response_types_supported"`
+	SubjectTypesSupported             []string `json:"subject_types_supported"`
+	GrantTypesSupported               []string `json:"grant_types_supported"`
+	ScopesSupported                   []string `json:"scopes_supported"`
+	TenantRegionScope                 *string  `json:"tenant_region_scope"`
+	CloudInstanceName                 string   `json:"cloud_instance_name"`
+}
+
+func (p *Provider) serveOpenIDConfiguration(w http.ResponseWriter, r *http.Request) {
+	if !p.checkDiscoveryRequest(w, r) {
+		return
+	}
+	base := p.BaseURL(r)
+	writeJSON(w, openIDConfiguration{
+		Issuer:                            p.Issuer(base),
+		AuthorizationEndpoint:             p.AuthURL(base) + "/oauth2/v2.0/authorize",
+		TokenEndpoint:                     p.TokenURL(base),
+		JWKSURI:                           p.AuthURL(base) + "/discovery/v2.0/keys",
+		TokenEndpointAuthMethodsSupported: []string{"client_secret_post", "client_secret_basic"},
+		IDTokenSigningAlgValuesSupported:  []string{"RS256"},
+		ResponseTypesSupported:            []string{"code", "id_token", "code id_token", "id_token token"},
+		SubjectTypesSupported:             []string{"pairwise"},
+		GrantTypesSupported:               []string{"client_credentials"},
+		ScopesSupported:                   []string{"openid", "profile", "email", "offline_access"},
+		CloudInstanceName:                 "referrals-sandbox",
+	})
+}
+
+func (p *Provider) serveKeys(w http.ResponseWriter, r *http.Request) {
+	if !p.checkDiscoveryRequest(w, r) {
+		return
+	}
+	writeJSON(w, p.cfg.Keys.PublicSet())
+}
+
+// checkDiscoveryRequest answers wrong methods and unknown tenants as Entra
+// does, and reports whether the request may go on.
+func (p *Provider) checkDiscoveryRequest(w http.ResponseWriter, r *http.Request) bool {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		WriteTokenError(w, r, p.cfg.Clock.Now(), &TokenError{http.StatusMethodNotAllowed, CodeInvalidRequest, 900561,
+			"The endpoint only accepts GET requests. Received a " + r.Method + " request."})
+		return false
+	}
+	if tenant := mux.Vars(r)["tenant"]; tenant != p.cfg.Tenant {
+		WriteTokenError(w, r, p.cfg.Clock.Now(), errUnknownTenant(tenant))
+		return false
+	}
+	return true
+}
+
+// instanceDiscovery is the answer MSAL expects from
+// /common/discovery/instance: where the tenant's discovery document is, and
+// which host names are aliases of the authority.
+type instanceDiscovery struct {
+	TenantDiscoveryEndpoint string             `json:"tenant_discovery_endpoint"`
+	APIVersion              string             `json:"api-version"`
+	Metadata                []instanceMetadata `json:"metadata"`
+}
+
+type instanceMetadata struct {
+	PreferredNetwork string   `json:"preferred_network"`
+	PreferredCache   string   `json:"preferred_cache"`
+	Aliases          []string `json:"aliases"`
+}
+
+// serveInstanceDiscovery answers MSAL's instance discovery. MSAL sends the
+// authority it was configured with as authorization_endpoint; the sandbox
+// points it back at that authority's own discovery document, so a client
+// whose traffic for login.microsoftonline.com is routed to the sandbox
+// discovers the sandbox.
+func (p *Provider) serveInstanceDiscovery(w http.ResponseWriter, r *http.Request) {
+	base := p.BaseURL(r)
+	host := r.Host
+	if endpoint, err := url.Parse(r.URL.Query().Get("authorization_endpoint")); err == nil && endpoint.Host != "" && p.cfg.PublicURL == "" {
+		base = endpoint.Scheme + "://" + endpoint.Host
+		host = endpoint.Host
+	}
+	writeJSON(w, instanceDiscovery{
+		TenantDiscoveryEndpoint: p.AuthURL(base) + "/v2.0/.well-known/openid-configuration",
+		APIVersion:              "1.1",
+		Metadata:                []instanceMetadata{{PreferredNetwork: host, PreferredCache: host, Aliases: []string{host}}},
+	})
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	_ = json.NewEncoder(w).Encode(v)
+}

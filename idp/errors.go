@@ -1,0 +1,163 @@
+package idp
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// entraTimestampLayout is how Entra writes timestamps in error bodies.
+const entraTimestampLayout = "2006-01-02 15:04:05Z"
+
+// Error codes of the token endpoint's error bodies (the `error` field).
+const (
+	CodeInvalidRequest         = "invalid_request"
+	CodeInvalidClient          = "invalid_client"
+	CodeInvalidScope           = "invalid_scope"
+	CodeInvalidGrant           = "invalid_grant"
+	CodeTemporarilyUnavailable = "temporarily_unavailable"
+)
+
+// TokenError is one failure of a token request: the HTTP status, the OAuth
+// error code, Entra's AADSTS number and its message.
+type TokenError struct {
+	Status  int
+	Code    string
+	AADSTS  int
+	Message string
+}
+
+// Error renders the error as Entra's first description line.
+func (e *TokenError) Error() string { return fmt.Sprintf("AADSTS%d: %s", e.AADSTS, e.Message) }
+
+// The failures of section 7.1 of the interface document, plus Entra's own
+// codes for the rows the document leaves to Entra.
+func errMissingParameter(name string) *TokenError {
+	return &TokenError{http.StatusBadRequest, CodeInvalidRequest, 900144,
+		fmt.Sprintf("The request body must contain the following parameter: '%s'.", name)}
+}
+
+func errWrongContentType(got string) *TokenError {
+	return &TokenError{http.StatusBadRequest, CodeInvalidRequest, 900144,
+		fmt.Sprintf("The request body must be application/x-www-form-urlencoded, not '%s', and must contain the following parameter: 'grant_type'.", got)}
+}
+
+func errUnknownTenant(tenant string) *TokenError {
+	return &TokenError{http.StatusBadRequest, CodeInvalidRequest, 90002,
+		fmt.Sprintf("Tenant '%s' not found. Check to make sure you have the correct tenant ID and are signing into the correct cloud.", tenant)}
+}
+
+func errMethodNotAllowed(method string) *TokenError {
+	return &TokenError{http.StatusMethodNotAllowed, CodeInvalidRequest, 900561,
+		fmt.Sprintf("The endpoint only accepts POST requests. Received a %s request.", method)}
+}
+
+func errTwoAuthMethods() *TokenError {
+	return &TokenError{http.StatusBadRequest, CodeInvalidRequest, 9002332,
+		"The request used more than one client authentication method; send the client secret either in HTTP Basic or in the form, not both (RFC 6749 section 2.3)."}
+}
+
+func errMalformedBasic() *TokenError {
+	return &TokenError{http.StatusUnauthorized, CodeInvalidClient, 7000216,
+		"The client credentials in the Authorization header are not valid HTTP Basic credentials."}
+}
+
+func errUnsupportedGrant(grant string) *TokenError {
+	return &TokenError{http.StatusBadRequest, CodeInvalidGrant, 70003,
+		fmt.Sprintf("The app requested an unsupported grant type '%s'. Only 'client_credentials' is supported.", grant)}
+}
+
+func errUnknownClient(clientID, tenant string) *TokenError {
+	return &TokenError{http.StatusUnauthorized, CodeInvalidClient, 700016,
+		fmt.Sprintf("Application with identifier '%s' was not found in the directory '%s'. This can happen if the application has not been installed by the administrator of the tenant or consented to by any user in the tenant. You may have sent your authentication request to the wrong tenant.", clientID, tenant)}
+}
+
+func errWrongSecret(clientID string) *TokenError {
+	return &TokenError{http.StatusUnauthorized, CodeInvalidClient, 7000215,
+		fmt.Sprintf("Invalid client secret provided. Ensure the secret being sent in the request is the client secret value, not the client secret ID, for a secret added to app '%s'.", clientID)}
+}
+
+func errInvalidScope(scope string) *TokenError {
+	return &TokenError{http.StatusBadRequest, CodeInvalidScope, 70011,
+		fmt.Sprintf("The provided request must include a 'scope' input parameter. The provided value for the input parameter 'scope' is not valid. The scope %s is not valid.", scope)}
+}
+
+func errUnavailable() *TokenError {
+	return &TokenError{http.StatusServiceUnavailable, CodeTemporarilyUnavailable, 90033,
+		"A transient error has occurred. Please try again."}
+}
+
+// ForcedTokenError returns the token error a failure scenario forces, by its
+// OAuth error code (invalid_client, invalid_scope, invalid_grant) or by
+// status 503. ok is false for anything else.
+func ForcedTokenError(code string, status int) (e *TokenError, ok bool) {
+	switch {
+	case code == CodeInvalidClient:
+		return &TokenError{http.StatusUnauthorized, CodeInvalidClient, 7000215, "Invalid client secret provided (forced by a sandbox scenario)."}, true
+	case code == CodeInvalidScope:
+		return &TokenError{http.StatusBadRequest, CodeInvalidScope, 70011, "The provided value for the input parameter 'scope' is not valid (forced by a sandbox scenario)."}, true
+	case code == CodeInvalidGrant:
+		return &TokenError{http.StatusBadRequest, CodeInvalidGrant, 70003, "The app requested an unsupported grant type (forced by a sandbox scenario)."}, true
+	case code == "" && status == http.StatusServiceUnavailable, code == CodeTemporarilyUnavailable:
+		return errUnavailable(), true
+	}
+	return nil, false
+}
+
+// errorBody is Entra's token error body. error_uri is left out: it would
+// point at Microsoft's site, which knows nothing of sandbox errors.
+type errorBody struct {
+	Error            string `json:"error"`
+	ErrorDescription string `json:"error_description"`
+	ErrorCodes       []int  `json:"error_codes"`
+	Timestamp        string `json:"timestamp"`
+	TraceID          string `json:"trace_id"`
+	CorrelationID    string `json:"correlation_id"`
+}
+
+// WriteTokenError writes e as Entra does: JSON with the description lines
+// joined by CRLF, the error code list, a timestamp, a new trace id, and the
+// caller's client-request-id as the correlation id.
+func WriteTokenError(w http.ResponseWriter, r *http.Request, now time.Time, e *TokenError) {
+	traceID := uuid.NewString()
+	correlationID := CorrelationID(r)
+	stamp := now.UTC().Format(entraTimestampLayout)
+	body := errorBody{
+		Error: e.Code,
+		ErrorDescription: strings.Join([]string{
+			e.Error(),
+			"Trace ID: " + traceID,
+			"Correlation ID: " + correlationID,
+			"Timestamp: " + stamp,
+		}, "\r\n"),
+		ErrorCodes:    []int{e.AADSTS},
+		Timestamp:     stamp,
+		TraceID:       traceID,
+		CorrelationID: correlationID,
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json; charset=utf-8")
+	h.Set("Cache-Control", "no-store, no-cache")
+	h.Set("Pragma", "no-cache")
+	h.Set("client-request-id", correlationID)
+	h.Set("x-ms-request-id", traceID)
+	if e.Status == http.StatusMethodNotAllowed {
+		h.Set("Allow", http.MethodPost)
+	}
+	w.WriteHeader(e.Status)
+	_ = json.NewEncoder(w).Encode(body) // the client has gone if this fails; nothing to do
+}
+
+// CorrelationID is the request's client-request-id header (MSAL and
+// azidentity send one) when it is a GUID, else a new GUID. Only a GUID is
+// echoed so that arbitrary header text never lands in a response.
+func CorrelationID(r *http.Request) string {
+	if id, err := uuid.Parse(r.Header.Get("client-request-id")); err == nil {
+		return id.String()
+	}
+	return uuid.NewString()
+}

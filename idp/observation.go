@@ -1,0 +1,24 @@
+package idp
+
+import "context"
+
+// Observation is what the identity provider learned about a request that the
+// request journal records: the client and the token's uti. The journal puts
+// an empty one in the request context; the provider fills it in.
+type Observation struct {
+	ClientID string
+	TokenID  string
+}
+
+type observationKey struct{}
+
+// WithObservation returns a context carrying o.
+func WithObservation(ctx context.Context, o *Observation) context.Context {
+	return context.WithValue(ctx, observationKey{}, o)
+}
+
+// ObservationFrom returns the Observation in ctx, or nil.
+func ObservationFrom(ctx context.Context) *Observation {
+	o, _ := ctx.Value(observationKey{}).(*Observation)
+	return o
+}

@@ -1,0 +1,152 @@
+package idp
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gorilla/mux"
+
+	"github.com/referrals-sandbox/referrals-sandbox/clock"
+	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+)
+
+// Defaults of the identity provider.
+const (
+	// DefaultTenant is the sandbox's fixed tenant GUID.
+	DefaultTenant = "5f0a9c4e-3b1d-4e8a-9c27-0d1e2f3a4b5c"
+	// DefaultResource is the API resource of the referrals API; clients ask
+	// for it as api://referrals-sandbox/.default.
+	DefaultResource = "api://referrals-sandbox"
+	// DefaultTokenLifetime is the documented lifetime (section 2.4, 8).
+	DefaultTokenLifetime = 3599 * time.Second
+)
+
+// Config injects what the provider needs. Clients, Keys and Clock are
+// required; the rest has defaults.
+type Config struct {
+	// Tenant is the tenant GUID in every path and in the tid claim.
+	Tenant string
+	// Environment is the environment the sandbox runs as; clients of the
+	// other environment do not exist.
+	Environment string
+	// Clients are the registered OAuth clients.
+	Clients []fixtures.Client
+	// TokenLifetime is the default access token lifetime.
+	TokenLifetime time.Duration
+	// Keys sign and verify tokens.
+	Keys *Keys
+	// PublicURL, when set, is the base URL advertised in issuer and
+	// endpoints instead of the one the request came in on (for containers).
+	PublicURL string
+	// Clock is the sandbox clock.
+	Clock clock.Clock
+	// Logger receives one line per token request; never secrets or tokens.
+	Logger *slog.Logger
+}
+
+// Provider is the mock identity provider.
+type Provider struct {
+	cfg     Config
+	clients map[string]fixtures.Client
+	log     *slog.Logger
+	cache   *validationCache
+}
+
+// New checks cfg and returns a Provider.
+func New(cfg Config) (*Provider, error) {
+	if cfg.Keys == nil {
+		return nil, errors.New("idp: no signing keys")
+	}
+	if cfg.Clock == nil {
+		return nil, errors.New("idp: no clock")
+	}
+	if cfg.Tenant == "" {
+		cfg.Tenant = DefaultTenant
+	}
+	if strings.ContainsAny(cfg.Tenant, "/?#") {
+		return nil, fmt.Errorf("idp: tenant %q must be a single path segment", cfg.Tenant)
+	}
+	if cfg.Environment == "" {
+		cfg.Environment = fixtures.EnvironmentDevelopment
+	}
+	if cfg.TokenLifetime == 0 {
+		cfg.TokenLifetime = DefaultTokenLifetime
+	}
+	if cfg.TokenLifetime < time.Second {
+		return nil, fmt.Errorf("idp: token lifetime %s is under one second", cfg.TokenLifetime)
+	}
+	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	clients := make(map[string]fixtures.Client, len(cfg.Clients))
+	for _, c := range cfg.Clients {
+		if c.EnvironmentOrDefault() == cfg.Environment {
+			clients[c.ClientID] = c
+		}
+	}
+	return &Provider{cfg: cfg, clients: clients, log: cfg.Logger, cache: newValidationCache()}, nil
+}
+
+// Tenant is the tenant GUID.
+func (p *Provider) Tenant() string { return p.cfg.Tenant }
+
+// Clients returns the clients that exist in this environment, in fixture order.
+func (p *Provider) Clients() []fixtures.Client {
+	var out []fixtures.Client
+	for _, c := range p.cfg.Clients {
+		if _, ok := p.clients[c.ClientID]; ok {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Client returns the client registered under id in this environment.
+func (p *Provider) Client(id string) (fixtures.Client, bool) {
+	c, ok := p.clients[id]
+	return c, ok
+}
+
+// Register adds the identity provider's routes to r.
+func (p *Provider) Register(r *mux.Router) {
+	r.Handle("/common/discovery/instance", http.HandlerFunc(p.serveInstanceDiscovery))
+	r.Handle("/oauth2/v2.0/token", http.HandlerFunc(p.serveToken))
+	r.Handle("/{tenant}/oauth2/v2.0/token", http.HandlerFunc(p.serveToken))
+	r.Handle("/{tenant}/discovery/v2.0/keys", http.HandlerFunc(p.serveKeys))
+	r.Handle("/{tenant}/v2.0/.well-known/openid-configuration", http.HandlerFunc(p.serveOpenIDConfiguration))
+}
+
+// Handler returns the identity provider alone, for tests and embedding.
+func (p *Provider) Handler() http.Handler {
+	r := mux.NewRouter()
+	p.Register(r)
+	return r
+}
+
+// BaseURL is the scheme and host a client reached the sandbox at, or the
+// configured public URL. Issuer and endpoint URLs are built on it, so they
+// match the authority a client such as MSAL was configured with.
+func (p *Provider) BaseURL(r *http.Request) string {
+	if p.cfg.PublicURL != "" {
+		return p.cfg.PublicURL
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
+}
+
+// Issuer is the iss claim for tokens issued at base.
+func (p *Provider) Issuer(base string) string { return base + "/" + p.cfg.Tenant + "/v2.0" }
+
+// AuthURL is the auth_url a partner configures for base.
+func (p *Provider) AuthURL(base string) string { return base + "/" + p.cfg.Tenant }
+
+// TokenURL is the token endpoint for base.
+func (p *Provider) TokenURL(base string) string { return p.AuthURL(base) + "/oauth2/v2.0/token" }

@@ -1,0 +1,210 @@
+package idp
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/gorilla/mux"
+)
+
+// maxFormBytes bounds a token request body; real ones are a few hundred bytes.
+const maxFormBytes = 64 << 10
+
+// oidcScopes are added by MSAL to every request; they are accepted beside the
+// resource scope and ignored, as Entra does for client credentials.
+var oidcScopes = map[string]bool{"openid": true, "profile": true, "offline_access": true}
+
+// tokenResponse is the success body (section 2.4, plus Entra's ext_expires_in).
+// It has no scope field: MSAL would then require it to echo the request.
+type tokenResponse struct {
+	TokenType    string `json:"token_type"`
+	ExpiresIn    int    `json:"expires_in"`
+	ExtExpiresIn int    `json:"ext_expires_in"`
+	AccessToken  string `json:"access_token"`
+}
+
+// credentials are the client authentication of one token request.
+type credentials struct {
+	clientID string
+	secret   string
+	basic    bool
+}
+
+func (p *Provider) serveToken(w http.ResponseWriter, r *http.Request) {
+	now := p.cfg.Clock.Now()
+	issued, clientID, terr := p.handleToken(r)
+	if terr != nil {
+		p.log.Info("token request refused", "client_id", clientID, "error", terr.Code, "aadsts", terr.AADSTS, "status", terr.Status)
+		if terr.Status == http.StatusUnauthorized && r.Header.Get("Authorization") != "" {
+			w.Header().Set("WWW-Authenticate", `Basic realm="referrals-sandbox"`)
+		}
+		WriteTokenError(w, r, now, terr)
+		return
+	}
+	if o := ObservationFrom(r.Context()); o != nil {
+		o.TokenID = issued.TokenID
+	}
+	p.log.Info("token issued", "client_id", clientID, "uti", issued.TokenID, "expires_in", issued.ExpiresIn)
+	h := w.Header()
+	h.Set("Content-Type", "application/json; charset=utf-8")
+	h.Set("Cache-Control", "no-store, no-cache")
+	h.Set("Pragma", "no-cache")
+	h.Set("client-request-id", CorrelationID(r))
+	_ = json.NewEncoder(w).Encode(tokenResponse{
+		TokenType:    "Bearer",
+		ExpiresIn:    issued.ExpiresIn,
+		ExtExpiresIn: issued.ExpiresIn,
+		AccessToken:  issued.AccessToken,
+	})
+}
+
+// handleToken runs the checks of a token request in Entra's order: method,
+// tenant, body, parameters, grant type, client, scope. It returns the client
+// id it saw (for logs) even when the request fails.
+func (p *Provider) handleToken(r *http.Request) (Issued, string, *TokenError) {
+	if r.Method != http.MethodPost {
+		return Issued{}, "", errMethodNotAllowed(r.Method)
+	}
+	if tenant, ok := mux.Vars(r)["tenant"]; ok && tenant != p.cfg.Tenant {
+		return Issued{}, "", errUnknownTenant(tenant)
+	}
+	if terr := parseTokenForm(r); terr != nil {
+		return Issued{}, "", terr
+	}
+	form := r.PostForm
+	creds, terr := readCredentials(r)
+	if terr != nil {
+		return Issued{}, creds.clientID, terr
+	}
+	grant := form.Get("grant_type")
+	switch {
+	case grant == "":
+		return Issued{}, creds.clientID, errMissingParameter("grant_type")
+	case grant != "client_credentials":
+		return Issued{}, creds.clientID, errUnsupportedGrant(grant)
+	case creds.clientID == "":
+		return Issued{}, "", errMissingParameter("client_id")
+	case creds.secret == "":
+		return Issued{}, creds.clientID, errMissingParameter("client_secret")
+	case strings.TrimSpace(form.Get("scope")) == "":
+		return Issued{}, creds.clientID, errMissingParameter("scope")
+	}
+	client, ok := p.clients[creds.clientID]
+	if !ok {
+		return Issued{}, creds.clientID, errUnknownClient(creds.clientID, p.cfg.Tenant)
+	}
+	if !secretsEqual(client.ClientSecret, creds.secret) {
+		return Issued{}, creds.clientID, errWrongSecret(creds.clientID)
+	}
+	resource, terr := resourceOf(form.Get("scope"), client.Resources)
+	if terr != nil {
+		return Issued{}, creds.clientID, terr
+	}
+	issued, err := p.issue(client, resource, p.Issuer(p.BaseURL(r)))
+	if err != nil {
+		p.log.Error("token signing failed", "client_id", creds.clientID, "err", err)
+		return Issued{}, creds.clientID, &TokenError{http.StatusInternalServerError, "server_error", 90100, "The token could not be signed."}
+	}
+	return issued, creds.clientID, nil
+}
+
+// parseTokenForm checks the content type and parses the body once; later
+// calls (after ClientIDOf) reuse the parsed form. Query parameters are never
+// read: credentials do not belong in a URL.
+func parseTokenForm(r *http.Request) *TokenError {
+	if r.PostForm != nil {
+		return nil
+	}
+	ct := r.Header.Get("Content-Type")
+	mediaType, _, err := mime.ParseMediaType(ct)
+	if err != nil || mediaType != "application/x-www-form-urlencoded" {
+		return errWrongContentType(ct)
+	}
+	r.Body = http.MaxBytesReader(nil, r.Body, maxFormBytes)
+	if err := r.ParseForm(); err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return &TokenError{http.StatusRequestEntityTooLarge, CodeInvalidRequest, 900144, "The request body is larger than the token endpoint accepts."}
+		}
+		return &TokenError{http.StatusBadRequest, CodeInvalidRequest, 900144, "The request body is not a valid form: " + err.Error()}
+	}
+	return nil
+}
+
+// readCredentials takes the client credentials from HTTP Basic
+// (client_secret_basic) or the form (client_secret_post), never both.
+func readCredentials(r *http.Request) (credentials, *TokenError) {
+	form := r.PostForm
+	formCreds := credentials{clientID: form.Get("client_id"), secret: form.Get("client_secret")}
+	if r.Header.Get("Authorization") == "" {
+		return formCreds, nil
+	}
+	user, pass, ok := r.BasicAuth()
+	if !ok {
+		return formCreds, errMalformedBasic()
+	}
+	// RFC 6749 2.3.1: both parts are form-url-encoded before base64.
+	id, err1 := url.QueryUnescape(user)
+	secret, err2 := url.QueryUnescape(pass)
+	if err1 != nil || err2 != nil {
+		return formCreds, errMalformedBasic()
+	}
+	if formCreds.secret != "" {
+		return credentials{clientID: id}, errTwoAuthMethods()
+	}
+	if formCreds.clientID != "" && formCreds.clientID != id {
+		return credentials{clientID: id}, errTwoAuthMethods()
+	}
+	return credentials{clientID: id, secret: secret, basic: true}, nil
+}
+
+// secretsEqual compares in constant time; hashing first hides the length.
+func secretsEqual(want, got string) bool {
+	a := sha256.Sum256([]byte(want))
+	b := sha256.Sum256([]byte(got))
+	return subtle.ConstantTimeCompare(a[:], b[:]) == 1
+}
+
+// resourceOf finds the one resource a scope string asks for: exactly one
+// "<resource>/.default" among the OIDC scopes MSAL adds, for a resource the
+// client may use.
+func resourceOf(scope string, allowed []string) (string, *TokenError) {
+	var resources []string
+	for _, s := range strings.Fields(scope) {
+		if oidcScopes[s] {
+			continue
+		}
+		resource, ok := strings.CutSuffix(s, "/.default")
+		if !ok || resource == "" {
+			return "", errInvalidScope(s)
+		}
+		resources = append(resources, resource)
+	}
+	if len(resources) != 1 {
+		return "", errInvalidScope(scope)
+	}
+	for _, a := range allowed {
+		if a == resources[0] {
+			return a, nil
+		}
+	}
+	return "", errInvalidScope(resources[0] + "/.default")
+}
+
+// ClientIDOf returns the client id a token request names, from HTTP Basic or
+// the form, without authenticating it: scenario rules bound to a client and
+// the request journal need it before the token endpoint runs. It returns ""
+// when the request carries none or is not a valid form.
+func ClientIDOf(r *http.Request) string {
+	if r.Method != http.MethodPost || parseTokenForm(r) != nil {
+		return ""
+	}
+	creds, _ := readCredentials(r)
+	return creds.clientID
+}
