@@ -1,0 +1,35 @@
+package scenarios
+
+import (
+	"fmt"
+	"testing"
+)
+
+func TestForcible(t *testing.T) {
+	tests := []struct {
+		endpoint   Endpoint
+		wantStatus string
+		wantErrors string
+	}{
+		{EndpointAPI, "[401 403 429 500 503]", "[]"},
+		{EndpointPing, "[401 403 429 500 503]", "[]"},
+		{EndpointAny, "[401 403 429 500 503]", "[]"},
+		{EndpointToken, "[503]", "[invalid_client invalid_grant invalid_scope]"},
+		{"admin", "[]", "[]"},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.endpoint), func(t *testing.T) {
+			if got := fmt.Sprint(ForcibleStatuses(tt.endpoint)); got != tt.wantStatus {
+				t.Errorf("ForcibleStatuses = %s, want %s", got, tt.wantStatus)
+			}
+			if got := fmt.Sprint(ForcibleErrors(tt.endpoint)); got != tt.wantErrors {
+				t.Errorf("ForcibleErrors = %s, want %s", got, tt.wantErrors)
+			}
+		})
+	}
+	for code, want := range map[string]int{ErrorInvalidClient: 401, ErrorInvalidScope: 400, ErrorInvalidGrant: 400, "other": 0} {
+		if got := ErrorStatus(code); got != want {
+			t.Errorf("ErrorStatus(%q) = %d, want %d", code, got, want)
+		}
+	}
+}

@@ -1,0 +1,94 @@
+package scenarios
+
+import (
+	"math/rand/v2"
+	"time"
+)
+
+// entry is an active rule with its counting state, guarded by Engine.mu.
+type entry struct {
+	rule    Rule
+	binding string     // client id of the scenario activation, "" if unbound
+	rng     *rand.Rand // the rule's own seeded PRNG
+	addedAt time.Time
+
+	lastFired time.Time
+	matches   int
+	hits      int
+	counts    counter             // times/after when not per client
+	clients   map[string]*counter // times/after per client id
+}
+
+// counter is one times/after tally: for the rule, or for one client.
+type counter struct {
+	matches int
+	hits    int
+}
+
+// newEntry makes the active form of a validated rule r.
+func newEntry(r Rule, binding string, now time.Time) *entry {
+	return &entry{rule: r, binding: binding, rng: newRNG(r.Seed), addedAt: now}
+}
+
+// fire counts a request the rule matched and reports whether the rule fires
+// on it: after its "after" count, within its "times", and when its
+// probability draw hits. The draw happens only when the other conditions
+// allow firing, so the PRNG sequence depends only on eligible requests.
+func (en *entry) fire(clientID string) bool {
+	c := &en.counts
+	if en.rule.PerClient {
+		if en.clients == nil {
+			en.clients = make(map[string]*counter)
+		}
+		c = en.clients[clientID]
+		if c == nil {
+			c = &counter{}
+			en.clients[clientID] = c
+		}
+	}
+	en.matches++
+	c.matches++
+	if c.matches <= en.rule.After {
+		return false
+	}
+	if en.rule.Times > 0 && c.hits >= en.rule.Times {
+		return false
+	}
+	if p := en.rule.Probability; p > 0 && p < 1 && en.rng.Float64() >= p {
+		return false
+	}
+	c.hits++
+	en.hits++
+	return true
+}
+
+// retired reports whether the rule has used up its times. Per-client rules
+// never retire: a client not seen yet still has its full count.
+func (en *entry) retired() bool {
+	return !en.rule.PerClient && en.rule.Times > 0 && en.counts.hits >= en.rule.Times
+}
+
+// status reports the rule and its counters.
+func (en *entry) status() RuleStatus {
+	s := RuleStatus{
+		Rule:    cloneRule(en.rule),
+		Matches: en.matches,
+		Hits:    en.hits,
+		AddedAt: en.addedAt,
+	}
+	if en.rule.Times > 0 && !en.rule.PerClient {
+		left := en.rule.Times - en.counts.hits
+		s.Remaining = &left
+	}
+	if en.rule.PerClient {
+		s.ClientHits = make(map[string]int, len(en.clients))
+		for id, c := range en.clients {
+			s.ClientHits[id] = c.hits
+		}
+	}
+	if !en.lastFired.IsZero() {
+		t := en.lastFired
+		s.LastFiredAt = &t
+	}
+	return s
+}

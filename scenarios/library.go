@@ -1,0 +1,219 @@
+package scenarios
+
+import (
+	"bytes"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+)
+
+//go:embed library/*.json
+var embedded embed.FS
+
+// maxNameLen bounds scenario names, which appear in URLs and headers.
+const maxNameLen = 64
+
+// Scenario is a named, described set of rules, loaded from a JSON file
+// {"name","description","rules":[...]}.
+type Scenario struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Rules       []Rule `json:"rules"`
+	// Source names the file the scenario came from, for error messages.
+	Source string `json:"-"`
+}
+
+// Library is the set of named scenarios: the embedded ones plus any added
+// from a directory. It is safe for concurrent use.
+type Library struct {
+	mu     sync.RWMutex
+	byName map[string]Scenario
+}
+
+// NewLibrary returns an empty Library.
+func NewLibrary() *Library {
+	return &Library{byName: make(map[string]Scenario)}
+}
+
+// LoadLibrary returns a Library holding the scenarios embedded in the binary.
+func LoadLibrary() (*Library, error) {
+	l := NewLibrary()
+	files, err := fs.Glob(embedded, "library/*.json")
+	if err != nil {
+		return nil, fmt.Errorf("embedded scenarios: %w", err)
+	}
+	batch := make([]Scenario, 0, len(files))
+	for _, name := range files {
+		data, err := embedded.ReadFile(name)
+		if err != nil {
+			return nil, fmt.Errorf("embedded scenario %s: %w", name, err)
+		}
+		sc, err := parseScenario("embedded "+path.Clean(name), data)
+		if err != nil {
+			return nil, err
+		}
+		batch = append(batch, sc)
+	}
+	if err := l.add(batch); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// AddDir adds a team's own scenario files: every *.json file directly in
+// dir, in the same format as the embedded ones. It is all or nothing: on any
+// error (a bad file, or a name already taken, which names both files)
+// nothing is added.
+func (l *Library) AddDir(dir string) error {
+	files, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("scenarios directory: %w", err)
+	}
+	var batch []Scenario
+	for _, f := range files {
+		if f.IsDir() || !strings.EqualFold(filepath.Ext(f.Name()), ".json") {
+			continue
+		}
+		name := filepath.Join(dir, f.Name())
+		data, err := os.ReadFile(name)
+		if err != nil {
+			return fmt.Errorf("scenario file: %w", err)
+		}
+		sc, err := parseScenario(name, data)
+		if err != nil {
+			return err
+		}
+		batch = append(batch, sc)
+	}
+	if len(batch) == 0 {
+		return fmt.Errorf("scenarios directory %s: no .json files", dir)
+	}
+	return l.add(batch)
+}
+
+// add stores batch unless a name clashes with a stored scenario or another
+// one in the batch.
+func (l *Library) add(batch []Scenario) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	seen := make(map[string]string, len(batch))
+	for _, sc := range batch {
+		if old, ok := l.byName[sc.Name]; ok {
+			return fmt.Errorf("scenario %q in %s clashes with the one in %s", sc.Name, sc.Source, old.Source)
+		}
+		if src, ok := seen[sc.Name]; ok {
+			return fmt.Errorf("scenario %q in %s clashes with the one in %s", sc.Name, sc.Source, src)
+		}
+		seen[sc.Name] = sc.Source
+	}
+	for _, sc := range batch {
+		l.byName[sc.Name] = sc
+	}
+	return nil
+}
+
+// Names lists the scenario names, sorted.
+func (l *Library) Names() []string {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	names := make([]string, 0, len(l.byName))
+	for name := range l.byName {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Get returns a copy of scenario name.
+func (l *Library) Get(name string) (Scenario, bool) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	sc, ok := l.byName[name]
+	if !ok {
+		return Scenario{}, false
+	}
+	return cloneScenario(sc), true
+}
+
+// Scenarios returns copies of all scenarios, sorted by name.
+func (l *Library) Scenarios() []Scenario {
+	names := l.Names()
+	out := make([]Scenario, 0, len(names))
+	for _, name := range names {
+		if sc, ok := l.Get(name); ok {
+			out = append(out, sc)
+		}
+	}
+	return out
+}
+
+// parseScenario decodes and checks one scenario file. Errors name source and,
+// for a rule, its index and field. Unknown fields are errors, so a misspelt
+// "probabilty" cannot silently make a rule fire every time.
+func parseScenario(source string, data []byte) (Scenario, error) {
+	var sc Scenario
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&sc); err != nil {
+		return Scenario{}, fmt.Errorf("scenario file %s: %w", source, err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return Scenario{}, fmt.Errorf("scenario file %s: unexpected data after the scenario object", source)
+	}
+	sc.Source = source
+	if err := validateName(sc.Name); err != nil {
+		return Scenario{}, fmt.Errorf("scenario file %s: %w", source, err)
+	}
+	if strings.TrimSpace(sc.Description) == "" {
+		return Scenario{}, fmt.Errorf("scenario file %s: description: required", source)
+	}
+	if len(sc.Rules) == 0 {
+		return Scenario{}, fmt.Errorf("scenario file %s: rules: at least one rule required", source)
+	}
+	for i, r := range sc.Rules {
+		if r.ID != "" || r.Scenario != "" {
+			return Scenario{}, fmt.Errorf("scenario file %s: rules[%d]: id and scenario are set on activation, leave them out", source, i)
+		}
+		if err := r.Validate(); err != nil {
+			return Scenario{}, fmt.Errorf("scenario file %s: rules[%d]: %w", source, i, err)
+		}
+	}
+	return sc, nil
+}
+
+// validateName checks a scenario name: lower-case words joined by hyphens,
+// safe in a URL path and a header.
+func validateName(name string) error {
+	if name == "" {
+		return errors.New("name: required")
+	}
+	if len(name) > maxNameLen {
+		return fmt.Errorf("name: %q is longer than %d characters", name, maxNameLen)
+	}
+	for _, c := range name {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return fmt.Errorf("name: %q may only contain a-z, 0-9 and '-'", name)
+		}
+	}
+	return nil
+}
+
+// cloneScenario copies sc deeply enough that callers cannot change the
+// library through it.
+func cloneScenario(sc Scenario) Scenario {
+	rules := make([]Rule, len(sc.Rules))
+	for i, r := range sc.Rules {
+		rules[i] = cloneRule(r)
+	}
+	sc.Rules = rules
+	return sc
+}

@@ -1,0 +1,251 @@
+package scenarios
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+var (
+	tokenReq = Request{Method: "POST", Path: "/oauth2/v2.0/token", ClientID: "a", Endpoint: EndpointToken}
+	pingReq  = Request{Method: "GET", Path: "/health/ping", ClientID: "a", Endpoint: EndpointPing}
+)
+
+// scenarioChecks says, per embedded scenario, what its description promises,
+// checked at the Decision level on a fresh engine with only it active.
+var scenarioChecks = map[string]func(t *testing.T, e *Engine){
+	"token-endpoint-down": func(t *testing.T, e *Engine) {
+		for range 10 {
+			if d, ok := e.Decide(tokenReq); !ok || d.Status != 503 || d.RetryAfter <= 0 {
+				t.Fatalf("token request: %+v, %v", d, ok)
+			}
+		}
+		expectNormal(t, e, apiReq("a"), pingReq)
+	},
+	"api-unavailable-then-recovers": func(t *testing.T, e *Engine) {
+		for i := range 3 {
+			if d, ok := e.Decide(apiReq("a")); !ok || d.Status != 503 || d.RetryAfter <= 0 {
+				t.Fatalf("call %d: %+v, %v", i+1, d, ok)
+			}
+		}
+		expectNormal(t, e, apiReq("a"), apiReq("b"), tokenReq)
+	},
+	"rate-limited": func(t *testing.T, e *Engine) {
+		expectNormal(t, e, tokenReq)
+		for i := range 20 {
+			if d, ok := e.Decide(apiReq("a")); !ok || d.Status != 429 || d.RetryAfter <= 0 {
+				t.Fatalf("call %d: %+v, %v", i+1, d, ok)
+			}
+		}
+		expectNormal(t, e, apiReq("a"))
+	},
+	"token-expired": func(t *testing.T, e *Engine) {
+		for _, c := range []string{"a", "b"} {
+			if d, ok := e.Decide(apiReq(c)); !ok || d.Status != 401 || d.Reason != "expired" {
+				t.Fatalf("first call of %s: %+v, %v", c, d, ok)
+			}
+			expectNormal(t, e, apiReq(c))
+		}
+		expectNormal(t, e, tokenReq)
+	},
+	"permissions-revoked": func(t *testing.T, e *Engine) {
+		for range 5 {
+			if d, ok := e.Decide(apiReq("a")); !ok || d.Status != 403 {
+				t.Fatalf("api call: %+v, %v", d, ok)
+			}
+		}
+		expectNormal(t, e, tokenReq)
+	},
+	"slow-network": func(t *testing.T, e *Engine) {
+		var total time.Duration
+		for range 30 {
+			for _, req := range []Request{tokenReq, apiReq("a"), pingReq} {
+				d, ok := e.Decide(req)
+				if !ok || d.Delay <= 0 || d.Delay > 5*time.Second || d.Status != 0 || d.Fault != FaultNone {
+					t.Fatalf("%s: %+v, %v", req.Endpoint, d, ok)
+				}
+				total += d.Delay
+			}
+		}
+		if mean := total / 90; mean < 150*time.Millisecond || mean > time.Second {
+			t.Errorf("mean delay %v, want a few hundred ms", mean)
+		}
+	},
+	"flaky": func(t *testing.T, e *Engine) {
+		fired := 0
+		for range 1000 {
+			if d, ok := e.Decide(apiReq("a")); ok {
+				if d.Status != 503 || d.RetryAfter <= 0 {
+					t.Fatalf("decision %+v", d)
+				}
+				fired++
+			}
+		}
+		if fired < 70 || fired > 130 {
+			t.Errorf("%d of 1000 calls failed, want about 10%%", fired)
+		}
+		expectNormal(t, e, tokenReq, pingReq)
+	},
+	"connection-resets": func(t *testing.T, e *Engine) {
+		fired := 0
+		for range 1000 {
+			if d, ok := e.Decide(apiReq("a")); ok {
+				if d.Fault != FaultReset {
+					t.Fatalf("decision %+v", d)
+				}
+				fired++
+			}
+		}
+		if fired < 250 || fired > 350 {
+			t.Errorf("%d of 1000 calls reset, want about 30%%", fired)
+		}
+	},
+	"invalid-client": func(t *testing.T, e *Engine) {
+		if d, ok := e.Decide(tokenReq); !ok || d.Error != ErrorInvalidClient || d.Status != 401 {
+			t.Fatalf("token request: %+v, %v", d, ok)
+		}
+		expectNormal(t, e, apiReq("a"))
+	},
+	"api-hangs": func(t *testing.T, e *Engine) {
+		if d, ok := e.Decide(apiReq("a")); !ok || d.Fault != FaultHang {
+			t.Fatalf("first call: %+v, %v", d, ok)
+		}
+		expectNormal(t, e, apiReq("a"))
+	},
+	"malformed-response": func(t *testing.T, e *Engine) {
+		if d, ok := e.Decide(apiReq("a")); !ok || d.Fault != FaultMalformed {
+			t.Fatalf("first call: %+v, %v", d, ok)
+		}
+		expectNormal(t, e, apiReq("a"))
+	},
+}
+
+// expectNormal fails when any of reqs gets a decision.
+func expectNormal(t *testing.T, e *Engine, reqs ...Request) {
+	t.Helper()
+	for _, req := range reqs {
+		if d, ok := e.Decide(req); ok {
+			t.Errorf("%s request for %q: got %+v, want the normal answer", req.Endpoint, req.ClientID, d)
+		}
+	}
+}
+
+func TestEmbeddedScenarios(t *testing.T) {
+	lib, err := LoadLibrary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, required := range []string{"token-endpoint-down", "api-unavailable-then-recovers", "rate-limited",
+		"token-expired", "permissions-revoked", "slow-network", "flaky", "connection-resets"} {
+		if _, ok := lib.Get(required); !ok {
+			t.Errorf("scenario %q missing", required)
+		}
+	}
+	for _, sc := range lib.Scenarios() {
+		t.Run(sc.Name, func(t *testing.T) {
+			if want := "embedded library/" + sc.Name + ".json"; sc.Source != want {
+				t.Errorf("source %q, want %q (file named after the scenario)", sc.Source, want)
+			}
+			for i, r := range sc.Rules {
+				if err := r.Validate(); err != nil {
+					t.Errorf("rules[%d]: %v", i, err)
+				}
+			}
+			check, ok := scenarioChecks[sc.Name]
+			if !ok {
+				t.Fatal("no behaviour check for this scenario")
+			}
+			e := New(Config{Library: lib})
+			if _, err := e.Activate(sc.Name, ""); err != nil {
+				t.Fatal(err)
+			}
+			check(t, e)
+		})
+	}
+}
+
+func TestLibraryCopies(t *testing.T) {
+	lib, err := LoadLibrary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, _ := lib.Get("slow-network")
+	sc.Rules[0].Delay.Median = Duration(time.Hour)
+	sc.Rules[0].Status = 500
+	again, _ := lib.Get("slow-network")
+	if again.Rules[0].Delay.Median == Duration(time.Hour) || again.Rules[0].Status != 0 {
+		t.Error("changing a returned scenario changed the library")
+	}
+}
+
+// writeFiles creates name -> content files in a new temporary directory.
+func writeFiles(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func TestAddDir(t *testing.T) {
+	good := `{"name":"%s","description":"d","rules":[{"endpoint":"api","status":500}]}`
+	tests := []struct {
+		name    string
+		files   map[string]string
+		wantErr []string // substrings; nil means success
+	}{
+		{"adds", map[string]string{"ours.json": fmt.Sprintf(good, "team-500"), "notes.txt": "ignored"}, nil},
+		{"bad rule", map[string]string{"bad.json": `{"name":"x","description":"d","rules":[{"endpoint":"api","status":418}]}`},
+			[]string{"bad.json", "rules[0]", "status: 418"}},
+		{"bad json", map[string]string{"broken.json": `{"name":`}, []string{"broken.json"}},
+		{"unknown field", map[string]string{"typo.json": `{"name":"x","description":"d","rules":[{"status":503,"probabilty":0.1}]}`},
+			[]string{"typo.json", "probabilty"}},
+		{"no rules", map[string]string{"empty.json": `{"name":"x","description":"d","rules":[]}`}, []string{"empty.json", "rules"}},
+		{"bad name", map[string]string{"n.json": fmt.Sprintf(good, "Big Name")}, []string{"n.json", "name"}},
+		{"id in file", map[string]string{"id.json": `{"name":"x","description":"d","rules":[{"id":"r1","status":503}]}`}, []string{"id.json", "rules[0]"}},
+		{"clash with embedded", map[string]string{"mine.json": fmt.Sprintf(good, "flaky")},
+			[]string{"mine.json", "embedded library/flaky.json"}},
+		{"clash inside dir", map[string]string{"a.json": fmt.Sprintf(good, "dup"), "b.json": fmt.Sprintf(good, "dup")},
+			[]string{"a.json", "b.json"}},
+		{"no files", map[string]string{"readme.md": "x"}, []string{"no .json files"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lib, err := LoadLibrary()
+			if err != nil {
+				t.Fatal(err)
+			}
+			before := len(lib.Names())
+			err = lib.AddDir(writeFiles(t, tt.files))
+			if tt.wantErr == nil {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, ok := lib.Get("team-500"); !ok || len(lib.Names()) != before+1 {
+					t.Errorf("names after AddDir: %v", lib.Names())
+				}
+				return
+			}
+			if err == nil {
+				t.Fatal("AddDir succeeded, want an error")
+			}
+			for _, want := range tt.wantErr {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q does not mention %q", err, want)
+				}
+			}
+			if len(lib.Names()) != before {
+				t.Errorf("failed AddDir changed the library: %v", lib.Names())
+			}
+		})
+	}
+	if err := NewLibrary().AddDir(filepath.Join(t.TempDir(), "missing")); err == nil {
+		t.Error("missing directory accepted")
+	}
+}

@@ -1,0 +1,83 @@
+package scenarios
+
+import "strings"
+
+// Request is what the engine needs to know about an incoming request.
+type Request struct {
+	Method   string
+	Path     string // URL path, without query
+	ClientID string // from the token (or the token request form); may be empty
+	Endpoint Endpoint
+}
+
+// validatePath checks a rule's path: absolute, no query, and "*" only as a
+// whole segment (a partial wildcard like "TR*" would be a silent surprise).
+func validatePath(p string) error {
+	if p == "" {
+		return nil
+	}
+	if !strings.HasPrefix(p, "/") {
+		return fieldErr("path", "%q must start with /", p)
+	}
+	if strings.ContainsAny(p, "?#") {
+		return fieldErr("path", "%q must not contain a query or fragment", p)
+	}
+	for _, seg := range strings.Split(p, "/") {
+		if seg != "*" && strings.Contains(seg, "*") {
+			return fieldErr("path", "%q: * must be a whole segment, as in /api/v1/referrals/*/*", p)
+		}
+	}
+	return nil
+}
+
+// pathMatches reports whether path matches pattern: segment by segment, equal
+// or "*" for any one non-empty segment. Trailing slashes are significant,
+// because the service itself distinguishes /referrals/ from /referrals.
+func pathMatches(pattern, path string) bool {
+	if !strings.Contains(pattern, "*") {
+		return pattern == path
+	}
+	want := strings.Split(pattern, "/")
+	got := strings.Split(path, "/")
+	if len(want) != len(got) {
+		return false
+	}
+	for i, w := range want {
+		if w == "*" {
+			if got[i] == "" {
+				return false
+			}
+			continue
+		}
+		if w != got[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Matches reports whether r applies to req. Every matcher the rule sets must
+// agree. A forced status the request's endpoint cannot produce (a 401 from
+// an endpoint "any" rule on a token request) does not match, so such a rule
+// never makes the sandbox answer in a way the real service cannot.
+func (r Rule) Matches(req Request) bool {
+	if r.Method != "" && !strings.EqualFold(r.Method, req.Method) {
+		return false
+	}
+	if r.Path != "" && !pathMatches(r.Path, req.Path) {
+		return false
+	}
+	if r.ClientID != "" && r.ClientID != req.ClientID {
+		return false
+	}
+	if !r.Endpoint.matches(req.Endpoint) {
+		return false
+	}
+	if r.Status != 0 && !canForce(req.Endpoint, r.Status) {
+		return false
+	}
+	if r.Error != "" && req.Endpoint != EndpointToken {
+		return false
+	}
+	return true
+}
