@@ -56,10 +56,7 @@ func (p *Provider) serveKeys(w http.ResponseWriter, r *http.Request) {
 // checkDiscoveryRequest answers wrong methods and unknown tenants as Entra
 // does, and reports whether the request may go on.
 func (p *Provider) checkDiscoveryRequest(w http.ResponseWriter, r *http.Request) bool {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		w.Header().Set("Allow", "GET, HEAD")
-		WriteTokenError(w, r, p.cfg.Clock.Now(), &TokenError{http.StatusMethodNotAllowed, CodeInvalidRequest, 900561,
-			"The endpoint only accepts GET requests. Received a " + r.Method + " request."})
+	if !p.checkGet(w, r) {
 		return false
 	}
 	if tenant := mux.Vars(r)["tenant"]; tenant != p.cfg.Tenant {
@@ -67,6 +64,17 @@ func (p *Provider) checkDiscoveryRequest(w http.ResponseWriter, r *http.Request)
 		return false
 	}
 	return true
+}
+
+// checkGet answers a method other than GET or HEAD with 405.
+func (p *Provider) checkGet(w http.ResponseWriter, r *http.Request) bool {
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		return true
+	}
+	w.Header().Set("Allow", "GET, HEAD")
+	WriteTokenError(w, r, p.cfg.Clock.Now(), &TokenError{http.StatusMethodNotAllowed, CodeInvalidRequest, 900561,
+		"The endpoint only accepts GET requests. Received a " + r.Method + " request."})
+	return false
 }
 
 // instanceDiscovery is the answer MSAL expects from
@@ -90,6 +98,9 @@ type instanceMetadata struct {
 // whose traffic for login.microsoftonline.com is routed to the sandbox
 // discovers the sandbox.
 func (p *Provider) serveInstanceDiscovery(w http.ResponseWriter, r *http.Request) {
+	if !p.checkGet(w, r) {
+		return
+	}
 	base := p.BaseURL(r)
 	host := r.Host
 	if endpoint, err := url.Parse(r.URL.Query().Get("authorization_endpoint")); err == nil && endpoint.Host != "" && p.cfg.PublicURL == "" {

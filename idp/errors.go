@@ -145,7 +145,7 @@ func WriteTokenError(w http.ResponseWriter, r *http.Request, now time.Time, e *T
 	h.Set("Pragma", "no-cache")
 	h.Set("client-request-id", correlationID)
 	h.Set("x-ms-request-id", traceID)
-	if e.Status == http.StatusMethodNotAllowed {
+	if e.Status == http.StatusMethodNotAllowed && h.Get("Allow") == "" {
 		h.Set("Allow", http.MethodPost)
 	}
 	w.WriteHeader(e.Status)

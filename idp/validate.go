@@ -108,7 +108,9 @@ func (p *Provider) Validate(raw string, want Expectation) (Principal, error) {
 // checkHeader refuses anything but a compact RS256 JWS with a kid the
 // sandbox owns, before any signature work: never alg none, never HMAC.
 func (p *Provider) checkHeader(raw string) *ValidationError {
-	msg, err := jws.ParseString(raw)
+	// Compact only: the JSON serialization would let claims outside the
+	// signed payload be read as if signed.
+	msg, err := jws.Parse([]byte(raw), jws.WithCompact())
 	if err != nil || len(msg.Signatures()) != 1 {
 		return refuse(ReasonMalformed, "not a signed JWT in compact form")
 	}

@@ -1,0 +1,159 @@
+package idp_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/idp"
+)
+
+// verifyIndependently checks raw with golang-jwt (not the sandbox's own JOSE
+// library) against the keys served as the JWKS, at the sandbox's fixed time.
+func verifyIndependently(t *testing.T, s *sandbox, raw, audience, iss string) jwt.MapClaims {
+	t.Helper()
+	keys := s.fetchPublicKeys(t)
+	parser := jwt.NewParser(
+		jwt.WithValidMethods([]string{"RS256"}),
+		jwt.WithTimeFunc(fixedTime),
+		jwt.WithExpirationRequired(),
+		jwt.WithIssuedAt(),
+		jwt.WithAudience(audience),
+		jwt.WithIssuer(iss),
+	)
+	claims := jwt.MapClaims{}
+	tok, err := parser.ParseWithClaims(raw, claims, func(tok *jwt.Token) (any, error) {
+		kid, _ := tok.Header["kid"].(string)
+		key, ok := keys[kid]
+		if !ok {
+			return nil, fmt.Errorf("kid %q is not in the served JWKS", kid)
+		}
+		return key, nil
+	})
+	if err != nil {
+		t.Fatalf("golang-jwt refuses the token: %v", err)
+	}
+	if tok.Header["typ"] != "JWT" || tok.Header["alg"] != "RS256" || tok.Header["kid"] != s.keys.KeyID() {
+		t.Errorf("header %v, want typ JWT, alg RS256, kid %s", tok.Header, s.keys.KeyID())
+	}
+	return claims
+}
+
+func TestAccessTokenVerifiesAgainstServedJWKS(t *testing.T) {
+	t.Parallel()
+	noRoles := fixtures.Client{ClientID: "no-roles", ClientSecret: "no-roles-secret", Resources: []string{idp.DefaultResource}}
+	tests := []struct {
+		name      string
+		publicURL string
+		path      string
+		client    string
+		secret    string
+		scope     string
+		wantAud   string
+		wantRoles []string
+	}{
+		{"partner", "", tokenPath(), partnerID, partnerSecret, defaultScope, idp.DefaultResource,
+			[]string{"Trials.Read", "Referrals.Read", "Referrals.Write", "QualifiedReferrals.Read", "QualifiedReferrals.Write"}},
+		{"tenant-less path", "", "/oauth2/v2.0/token", partnerID, partnerSecret, defaultScope, idp.DefaultResource,
+			[]string{"Trials.Read", "Referrals.Read", "Referrals.Write", "QualifiedReferrals.Read", "QualifiedReferrals.Write"}},
+		{"other API", "", tokenPath(), otherAPIID, otherAPISecret, otherAPIScope, "api://other-api", []string{"Trials.Read"}},
+		{"client without roles", "", tokenPath(), "no-roles", "no-roles-secret", defaultScope, idp.DefaultResource, []string{}},
+		{"public URL overrides the request's", "https://sandbox.example.test:8443/", tokenPath(), partnerID, partnerSecret, defaultScope, idp.DefaultResource,
+			[]string{"Trials.Read", "Referrals.Read", "Referrals.Write", "QualifiedReferrals.Read", "QualifiedReferrals.Write"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := newSandbox(t, withClients(noRoles), func(c *idp.Config) { c.PublicURL = tc.publicURL })
+			wantIss := issuer(s.server.URL)
+			if tc.publicURL != "" {
+				wantIss = "https://sandbox.example.test:8443/" + idp.DefaultTenant + "/v2.0"
+			}
+			form := postForm(tc.client, tc.secret, tc.scope)
+			raw := requireToken(t, s.do(t, tokenRequest{path: tc.path, form: form})).AccessToken
+			claims := verifyIndependently(t, s, raw, tc.wantAud, wantIss)
+
+			iat := fixedTime().Truncate(time.Second).Unix()
+			wantNumbers := map[string]int64{"iat": iat, "nbf": iat, "exp": iat + 3599}
+			for name, want := range wantNumbers {
+				if got, ok := claims[name].(float64); !ok || int64(got) != want {
+					t.Errorf("%s = %v, want %d", name, claims[name], want)
+				}
+			}
+			wantStrings := map[string]string{
+				"aud": tc.wantAud, "iss": wantIss, "azp": tc.client, "azpacr": "1",
+				"tid": idp.DefaultTenant, "ver": "2.0", "idtyp": "app",
+			}
+			for name, want := range wantStrings {
+				if got, ok := claims[name].(string); !ok || got != want {
+					t.Errorf("%s = %#v, want the string %q", name, claims[name], want)
+				}
+			}
+			oid, _ := claims["oid"].(string)
+			if !guidPattern.MatchString(oid) || claims["sub"] != oid {
+				t.Errorf("oid %#v sub %#v, want one GUID in both", claims["oid"], claims["sub"])
+			}
+			if uti, _ := claims["uti"].(string); uti == "" {
+				t.Errorf("uti %#v, want a non-empty string", claims["uti"])
+			}
+			var roles []string
+			if err := json.Unmarshal(segment(t, raw, 1)["roles"], &roles); err != nil || roles == nil || !slices.Equal(roles, tc.wantRoles) {
+				t.Errorf("roles %s, want %q as a JSON array", segment(t, raw, 1)["roles"], tc.wantRoles)
+			}
+			// Entra writes aud as a plain string; some resource servers
+			// reject an array.
+			if aud := segment(t, raw, 1)["aud"]; len(aud) == 0 || aud[0] != '"' {
+				t.Errorf("aud is %s in JSON, want a string", aud)
+			}
+		})
+	}
+}
+
+func TestAccessTokenIdentifiers(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	payload := func(raw string) (uti, oid string) {
+		p := segment(t, raw, 1)
+		mustJSON(t, p["uti"], &uti)
+		mustJSON(t, p["oid"], &oid)
+		return uti, oid
+	}
+	uti1, oid1 := payload(s.fetchToken(t, partnerID, partnerSecret, defaultScope))
+	uti2, oid2 := payload(s.fetchToken(t, partnerID, partnerSecret, defaultScope))
+	_, oidOther := payload(s.fetchToken(t, otherAPIID, otherAPISecret, otherAPIScope))
+	if uti1 == uti2 {
+		t.Errorf("two tokens share uti %q", uti1)
+	}
+	if oid1 != oid2 {
+		t.Errorf("oid changed between tokens of one client: %q, %q", oid1, oid2)
+	}
+	if oid1 == oidOther {
+		t.Errorf("two clients share oid %q", oid1)
+	}
+	// A restarted sandbox (a new Provider) keeps the client's oid.
+	_, oidRestarted := payload(newSandbox(t).fetchToken(t, partnerID, partnerSecret, defaultScope))
+	if oidRestarted != oid1 {
+		t.Errorf("oid %q after a restart, want %q", oidRestarted, oid1)
+	}
+}
+
+func TestAccessTokenPassesValidate(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	raw := s.fetchToken(t, partnerID, partnerSecret, defaultScope)
+	p, err := s.provider.Validate(raw, s.expectation())
+	if err != nil {
+		t.Fatalf("Validate: %v", err)
+	}
+	var uti string
+	mustJSON(t, segment(t, raw, 1)["uti"], &uti)
+	wantExp := fixedTime().Truncate(time.Second).Add(3599 * time.Second)
+	if p.ClientID != partnerID || p.TokenID != uti || !p.ExpiresAt.Equal(wantExp) || !p.HasRole("Referrals.Write") || p.HasRole("Admin") {
+		t.Errorf("principal %+v, want %s, uti %s, expiry %s and the partner's roles", p, partnerID, uti, wantExp)
+	}
+}
