@@ -1,0 +1,78 @@
+package store_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
+)
+
+// BenchmarkListReferrals lists one page of 50 for a client holding 100 and
+// 100,000 referrals, among 10,000 of other clients whose ids sort on both
+// sides of hers. The first page and a page from the middle of the listing
+// should cost about the same at both sizes: a page is an index seek plus 51
+// records, whatever the store holds.
+func BenchmarkListReferrals(b *testing.B) {
+	for _, n := range []int{100, 100_000} {
+		s := seedBench(b, n)
+		middle := cursorAt(b, s, n/2)
+		for _, page := range []struct{ name, cursor string }{{"first", ""}, {"middle", middle}} {
+			b.Run(fmt.Sprintf("n=%d/%s", n, page.name), func(b *testing.B) {
+				for b.Loop() {
+					got, _, err := s.ListReferrals("client-b", store.Page{Limit: 50, Cursor: page.cursor})
+					if err != nil || len(got) != 50 {
+						b.Fatalf("listed %d records: %v", len(got), err)
+					}
+				}
+			})
+		}
+		if err := s.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func seedBench(b *testing.B, n int) *store.BuntStore {
+	b.Helper()
+	s, err := store.Open(store.MemoryPath)
+	if err != nil {
+		b.Fatal(err)
+	}
+	start := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	set := &fixtures.Set{}
+	add := func(client string, i int) {
+		r := referral(client, fmt.Sprintf("OUT-%s-%07d", client, i), start.Add(time.Duration(i)*time.Minute).Format(fixtures.TimestampLayout))
+		r.Patient = fixtures.Patient{FirstName: "Ada", LastName: "Lovelace", DateOfBirth: "1990-01-02", Gender: "female", Email: "ada@example.test"}
+		set.Referrals = append(set.Referrals, r)
+	}
+	for i := range n {
+		add("client-b", i)
+	}
+	for _, noise := range []string{"client-a", "client-c"} {
+		for i := range 5_000 {
+			add(noise, i)
+		}
+	}
+	if err := s.Load(set); err != nil {
+		b.Fatal(err)
+	}
+	return s
+}
+
+// cursorAt returns the cursor that resumes the listing after its first
+// skip records.
+func cursorAt(b *testing.B, s *store.BuntStore, skip int) string {
+	b.Helper()
+	cursor := ""
+	for skip > 0 {
+		limit := min(skip, store.MaxLimit)
+		_, next, err := s.ListReferrals("client-b", store.Page{Limit: limit, Cursor: cursor})
+		if err != nil {
+			b.Fatal(err)
+		}
+		cursor, skip = next, skip-limit
+	}
+	return cursor
+}

@@ -1,0 +1,28 @@
+// Package store keeps the sandbox's referrals and qualified referrals in
+// buntdb, in memory (":memory:", the default) or in an append-only file that
+// survives restarts (--data FILE).
+//
+// Layout. Every record is exactly one buntdb key:
+//
+//	r:<outcomesId>:<client>        trial-based referral
+//	q:<externalSourceId>:<client>  qualified referral
+//
+// whose value is a sort line and the record's JSON (see sortLine). The two
+// kinds live in separate key spaces, as the real service stores them apart.
+// Identifiers are escaped ('%', ':' and control characters become %XX) so
+// that a ':' inside a client id or an external id cannot move the boundary
+// between the parts of a key: client "a" with id "b:c" and client "a:b" with
+// id "c" stay two records.
+//
+// The newest-first order of each client's records is a buntdb index over the
+// sort lines. Indexes live in memory and are rebuilt from the records when
+// the file is opened, so nothing derived is ever written: a write torn by a
+// crash can lose whole records of an unacknowledged transaction, but it
+// cannot leave a lookup entry pointing at nothing or a record missing from a
+// listing.
+//
+// Listing seeks the index and reads one page: O(log n + limit) however many
+// records are stored. Cursors are opaque to callers: base64url of the last
+// returned record's sort line, which starts with the client's id, so a
+// cursor is checked against the caller.
+package store

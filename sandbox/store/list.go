@@ -1,0 +1,79 @@
+package store
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/tidwall/buntdb"
+)
+
+// listing describes one paged listing: the cursor kind and the index.
+type listing struct {
+	kind  string // cursor kind, one per key space
+	index string
+}
+
+func referralListing() listing  { return listing{kind: "r", index: referralsNewest} }
+func qualifiedListing() listing { return listing{kind: "q", index: qualifiedNewest} }
+
+// item is a stored record as the index walk returns it.
+type item struct{ key, value string }
+
+// pageLimit applies the Page.Limit rules.
+func pageLimit(limit int) (int, error) {
+	switch {
+	case limit < 0:
+		return 0, fmt.Errorf("%w: page limit %d is negative", ErrInvalid, limit)
+	case limit == 0:
+		return DefaultLimit, nil
+	case limit > MaxLimit:
+		return MaxLimit, nil
+	}
+	return limit, nil
+}
+
+// walkPage reads one page of the client's records, newest first. It seeks
+// the index to the cursor's position and reads at most limit+1 records (the
+// extra one only tells whether a next page exists), so its cost does not
+// grow with the number of stored records.
+func walkPage(tx *buntdb.Tx, l listing, clientID string, page Page) ([]item, string, error) {
+	limit, err := pageLimit(page.Limit)
+	if err != nil {
+		return nil, "", err
+	}
+	prefix := clientSortPrefix(clientID)
+	// Without a cursor, start after the client's last line; with one, at the
+	// line of the record it names, which was on the previous page.
+	from, after := clientSortEnd(clientID), ""
+	if page.Cursor != "" {
+		if from, err = decodeCursor(page.Cursor, l.kind, clientID); err != nil {
+			return nil, "", err
+		}
+		after = from
+	}
+	items := make([]item, 0, limit+1)
+	err = tx.DescendLessOrEqual(l.index, from, func(key, value string) bool {
+		line, _ := splitValue(value)
+		if !strings.HasPrefix(line, prefix) {
+			return false // walked past the client's oldest record
+		}
+		if line == after {
+			return true
+		}
+		items = append(items, item{key, value})
+		return len(items) <= limit
+	})
+	if err != nil {
+		return nil, "", fmt.Errorf("walk index %s: %w", l.index, err)
+	}
+	if len(items) <= limit {
+		return items, "", nil
+	}
+	items = items[:limit]
+	line, _ := splitValue(items[limit-1].value)
+	next, err := encodeCursor(l.kind, line)
+	if err != nil {
+		return nil, "", err
+	}
+	return items, next, nil
+}

@@ -1,0 +1,116 @@
+package store
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/tidwall/buntdb"
+)
+
+// Names of the identifier fields, for error messages.
+const (
+	fieldOutcomesID = "outcomesId"
+	fieldExternalID = "externalSourceId"
+)
+
+// encodeReferral checks a referral, canonicalises its submittedAt and
+// returns its key and stored value.
+func encodeReferral(r fixtures.Referral) (key, value string, err error) {
+	if err := checkIdentity("referral", r.ClientID, fieldOutcomesID, r.OutcomesID); err != nil {
+		return "", "", err
+	}
+	if r.SubmittedAt, err = CanonicalTimestamp(r.SubmittedAt); err != nil {
+		return "", "", err
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return "", "", fmt.Errorf("encode referral: %w", err)
+	}
+	line := sortLine(r.ClientID, r.SubmittedAt, r.OutcomesID)
+	return recordKey(referralPrefix, r.ClientID, r.OutcomesID), line + "\n" + string(b), nil
+}
+
+// encodeQualified is encodeReferral for qualified referrals.
+func encodeQualified(q fixtures.QualifiedReferral) (key, value string, err error) {
+	if err := checkIdentity("qualified referral", q.ClientID, fieldExternalID, q.ExternalSourceID); err != nil {
+		return "", "", err
+	}
+	if q.SubmittedAt, err = CanonicalTimestamp(q.SubmittedAt); err != nil {
+		return "", "", err
+	}
+	b, err := json.Marshal(q)
+	if err != nil {
+		return "", "", fmt.Errorf("encode qualified referral: %w", err)
+	}
+	line := sortLine(q.ClientID, q.SubmittedAt, q.ExternalSourceID)
+	return recordKey(qualifiedPrefix, q.ClientID, q.ExternalSourceID), line + "\n" + string(b), nil
+}
+
+// decode parses the record in a stored value.
+func decode[T any](key, value string) (T, error) {
+	var rec T
+	_, record := splitValue(value)
+	if err := json.Unmarshal([]byte(record), &rec); err != nil {
+		return rec, fmt.Errorf("decode record %q: %w", key, err)
+	}
+	return rec, nil
+}
+
+// insert stores a new record; ErrConflict if its key is taken.
+func insert(tx *buntdb.Tx, key, value string) error {
+	switch _, err := tx.Get(key); {
+	case err == nil:
+		return ErrConflict
+	case !errors.Is(err, buntdb.ErrNotFound):
+		return fmt.Errorf("read %q: %w", key, err)
+	}
+	if _, _, err := tx.Set(key, value, nil); err != nil {
+		return fmt.Errorf("write %q: %w", key, err)
+	}
+	return nil
+}
+
+// lookup reads the record at key; ErrNotFound if there is none.
+func lookup[T any](tx *buntdb.Tx, key string) (T, string, error) {
+	value, err := tx.Get(key)
+	if errors.Is(err, buntdb.ErrNotFound) {
+		var zero T
+		return zero, "", ErrNotFound
+	}
+	if err != nil {
+		var zero T
+		return zero, "", fmt.Errorf("read %q: %w", key, err)
+	}
+	rec, err := decode[T](key, value)
+	return rec, value, err
+}
+
+// update runs fn on the record at key and stores the result, in the caller's
+// write transaction. encode must give the record back its key; a different
+// key means fn changed the record's identity, which is refused. An unchanged
+// record is not rewritten, which spares a file store an fsync.
+func update[T any](tx *buntdb.Tx, key string, encode func(T) (string, string, error), fn func(*T) error) (T, error) {
+	rec, old, err := lookup[T](tx, key)
+	if err != nil {
+		return rec, err
+	}
+	if err := fn(&rec); err != nil {
+		return rec, err
+	}
+	newKey, value, err := encode(rec)
+	if err != nil {
+		return rec, err
+	}
+	if newKey != key {
+		return rec, fmt.Errorf("%w: the update changed the record's client or identifier", ErrInvalid)
+	}
+	if value != old {
+		if _, _, err := tx.Set(key, value, nil); err != nil {
+			return rec, fmt.Errorf("write %q: %w", key, err)
+		}
+	}
+	// Return what is stored, with the canonical submittedAt.
+	return decode[T](key, value)
+}

@@ -1,0 +1,100 @@
+package store
+
+import (
+	"errors"
+
+	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+)
+
+// Store is the storage the API and the QA console use. Every method is safe
+// for concurrent use. Records are partitioned by client id: a record of one
+// client is invisible to every other client's calls (ErrNotFound), except to
+// the admin lookup FindReferral.
+type Store interface {
+	// CreateReferral stores a new trial-based referral. It returns ErrConflict
+	// when the client already has a referral with that outcomesId, and
+	// ErrInvalid when clientId or outcomesId is empty or submittedAt is not an
+	// RFC 3339 timestamp. submittedAt is stored in canonical form (see
+	// CanonicalTimestamp).
+	CreateReferral(r fixtures.Referral) error
+	// GetReferral returns the client's referral with that outcomesId, or
+	// ErrNotFound.
+	GetReferral(clientID, outcomesID string) (fixtures.Referral, error)
+	// ListReferrals returns one page of the client's referrals, newest
+	// submittedAt first, records with equal submittedAt in a fixed order by
+	// outcomesId, and the cursor of the next page ("" on the last page). The
+	// slice is empty, not nil, when there is nothing to list. A cursor that
+	// did not come from this client's referral listing gives ErrBadCursor.
+	// Paging neither repeats nor skips a record, even if records are created
+	// between pages (those are newer than the cursor and not listed).
+	ListReferrals(clientID string, page Page) ([]fixtures.Referral, string, error)
+	// FindReferral is the admin lookup: the referral with that outcomesId,
+	// whichever client owns it. Should several clients hold the same
+	// outcomesId, it returns one of them, always the same one.
+	FindReferral(outcomesID string) (fixtures.Referral, error)
+	// UpdateReferral runs fn on the client's referral and stores the result,
+	// all in one transaction. An error from fn aborts the update and is
+	// returned unchanged. fn must not change clientId or outcomesId
+	// (ErrInvalid).
+	UpdateReferral(clientID, outcomesID string, fn func(*fixtures.Referral) error) (fixtures.Referral, error)
+
+	// CreateQualified stores a new qualified referral; ErrConflict when the
+	// client already has one with that externalSourceId.
+	CreateQualified(q fixtures.QualifiedReferral) error
+	// GetQualified returns the client's qualified referral. When view is not
+	// nil it is appended to the audit trail and stored in the same
+	// transaction, and the returned record includes it.
+	GetQualified(clientID, externalSourceID string, view *fixtures.AuditEntry) (fixtures.QualifiedReferral, error)
+	// ListQualified pages through the client's qualified referrals like
+	// ListReferrals. When view is not nil it is appended to every returned
+	// record, and only to those, in the same transaction.
+	ListQualified(clientID string, page Page, view *fixtures.AuditEntry) ([]fixtures.QualifiedReferral, string, error)
+	// UpdateQualified is UpdateReferral for qualified referrals; fn must not
+	// change clientId or externalSourceId.
+	UpdateQualified(clientID, externalSourceID string, fn func(*fixtures.QualifiedReferral) error) (fixtures.QualifiedReferral, error)
+
+	// Clients returns, sorted, the client ids that own at least one record
+	// of either kind.
+	Clients() ([]string, error)
+	// Empty reports whether the store holds no record at all.
+	Empty() (bool, error)
+	// Load inserts every referral and qualified referral of set in one
+	// transaction: on any conflict or invalid record nothing is inserted. A
+	// nil set inserts nothing.
+	Load(set *fixtures.Set) error
+	// Reset deletes every record and loads set, atomically: if set cannot be
+	// loaded the old records stay. Reset(nil) empties the store.
+	Reset(set *fixtures.Set) error
+	// Close releases the store; for a file it syncs the file first.
+	Close() error
+}
+
+// Page selects one page of a listing.
+type Page struct {
+	// Limit is the page size: 0 means DefaultLimit, values above MaxLimit
+	// are lowered to MaxLimit, negative values give ErrInvalid.
+	Limit int
+	// Cursor is "" for the first page, else the cursor the previous page
+	// returned.
+	Cursor string
+}
+
+// Page size bounds. They keep one listing call bounded in time and memory
+// whatever a caller asks for.
+const (
+	DefaultLimit = 50
+	MaxLimit     = 1000
+)
+
+// Errors of the store. Callers test them with errors.Is; the store wraps
+// them with context.
+var (
+	// ErrNotFound: no such record for this client.
+	ErrNotFound = errors.New("not found")
+	// ErrConflict: the client already has a record with that identifier.
+	ErrConflict = errors.New("already exists")
+	// ErrBadCursor: the cursor is malformed or belongs to another listing.
+	ErrBadCursor = errors.New("invalid cursor")
+	// ErrInvalid: a record or argument the store cannot keep or use.
+	ErrInvalid = errors.New("invalid")
+)

@@ -1,0 +1,220 @@
+package store_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store/storetest"
+	"github.com/tidwall/buntdb"
+)
+
+func TestConformanceMemory(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store {
+		s, err := store.Open(store.MemoryPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	})
+}
+
+func TestConformanceFile(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store {
+		s, err := store.Open(filepath.Join(t.TempDir(), "data.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	})
+}
+
+func referral(client, id, at string) fixtures.Referral {
+	return fixtures.Referral{TrialID: "TRIAL-001", OutcomesID: id, ClientID: client,
+		Status: fixtures.StatusReceived, SubmittedAt: at}
+}
+
+func qualified(client, id, at string) fixtures.QualifiedReferral {
+	return fixtures.QualifiedReferral{ExternalSourceID: id, ClientID: client, Status: fixtures.StatusReceived,
+		SubmittedAt: at, AuditTrail: []fixtures.AuditEntry{{At: at, Action: fixtures.AuditSubmitted, Actor: client}}}
+}
+
+func mustOpen(t *testing.T, path string, opts ...store.Option) *store.BuntStore {
+	t.Helper()
+	s, err := store.Open(path, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestFileReopen: what was written, including updates and audit views, is
+// there after the file is closed and opened again, and the indexes rebuilt
+// from it list in the same order.
+func TestFileReopen(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "data.db")
+	s := mustOpen(t, path)
+	for _, r := range []fixtures.Referral{
+		referral("alice", "R-1", "2025-10-13T09:00:01.000000Z"),
+		referral("alice", "R-2", "2025-10-13T09:00:03.000000Z"),
+		referral("alice:x", "R-1", "2025-10-13T09:00:02.000000Z"),
+	} {
+		if err := s.CreateReferral(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.CreateQualified(qualified("bob", "Q:1", "2025-10-13T09:00:04.000000Z")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.UpdateReferral("alice", "R-1", func(r *fixtures.Referral) error { r.Status = fixtures.StatusEnrolled; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	viewed := fixtures.AuditEntry{At: "2025-10-13T10:00:00.000000Z", Action: fixtures.AuditViewed, Actor: "bob", RequestID: "req-1"}
+	if _, err := s.GetQualified("bob", "Q:1", &viewed); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s = mustOpen(t, path)
+	defer func() {
+		if err := s.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
+	list, next, err := s.ListReferrals("alice", store.Page{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 2 || next != "" || list[0].OutcomesID != "R-2" || list[1].OutcomesID != "R-1" {
+		t.Fatalf("after reopening, alice lists %+v (cursor %q)", list, next)
+	}
+	if list[1].Status != fixtures.StatusEnrolled {
+		t.Errorf("update lost: status %q", list[1].Status)
+	}
+	q, err := s.GetQualified("bob", "Q:1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(q.AuditTrail) != 2 || q.AuditTrail[1] != viewed {
+		t.Errorf("audit view lost: %+v", q.AuditTrail)
+	}
+	clients, err := s.Clients()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"alice", "alice:x", "bob"}; len(clients) != 3 || clients[0] != want[0] || clients[1] != want[1] || clients[2] != want[2] {
+		t.Errorf("Clients() = %q, want %q", clients, want)
+	}
+}
+
+// TestFileTornTail: a write cut short by a crash leaves an incomplete last
+// command in the file. Opening drops it and keeps every complete record;
+// since a record is one key, no half-written record can appear.
+func TestFileTornTail(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "data.db")
+	s := mustOpen(t, path)
+	if err := s.CreateReferral(referral("alice", "R-1", "2025-10-13T09:00:01.000000Z")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The start of a SET whose value never arrived.
+	if _, err := f.WriteString("*3\r\n$3\r\nset\r\n$9\r\nr:alice:R\r\n$40\r\n{\"outcomesId\""); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s = mustOpen(t, path)
+	defer func() {
+		if err := s.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
+	list, _, err := s.ListReferrals("alice", store.Page{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 1 || list[0].OutcomesID != "R-1" {
+		t.Errorf("after a torn write, alice lists %+v, want only R-1", list)
+	}
+	if err := s.CreateReferral(referral("alice", "R-2", "2025-10-13T09:00:02.000000Z")); err != nil {
+		t.Errorf("writing after the torn tail was dropped: %v", err)
+	}
+}
+
+func TestOpenRejects(t *testing.T) {
+	dir := t.TempDir()
+	garbage := filepath.Join(dir, "garbage.db")
+	if err := os.WriteFile(garbage, []byte("this is not a buntdb file\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		path string
+		opts []store.Option
+		want error
+	}{
+		{"empty path", "", nil, store.ErrInvalid},
+		{"unknown sync policy", filepath.Join(dir, "a.db"), []store.Option{store.WithSyncPolicy(buntdb.SyncPolicy(7))}, store.ErrInvalid},
+		{"negative shrink size", filepath.Join(dir, "b.db"), []store.Option{store.WithAutoShrink(100, -1)}, store.ErrInvalid},
+		{"not a store file", garbage, nil, buntdb.ErrInvalid},
+	}
+	for _, tc := range tests {
+		s, err := store.Open(tc.path, tc.opts...)
+		if err == nil {
+			_ = s.Close()
+		}
+		if !errors.Is(err, tc.want) {
+			t.Errorf("%s: error %v, want %v", tc.name, err, tc.want)
+		}
+	}
+}
+
+func TestOpenWithOptions(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "data.db")
+	s := mustOpen(t, path, store.WithSyncPolicy(buntdb.EverySecond), store.WithoutAutoShrink())
+	if err := s.CreateReferral(referral("alice", "R-1", "2025-10-13T09:00:01Z")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = mustOpen(t, path, store.WithAutoShrink(50, 1<<20))
+	defer s.Close()
+	if _, err := s.GetReferral("alice", "R-1"); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestLoadDefaultFixtures: the fixtures embedded in the binary load into an
+// empty store.
+func TestLoadDefaultFixtures(t *testing.T) {
+	set, err := fixtures.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := mustOpen(t, store.MemoryPath)
+	defer s.Close()
+	if err := s.Load(set); err != nil {
+		t.Fatal(err)
+	}
+	empty, err := s.Empty()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := len(set.Referrals)+len(set.QualifiedReferrals) == 0; empty != want {
+		t.Errorf("Empty() = %t after loading %d referrals and %d qualified referrals", empty, len(set.Referrals), len(set.QualifiedReferrals))
+	}
+}

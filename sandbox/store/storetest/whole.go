@@ -1,0 +1,92 @@
+package storetest
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
+)
+
+func checkClients(t *testing.T, s store.Store, want []string) {
+	t.Helper()
+	got, err := s.Clients()
+	must(t, err)
+	if len(got) == 0 && len(want) == 0 {
+		return
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Clients() = %q, want %q", got, want)
+	}
+}
+
+func checkEmpty(t *testing.T, s store.Store, want bool) {
+	t.Helper()
+	got, err := s.Empty()
+	must(t, err)
+	if got != want {
+		t.Errorf("Empty() = %t, want %t", got, want)
+	}
+}
+
+func testLoadResetEmptyClients(t *testing.T, s store.Store) {
+	checkEmpty(t, s, true)
+	checkClients(t, s, nil)
+	must(t, s.Load(nil))
+	checkEmpty(t, s, true)
+
+	first := &fixtures.Set{
+		Referrals:          []fixtures.Referral{referral("beta", "R-1", at(1)), referral("alpha", "R-2", at(2))},
+		QualifiedReferrals: []fixtures.QualifiedReferral{qualified("gamma", "Q-1", at(3))},
+	}
+	must(t, s.Load(first))
+	checkEmpty(t, s, false)
+	checkClients(t, s, []string{"alpha", "beta", "gamma"}) // gamma has only a qualified referral
+	if _, err := s.GetReferral("alpha", "R-2"); err != nil {
+		t.Errorf("loaded referral: %v", err)
+	}
+	wantErr(t, "loading the same set again", s.Load(first), store.ErrConflict)
+
+	second := &fixtures.Set{QualifiedReferrals: []fixtures.QualifiedReferral{qualified("delta", "Q-9", at(4))}}
+	must(t, s.Reset(second))
+	checkClients(t, s, []string{"delta"})
+	if _, err := s.GetReferral("beta", "R-1"); err == nil {
+		t.Error("Reset kept an old referral")
+	}
+	if _, err := s.GetQualified("delta", "Q-9", nil); err != nil {
+		t.Errorf("Reset did not load the new set: %v", err)
+	}
+
+	// A set that cannot load leaves the store as it was.
+	dup := &fixtures.Set{Referrals: []fixtures.Referral{referral("eps", "R-1", at(1)), referral("eps", "R-1", at(2))}}
+	wantErr(t, "Reset with a duplicate", s.Reset(dup), store.ErrConflict)
+	checkClients(t, s, []string{"delta"})
+
+	must(t, s.Reset(nil))
+	checkEmpty(t, s, true)
+	checkClients(t, s, nil)
+}
+
+func testLoadAtomic(t *testing.T, s store.Store) {
+	must(t, s.CreateReferral(referral("alpha", "R-1", at(1))))
+	tests := []struct {
+		name string
+		set  *fixtures.Set
+		want error
+	}{
+		{"conflict with a stored record", &fixtures.Set{
+			Referrals: []fixtures.Referral{referral("alpha", "R-new", at(2)), referral("alpha", "R-1", at(3))},
+		}, store.ErrConflict},
+		{"invalid qualified referral after a good one", &fixtures.Set{
+			Referrals:          []fixtures.Referral{referral("alpha", "R-new", at(2))},
+			QualifiedReferrals: []fixtures.QualifiedReferral{qualified("alpha", "Q-1", "not a time")},
+		}, store.ErrInvalid},
+	}
+	for _, tc := range tests {
+		wantErr(t, tc.name, s.Load(tc.set), tc.want)
+		if _, err := s.GetReferral("alpha", "R-new"); err == nil {
+			t.Errorf("%s: part of the failed load is stored", tc.name)
+		}
+	}
+	checkClients(t, s, []string{"alpha"})
+}
