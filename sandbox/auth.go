@@ -1,0 +1,89 @@
+package sandbox
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/referrals-sandbox/referrals-sandbox/idp"
+)
+
+// Roles (app permissions) the API checks, as clients.json grants them.
+const (
+	RoleTrialsRead              = "Trials.Read"
+	RoleReferralsRead           = "Referrals.Read"
+	RoleReferralsWrite          = "Referrals.Write"
+	RoleQualifiedReferralsRead  = "QualifiedReferrals.Read"
+	RoleQualifiedReferralsWrite = "QualifiedReferrals.Write"
+	// roleAny lets any valid token with at least one role through (the ping).
+	roleAny = ""
+)
+
+// realm names the sandbox in WWW-Authenticate challenges.
+const realm = "referrals-sandbox"
+
+// apiHandler is an API operation; it runs only for an authenticated caller.
+type apiHandler func(w http.ResponseWriter, r *http.Request, caller idp.Principal)
+
+// authenticated validates the bearer token and checks the role before
+// calling h: 401 with an RFC 6750 invalid_token challenge for a bad token,
+// 403 with insufficient_scope for a missing role.
+func (s *Server) authenticated(role string, h apiHandler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		caller, err := s.cfg.Provider.Validate(bearerToken(r), idp.Expectation{
+			Audience: s.audience,
+			Issuers:  s.issuers(r),
+		})
+		if err != nil {
+			s.refuseToken(w, r, err.Error())
+			return
+		}
+		if o := idp.ObservationFrom(r.Context()); o != nil {
+			o.ClientID, o.TokenID = caller.ClientID, caller.TokenID
+		}
+		if missing := missingRole(caller, role); missing != "" {
+			s.forbid(w, r, missing)
+			return
+		}
+		h(w, r, caller)
+	}
+}
+
+// missingRole names what the caller lacks for role, or "" when allowed.
+func missingRole(caller idp.Principal, role string) string {
+	switch {
+	case role == roleAny && len(caller.Roles) == 0:
+		return "any role of this API"
+	case role != roleAny && !caller.HasRole(role):
+		return role
+	}
+	return ""
+}
+
+// refuseToken answers 401 with an RFC 6750 challenge and a problem body.
+func (s *Server) refuseToken(w http.ResponseWriter, r *http.Request, description string) {
+	w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer realm=%q, error="invalid_token", error_description=%q`, realm, description))
+	s.problem(w, r, newProblem(http.StatusUnauthorized, description+"; obtain a new token and retry"))
+}
+
+// forbid answers 403 with an insufficient_scope challenge naming the role.
+func (s *Server) forbid(w http.ResponseWriter, r *http.Request, role string) {
+	description := "the access token lacks the permission " + role
+	w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer realm=%q, error="insufficient_scope", error_description=%q, scope=%q`, realm, description, role))
+	s.problem(w, r, newProblem(http.StatusForbidden, description+"; ask for the scope and permissions to be reviewed"))
+}
+
+// bearerToken returns the token of an "Authorization: Bearer" header.
+func bearerToken(r *http.Request) string {
+	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return ""
+	}
+	return strings.TrimSpace(token)
+}
+
+// issuers are the iss values accepted on r: tokens issued at the address the
+// request came in on, or at the public URL.
+func (s *Server) issuers(r *http.Request) []string {
+	return []string{s.cfg.Provider.Issuer(s.cfg.Provider.BaseURL(r))}
+}

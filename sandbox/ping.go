@@ -1,0 +1,24 @@
+package sandbox
+
+import (
+	"net/http"
+
+	"github.com/referrals-sandbox/referrals-sandbox/idp"
+)
+
+// pingTimestampLayout is the ping's timestamp: ISO 8601 UTC with an explicit
+// +00:00 offset and fractional seconds (interface document, section 2.3).
+const pingTimestampLayout = "2006-01-02T15:04:05.000000-07:00"
+
+// pingResponse is the ping body.
+type pingResponse struct {
+	Message   string `json:"message"`
+	Timestamp string `json:"timestamp"`
+}
+
+func (s *Server) servePing(w http.ResponseWriter, _ *http.Request, _ idp.Principal) {
+	writeJSON(w, http.StatusOK, pingResponse{
+		Message:   "pong",
+		Timestamp: s.cfg.Clock.Now().UTC().Format(pingTimestampLayout),
+	})
+}

@@ -1,0 +1,109 @@
+package sandbox
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+
+	"github.com/gorilla/mux"
+
+	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
+)
+
+// qualifiedPage is the body of GET /api/v1/referrals/qualified.
+type qualifiedPage struct {
+	QualifiedReferrals []fixtures.QualifiedReferral `json:"qualifiedReferrals"`
+	NextCursor         *string                      `json:"nextCursor"`
+}
+
+func (s *Server) createQualified(w http.ResponseWriter, r *http.Request, caller idp.Principal) {
+	var req qualifiedReferralRequest
+	unknown, err := decodeJSON(r, maxBodyBytes, &req)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	warnUnknownFields(w, unknown)
+	now := s.cfg.Clock.Now()
+	trialID, errs := validateQualifiedReferral(req, now, s.cfg.Fixtures.Trials)
+	if len(errs) > 0 {
+		s.problem(w, r, validationProblem(errs))
+		return
+	}
+	at := now.UTC().Format(fixtures.TimestampLayout)
+	q := fixtures.QualifiedReferral{
+		ExternalSourceID: req.ExternalSourceID,
+		TrialID:          trialID,
+		ClientID:         caller.ClientID,
+		Status:           fixtures.StatusReceived,
+		SubmittedAt:      at,
+		Patient:          req.Patient,
+		Address:          req.Address,
+		Conditions:       req.Conditions,
+		Medications:      req.Medications,
+		Qualification:    req.Qualification,
+		AuditTrail: []fixtures.AuditEntry{{
+			At: at, Action: fixtures.AuditSubmitted, Actor: caller.ClientID, RequestID: requestID(r),
+		}},
+	}
+	err = s.store.CreateQualified(q)
+	if errors.Is(err, store.ErrConflict) {
+		w.Header().Set("Location", qualifiedPath(q.ExternalSourceID))
+		s.problem(w, r, newProblem(http.StatusConflict,
+			"a qualified referral with this externalSourceId was already submitted; it is at the Location header"))
+		return
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	w.Header().Set("Location", qualifiedPath(q.ExternalSourceID))
+	writeJSON(w, http.StatusCreated, q)
+}
+
+func (s *Server) listQualified(w http.ResponseWriter, r *http.Request, caller idp.Principal) {
+	page, err := pageFrom(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	items, next, err := s.store.ListQualified(caller.ClientID, page, s.viewedBy(r, caller))
+	if err != nil {
+		s.fail(w, r, listError(err))
+		return
+	}
+	if items == nil {
+		items = []fixtures.QualifiedReferral{}
+	}
+	writeJSON(w, http.StatusOK, qualifiedPage{QualifiedReferrals: items, NextCursor: nextCursor(next)})
+}
+
+func (s *Server) getQualified(w http.ResponseWriter, r *http.Request, caller idp.Principal) {
+	q, err := s.store.GetQualified(caller.ClientID, mux.Vars(r)["external_source_id"], s.viewedBy(r, caller))
+	if errors.Is(err, store.ErrNotFound) {
+		s.problem(w, r, newProblem(http.StatusNotFound, "no qualified referral with that externalSourceId"))
+		return
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, q)
+}
+
+// viewedBy is the audit entry every read of a qualified referral appends:
+// the audit trail records who saw the record, when, in which request.
+func (s *Server) viewedBy(r *http.Request, caller idp.Principal) *fixtures.AuditEntry {
+	return &fixtures.AuditEntry{
+		At:        s.cfg.Clock.Now().UTC().Format(fixtures.TimestampLayout),
+		Action:    fixtures.AuditViewed,
+		Actor:     caller.ClientID,
+		RequestID: requestID(r),
+	}
+}
+
+func qualifiedPath(externalSourceID string) string {
+	return "/api/v1/referrals/qualified/" + url.PathEscape(externalSourceID)
+}

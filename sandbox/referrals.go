@@ -1,0 +1,106 @@
+package sandbox
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+
+	"github.com/google/uuid"
+	"github.com/gorilla/mux"
+
+	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
+)
+
+// maxBodyBytes bounds every JSON request body (413 beyond).
+const maxBodyBytes = 1 << 20
+
+// referralsPage is the body of GET /api/v1/referrals/.
+type referralsPage struct {
+	Referrals  []fixtures.Referral `json:"referrals"`
+	NextCursor *string             `json:"nextCursor"`
+}
+
+func (s *Server) createReferral(w http.ResponseWriter, r *http.Request, caller idp.Principal) {
+	var req referralRequest
+	unknown, err := decodeJSON(r, maxBodyBytes, &req)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	warnUnknownFields(w, unknown)
+	now := s.cfg.Clock.Now()
+	trialID, errs := validateReferral(req, now, s.cfg.Fixtures.Trials)
+	if len(errs) > 0 {
+		s.problem(w, r, validationProblem(errs))
+		return
+	}
+	ref := fixtures.Referral{
+		TrialID:     trialID,
+		OutcomesID:  uuid.NewString(),
+		ClientID:    caller.ClientID,
+		Status:      fixtures.StatusReceived,
+		SubmittedAt: now.UTC().Format(fixtures.TimestampLayout),
+		Patient:     req.Patient,
+		Notes:       req.Notes,
+	}
+	if err := s.store.CreateReferral(ref); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	w.Header().Set("Location", referralPath(ref))
+	writeJSON(w, http.StatusCreated, ref)
+}
+
+func (s *Server) listReferrals(w http.ResponseWriter, r *http.Request, caller idp.Principal) {
+	page, err := pageFrom(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	items, next, err := s.store.ListReferrals(caller.ClientID, page)
+	if err != nil {
+		s.fail(w, r, listError(err))
+		return
+	}
+	if items == nil {
+		items = []fixtures.Referral{}
+	}
+	writeJSON(w, http.StatusOK, referralsPage{Referrals: items, NextCursor: nextCursor(next)})
+}
+
+// getReferral answers 404 alike for an unknown id, another partner's
+// referral and a trial id that is not the referral's: never revealing that
+// a record exists.
+func (s *Server) getReferral(w http.ResponseWriter, r *http.Request, caller idp.Principal) {
+	vars := mux.Vars(r)
+	ref, err := s.store.GetReferral(caller.ClientID, vars["outcomes_id"])
+	if err == nil && !s.trialNamed(vars["trial_id"], ref.TrialID) {
+		err = store.ErrNotFound
+	}
+	if errors.Is(err, store.ErrNotFound) {
+		s.problem(w, r, newProblem(http.StatusNotFound, "no referral with that trial id and outcomes id"))
+		return
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, ref)
+}
+
+// trialNamed reports whether id (a trialId or altTrialId) names the trial
+// whose canonical id is canonical.
+func (s *Server) trialNamed(id, canonical string) bool {
+	for _, t := range s.cfg.Fixtures.Trials {
+		if t.TrialID == canonical && t.Matches(id) {
+			return true
+		}
+	}
+	return false
+}
+
+func referralPath(ref fixtures.Referral) string {
+	return "/api/v1/referrals/" + url.PathEscape(ref.TrialID) + "/" + url.PathEscape(ref.OutcomesID)
+}

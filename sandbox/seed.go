@@ -1,0 +1,53 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
+)
+
+// seed loads the fixtures' records into an empty store. A store that already
+// holds data (a --data file from an earlier run) is left as it is.
+func seed(st store.Store, set *fixtures.Set) error {
+	empty, err := st.Empty()
+	if err != nil {
+		return fmt.Errorf("check store: %w", err)
+	}
+	if !empty {
+		return nil
+	}
+	if err := st.Load(set); err != nil {
+		return fmt.Errorf("load fixtures into the store: %w", err)
+	}
+	return nil
+}
+
+// checkFixtureRecords holds fixture records to the rules the API holds
+// submissions to, so a hand-edited fixture file cannot seed data the API
+// would refuse. Errors name the file, the entry and the field.
+func checkFixtureRecords(set *fixtures.Set, now time.Time) error {
+	var errs []error
+	for i, ref := range set.Referrals {
+		var fieldErrs fieldErrors
+		fieldErrs.patient("patient", ref.Patient, now)
+		for _, fe := range fieldErrs {
+			errs = append(errs, fmt.Errorf("%s: entry %d: %s: %s", fixtures.ReferralsFile, i, fe.Field, fe.Message))
+		}
+	}
+	for i, q := range set.QualifiedReferrals {
+		req := qualifiedReferralRequest{
+			ExternalSourceID: q.ExternalSourceID, TrialID: q.TrialID, Patient: q.Patient, Address: q.Address,
+			Conditions: q.Conditions, Medications: q.Medications, Qualification: q.Qualification,
+		}
+		// Fixtures may hold referrals to trials that have since closed.
+		req.TrialID = ""
+		_, fieldErrs := validateQualifiedReferral(req, now, set.Trials)
+		for _, fe := range fieldErrs {
+			errs = append(errs, fmt.Errorf("%s: entry %d: %s: %s", fixtures.QualifiedReferralsFile, i, fe.Field, fe.Message))
+		}
+	}
+	return errors.Join(errs...)
+}

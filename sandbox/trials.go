@@ -1,0 +1,40 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/idp"
+)
+
+// trialView is a trial as the API shows it (section 2.1): without the
+// sandbox's active and acceptingReferrals switches.
+type trialView struct {
+	TrialID    string `json:"trialId"`
+	AltTrialID string `json:"altTrialId"`
+	VersionID  string `json:"versionId"`
+	Name       string `json:"name"`
+}
+
+// encodeTrialsList renders the trials list once at start-up: trials do not
+// change while the sandbox runs, and the list is the hottest read.
+func encodeTrialsList(trials []fixtures.Trial) ([]byte, error) {
+	listed := []trialView{} // [] rather than null when no trial is listed
+	for _, t := range trials {
+		if t.Listed() {
+			listed = append(listed, trialView{t.TrialID, t.AltTrialID, t.VersionID, t.Name})
+		}
+	}
+	b, err := json.Marshal(map[string][]trialView{"trials": listed})
+	if err != nil {
+		return nil, fmt.Errorf("encode trials: %w", err)
+	}
+	return append(b, '\n'), nil
+}
+
+func (s *Server) serveTrials(w http.ResponseWriter, _ *http.Request, _ idp.Principal) {
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(s.trialsJSON)
+}
