@@ -6,6 +6,7 @@ package sandbox
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 
@@ -14,6 +15,8 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/clock"
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
+	"github.com/referrals-sandbox/referrals-sandbox/scenarios"
 )
 
 // Config injects the sandbox's parts. Provider, Fixtures, Clock and Logger
@@ -27,13 +30,41 @@ type Config struct {
 	Clock *clock.Adjustable
 	// Logger receives request and lifecycle logs, never secrets.
 	Logger *slog.Logger
+	// Store holds referrals and qualified referrals. When it is empty at
+	// start it is seeded with the fixtures' records.
+	Store store.Store
+	// Audience is the resource the API accepts tokens for; default
+	// idp.DefaultResource.
+	Audience string
+	// Library is the named scenario library; default the embedded one.
+	Library *scenarios.Library
+	// Scenarios is the failure rule engine; default a new one over Library.
+	Scenarios *scenarios.Engine
+	// JournalSize bounds the request journal; default DefaultJournalSize.
+	JournalSize int
+	// RateLimit is each client's requests per second on the API and ping;
+	// 0 turns limiting off. RateBurst is the bucket size.
+	RateLimit float64
+	RateBurst int
+	// AdminToken, when set, protects the admin API.
+	AdminToken string
 }
+
+// DefaultJournalSize is how many requests the journal keeps by default.
+const DefaultJournalSize = 10000
 
 // Server is the whole sandbox as an http.Handler.
 type Server struct {
-	cfg     Config
-	log     *slog.Logger
-	handler http.Handler
+	cfg        Config
+	log        *slog.Logger
+	store      store.Store
+	audience   string
+	trialsJSON []byte
+	library    *scenarios.Library
+	scenarios  *scenarios.Engine
+	journal    *Journal
+	limiter    *rateLimiter
+	handler    http.Handler
 }
 
 // New checks cfg and builds the server.
@@ -45,11 +76,43 @@ func New(cfg Config) (*Server, error) {
 		return nil, errors.New("sandbox: no fixtures")
 	case cfg.Clock == nil:
 		return nil, errors.New("sandbox: no clock")
+	case cfg.Store == nil:
+		return nil, errors.New("sandbox: no store")
+	}
+	if cfg.Audience == "" {
+		cfg.Audience = idp.DefaultResource
+	}
+	if cfg.Library == nil {
+		lib, err := scenarios.LoadLibrary()
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: scenario library: %w", err)
+		}
+		cfg.Library = lib
+	}
+	if cfg.Scenarios == nil {
+		cfg.Scenarios = scenarios.New(scenarios.Config{Library: cfg.Library, Clock: cfg.Clock})
+	}
+	if cfg.JournalSize <= 0 {
+		cfg.JournalSize = DefaultJournalSize
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger}
+	if err := checkFixtureRecords(cfg.Fixtures, cfg.Clock.Now()); err != nil {
+		return nil, err
+	}
+	if err := seed(cfg.Store, cfg.Fixtures); err != nil {
+		return nil, err
+	}
+	trialsJSON, err := encodeTrialsList(cfg.Fixtures.Trials)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{
+		cfg: cfg, log: cfg.Logger, store: cfg.Store, audience: cfg.Audience, trialsJSON: trialsJSON,
+		library: cfg.Library, scenarios: cfg.Scenarios, journal: NewJournal(cfg.JournalSize),
+		limiter: newRateLimiter(cfg.Provider, cfg.RateLimit, cfg.RateBurst),
+	}
 	s.handler = s.routes()
 	return s, nil
 }
@@ -59,9 +122,31 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.S
 
 func (s *Server) routes() http.Handler {
 	r := mux.NewRouter()
-	r.Handle("/__sandbox/health", http.HandlerFunc(s.serveHealth)).Methods(http.MethodGet, http.MethodHead)
+	r.NotFoundHandler = http.HandlerFunc(s.notFound)
+	get := func(role string, h apiHandler) methods { return methods{http.MethodGet: s.authenticated(role, h)} }
+
+	s.handle(r, "/__sandbox/health", methods{http.MethodGet: http.HandlerFunc(s.serveHealth)})
+	s.handle(r, "/api/v1/openapi.json", methods{http.MethodGet: http.HandlerFunc(serveOpenAPI)})
+	s.handle(r, "/health/ping", get(roleAny, s.servePing))
+	s.handle(r, "/api/v1/referrals/trials", get(RoleTrialsRead, s.serveTrials))
+	referrals := methods{
+		http.MethodGet:  s.authenticated(RoleReferralsRead, s.listReferrals),
+		http.MethodPost: s.authenticated(RoleReferralsWrite, s.createReferral),
+	}
+	// Both spellings answer directly: a redirect would turn a POST into a GET.
+	s.handle(r, "/api/v1/referrals", referrals)
+	s.handle(r, "/api/v1/referrals/", referrals)
+	s.handle(r, "/api/v1/referrals/qualified", methods{
+		http.MethodGet:  s.authenticated(RoleQualifiedReferralsRead, s.listQualified),
+		http.MethodPost: s.authenticated(RoleQualifiedReferralsWrite, s.createQualified),
+	})
+	s.handle(r, "/api/v1/referrals/qualified/{external_source_id}", get(RoleQualifiedReferralsRead, s.getQualified))
+	s.handle(r, "/api/v1/referrals/{trial_id}/{outcomes_id}", get(RoleReferralsRead, s.getReferral))
+	s.adminRoutes(r)
 	s.cfg.Provider.Register(r)
-	return withRequestID(r)
+	// Outermost first: every response gets a request id; the journal sees
+	// the final answer, including forced ones and 429s.
+	return withRequestID(s.withJournal(s.withScenarios(s.withRateLimit(r))))
 }
 
 // serveHealth answers the unauthenticated health check used by CI and

@@ -217,3 +217,19 @@ func cloneScenario(sc Scenario) Scenario {
 	sc.Rules = rules
 	return sc
 }
+
+// AddFile adds one scenario file (the --scenario FILE form) and returns it.
+func (l *Library) AddFile(path string) (Scenario, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Scenario{}, fmt.Errorf("scenario file: %w", err)
+	}
+	sc, err := parseScenario(path, data)
+	if err != nil {
+		return Scenario{}, err
+	}
+	if err := l.add([]Scenario{sc}); err != nil {
+		return Scenario{}, err
+	}
+	return sc, nil
+}

@@ -16,6 +16,8 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
+	"github.com/referrals-sandbox/referrals-sandbox/scenarios"
 )
 
 // DefaultAddr is where serve listens unless told otherwise.
@@ -32,6 +34,13 @@ type serveConfig struct {
 	tokenLifetime time.Duration
 	signingKey    string
 	fixturesDir   string
+	dataFile      string
+	scenarioNames []string
+	scenariosDir  string
+	rateLimit     float64
+	rateBurst     int
+	journalSize   int
+	adminToken    string
 	shutdownGrace time.Duration
 }
 
@@ -47,6 +56,13 @@ func serveFlags(e env) (*options, *serveConfig) {
 	o.Duration(&c.tokenLifetime, "token-lifetime", idp.DefaultTokenLifetime, "access token lifetime (a client's tokenLifetimeSeconds overrides it)")
 	o.String(&c.signingKey, "signing-key", "", "PEM file with the RSA key that signs tokens (default: the embedded sandbox-only key)")
 	o.String(&c.fixturesDir, "fixtures", "", "fixtures directory replacing the embedded defaults (clients.json and trials.json required)")
+	o.String(&c.dataFile, "data", "", "buntdb file that keeps referrals across restarts (default: in memory); fixtures are loaded only into an empty store")
+	o.List(&c.scenarioNames, "scenario", "named scenario (or a scenario JSON file) to activate at start; repeatable, comma-separated in the environment")
+	o.String(&c.scenariosDir, "scenarios-dir", "", "directory of a team's own scenario JSON files, added to the embedded library")
+	o.Float(&c.rateLimit, "rate-limit", sandbox.DefaultRateLimit, "requests per second per client on the API and ping; 0 turns limiting off")
+	o.Int(&c.rateBurst, "rate-burst", sandbox.DefaultRateBurst, "burst size of each client's rate limit")
+	o.Int(&c.journalSize, "journal-size", sandbox.DefaultJournalSize, "how many requests the request journal keeps")
+	o.String(&c.adminToken, "admin-token", "", "bearer token the admin API requires (default: admin API open)")
 	o.Duration(&c.shutdownGrace, "shutdown-grace", 10*time.Second, "how long SIGTERM waits for requests in flight")
 	return o, c
 }
@@ -85,7 +101,24 @@ func runServe(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	srv, err := sandbox.New(sandbox.Config{Provider: provider, Fixtures: set, Clock: clk, Logger: logger})
+	st, err := openStore(c.dataFile)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := st.Close(); err != nil {
+			logger.Error("close store", "err", err)
+		}
+	}()
+	library, engine, err := loadScenarios(c, clk)
+	if err != nil {
+		return err
+	}
+	srv, err := sandbox.New(sandbox.Config{
+		Provider: provider, Fixtures: set, Clock: clk, Logger: logger, Store: st,
+		Library: library, Scenarios: engine, JournalSize: c.journalSize,
+		RateLimit: c.rateLimit, RateBurst: c.rateBurst, AdminToken: c.adminToken,
+	})
 	if err != nil {
 		return err
 	}
@@ -136,6 +169,50 @@ func runServe(ctx context.Context, e env, args []string) error {
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	return nil
+}
+
+// loadScenarios builds the scenario library (embedded, plus --scenarios-dir)
+// and activates the --scenario names. A --scenario that is a file path is
+// added to the library first.
+func loadScenarios(c *serveConfig, clk clock.Clock) (*scenarios.Library, *scenarios.Engine, error) {
+	if c.journalSize < 1 || c.rateLimit < 0 || c.rateBurst < 0 {
+		return nil, nil, fmt.Errorf("%w: --journal-size must be at least 1, --rate-limit and --rate-burst not negative", errUsage)
+	}
+	library, err := scenarios.LoadLibrary()
+	if err != nil {
+		return nil, nil, err
+	}
+	if c.scenariosDir != "" {
+		if err := library.AddDir(c.scenariosDir); err != nil {
+			return nil, nil, fmt.Errorf("--scenarios-dir: %w", err)
+		}
+	}
+	engine := scenarios.New(scenarios.Config{Library: library, Clock: clk})
+	for _, name := range c.scenarioNames {
+		if strings.HasSuffix(name, ".json") {
+			sc, err := library.AddFile(name)
+			if err != nil {
+				return nil, nil, fmt.Errorf("--scenario %s: %w", name, err)
+			}
+			name = sc.Name
+		}
+		if _, err := engine.Activate(name, ""); err != nil {
+			return nil, nil, fmt.Errorf("--scenario: %w (known: %s)", err, strings.Join(library.Names(), ", "))
+		}
+	}
+	return library, engine, nil
+}
+
+// openStore opens the --data file, or an in-memory store without one.
+func openStore(path string) (*store.BuntStore, error) {
+	if path == "" {
+		path = ":memory:"
+	}
+	st, err := store.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("--data %s: %w", path, err)
+	}
+	return st, nil
 }
 
 func loadFixtures(dir string) (set *fixtures.Set, embedded bool, err error) {

@@ -1,0 +1,53 @@
+package sandbox
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// listRequests answers GET /__sandbox/requests: the journal, oldest first,
+// filtered by clientId, path (exact, or a prefix ending in *), status, since
+// (RFC 3339) and limit (the latest N).
+func (s *Server) listRequests(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	f := JournalFilter{ClientID: q.Get("clientId"), Path: q.Get("path")}
+	var errs []FieldError
+	if v := q.Get("status"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 100 || n > 599 {
+			errs = append(errs, FieldError{Field: "status", Message: "must be an HTTP status code such as 401"})
+		}
+		f.Status = n
+	}
+	if v := q.Get("since"); v != "" {
+		t, err := time.Parse(time.RFC3339Nano, v)
+		if err != nil {
+			errs = append(errs, FieldError{Field: "since", Message: "must be an RFC 3339 time such as 2026-01-02T15:04:05Z"})
+		}
+		f.Since = t
+	}
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			errs = append(errs, FieldError{Field: "limit", Message: "must be a positive whole number"})
+		}
+		f.Limit = n
+	}
+	if len(errs) > 0 {
+		p := newProblem(http.StatusBadRequest, "invalid query parameters")
+		p.Errors = errs
+		s.problem(w, r, p)
+		return
+	}
+	entries := s.journal.Find(f)
+	if entries == nil {
+		entries = []JournalEntry{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"requests": entries})
+}
+
+func (s *Server) clearRequests(w http.ResponseWriter, _ *http.Request) {
+	s.journal.Clear()
+	w.WriteHeader(http.StatusNoContent)
+}

@@ -1,0 +1,140 @@
+package sandbox
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/gorilla/mux"
+
+	"github.com/referrals-sandbox/referrals-sandbox/scenarios"
+)
+
+func (s *Server) listRules(w http.ResponseWriter, _ *http.Request) {
+	rules := s.scenarios.Rules()
+	if rules == nil {
+		rules = []scenarios.RuleStatus{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"rules": rules, "active": activations(s.scenarios.Active())})
+}
+
+func activations(a []scenarios.Activation) []scenarios.Activation {
+	if a == nil {
+		return []scenarios.Activation{}
+	}
+	return a
+}
+
+func (s *Server) addRule(w http.ResponseWriter, r *http.Request) {
+	var rule scenarios.Rule
+	if _, err := decodeJSON(r, maxBodyBytes, &rule); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	added, err := s.scenarios.Add(rule)
+	if err != nil {
+		s.problem(w, r, ruleProblem(err))
+		return
+	}
+	w.Header().Set("Location", "/__sandbox/scenarios/"+added.ID)
+	status, _ := s.scenarios.Get(added.ID)
+	writeJSON(w, http.StatusCreated, status)
+}
+
+// ruleProblem turns a rule's validation error into a 422 naming the field,
+// or a 409 for an id already in use.
+func ruleProblem(err error) Problem {
+	if errors.Is(err, scenarios.ErrDuplicateID) {
+		return newProblem(http.StatusConflict, err.Error())
+	}
+	var fe *scenarios.FieldError
+	if errors.As(err, &fe) {
+		return validationProblem([]FieldError{{Field: fe.Field, Message: fe.Message}})
+	}
+	return newProblem(http.StatusUnprocessableEntity, err.Error())
+}
+
+func (s *Server) clearRules(w http.ResponseWriter, _ *http.Request) {
+	s.scenarios.Clear()
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) getRule(w http.ResponseWriter, r *http.Request) {
+	status, ok := s.scenarios.Get(mux.Vars(r)["id"])
+	if !ok {
+		s.problem(w, r, newProblem(http.StatusNotFound, "no active rule with that id (a rule whose times ran out is retired)"))
+		return
+	}
+	writeJSON(w, http.StatusOK, status)
+}
+
+func (s *Server) deleteRule(w http.ResponseWriter, r *http.Request) {
+	if !s.scenarios.Remove(mux.Vars(r)["id"]) {
+		s.problem(w, r, newProblem(http.StatusNotFound, "no active rule with that id"))
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) listLibrary(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{"scenarios": s.library.Scenarios(), "active": activations(s.scenarios.Active())})
+}
+
+func (s *Server) getScenario(w http.ResponseWriter, r *http.Request) {
+	sc, ok := s.library.Get(mux.Vars(r)["name"])
+	if !ok {
+		s.problem(w, r, s.unknownScenario(mux.Vars(r)["name"]))
+		return
+	}
+	writeJSON(w, http.StatusOK, sc)
+}
+
+// activation is the optional body of POST /__sandbox/library/{name}.
+type activation struct {
+	ClientID string `json:"clientId"`
+}
+
+func (s *Server) activateScenario(w http.ResponseWriter, r *http.Request) {
+	var body activation
+	if err := decodeAdmin(r, &body); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	name := mux.Vars(r)["name"]
+	rules, err := s.scenarios.Activate(name, body.ClientID)
+	if errors.Is(err, scenarios.ErrUnknownScenario) {
+		s.problem(w, r, s.unknownScenario(name))
+		return
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, map[string]any{"scenario": name, "clientId": body.ClientID, "rules": rules})
+}
+
+// deactivateScenario removes one activation: ?clientId= names the client it
+// was bound to; without it every activation of the scenario goes.
+func (s *Server) deactivateScenario(w http.ResponseWriter, r *http.Request) {
+	name := mux.Vars(r)["name"]
+	if _, ok := s.library.Get(name); !ok {
+		s.problem(w, r, s.unknownScenario(name))
+		return
+	}
+	if !s.scenarios.Deactivate(name, r.URL.Query().Get("clientId")) {
+		s.problem(w, r, newProblem(http.StatusNotFound, "scenario "+name+" is not active"+forClient(r.URL.Query().Get("clientId"))))
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func forClient(id string) string {
+	if id == "" {
+		return ""
+	}
+	return " for client " + id
+}
+
+func (s *Server) unknownScenario(name string) Problem {
+	return newProblem(http.StatusNotFound, "no scenario named "+name+"; known: "+strings.Join(s.library.Names(), ", "))
+}

@@ -1,0 +1,139 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/gorilla/mux"
+
+	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
+)
+
+// statusMove is the body of the admin status endpoints. clientId is needed
+// for a qualified referral only when several partners used the same
+// externalSourceId.
+type statusMove struct {
+	Status   string `json:"status"`
+	ClientID string `json:"clientId"`
+}
+
+// errBadTransition refuses a status change the processing order forbids.
+type errBadTransition struct{ from, to string }
+
+func (e errBadTransition) Error() string {
+	next := fixtures.NextStatuses(e.from)
+	if len(next) == 0 {
+		return fmt.Sprintf("status %s is final; it cannot move to %s", e.from, e.to)
+	}
+	return fmt.Sprintf("status %s can move to %s, not to %s", e.from, strings.Join(next, ", "), e.to)
+}
+
+func (s *Server) readStatusMove(w http.ResponseWriter, r *http.Request) (statusMove, bool) {
+	var m statusMove
+	if _, err := decodeJSON(r, maxBodyBytes, &m); err != nil {
+		s.fail(w, r, err)
+		return m, false
+	}
+	if !fixtures.ValidStatus(m.Status) {
+		s.problem(w, r, validationProblem([]FieldError{{Field: "status", Message: "must be one of " + strings.Join(fixtures.Statuses(), ", ")}}))
+		return m, false
+	}
+	return m, true
+}
+
+func (s *Server) moveReferralStatus(w http.ResponseWriter, r *http.Request) {
+	m, ok := s.readStatusMove(w, r)
+	if !ok {
+		return
+	}
+	vars := mux.Vars(r)
+	found, err := s.store.FindReferral(vars["outcomes_id"])
+	if err == nil && !s.trialNamed(vars["trial_id"], found.TrialID) {
+		err = store.ErrNotFound
+	}
+	if err == nil {
+		found, err = s.store.UpdateReferral(found.ClientID, found.OutcomesID, func(ref *fixtures.Referral) error {
+			if !fixtures.CanMove(ref.Status, m.Status) {
+				return errBadTransition{ref.Status, m.Status}
+			}
+			ref.Status = m.Status
+			return nil
+		})
+	}
+	if s.statusMoveFailed(w, r, err, "referral") {
+		return
+	}
+	writeJSON(w, http.StatusOK, found)
+}
+
+func (s *Server) moveQualifiedStatus(w http.ResponseWriter, r *http.Request) {
+	m, ok := s.readStatusMove(w, r)
+	if !ok {
+		return
+	}
+	id := mux.Vars(r)["external_source_id"]
+	owner, err := s.qualifiedOwner(id, m.ClientID)
+	var updated fixtures.QualifiedReferral
+	if err == nil {
+		updated, err = s.store.UpdateQualified(owner, id, func(q *fixtures.QualifiedReferral) error {
+			if !fixtures.CanMove(q.Status, m.Status) {
+				return errBadTransition{q.Status, m.Status}
+			}
+			q.AuditTrail = append(q.AuditTrail, fixtures.AuditEntry{
+				At:     s.cfg.Clock.Now().UTC().Format(fixtures.TimestampLayout),
+				Action: fixtures.AuditStatusChanged, Actor: "sandbox-admin", RequestID: requestID(r),
+				FromStatus: q.Status, ToStatus: m.Status,
+			})
+			q.Status = m.Status
+			return nil
+		})
+	}
+	if s.statusMoveFailed(w, r, err, "qualified referral") {
+		return
+	}
+	writeJSON(w, http.StatusOK, updated)
+}
+
+// qualifiedOwner finds which partner holds externalSourceId, or checks the
+// one given.
+func (s *Server) qualifiedOwner(id, clientID string) (string, error) {
+	if clientID != "" {
+		return clientID, nil
+	}
+	clients, err := s.store.Clients()
+	if err != nil {
+		return "", err
+	}
+	var owners []string
+	for _, c := range clients {
+		if _, err := s.store.GetQualified(c, id, nil); err == nil {
+			owners = append(owners, c)
+		}
+	}
+	switch len(owners) {
+	case 0:
+		return "", store.ErrNotFound
+	case 1:
+		return owners[0], nil
+	}
+	return "", newRequestError(http.StatusConflict, "several partners use this externalSourceId ("+strings.Join(owners, ", ")+"); name one as clientId")
+}
+
+// statusMoveFailed answers a failed status move and reports whether it did.
+func (s *Server) statusMoveFailed(w http.ResponseWriter, r *http.Request, err error, kind string) bool {
+	var bad errBadTransition
+	switch {
+	case err == nil:
+		return false
+	case errors.Is(err, store.ErrNotFound):
+		s.problem(w, r, newProblem(http.StatusNotFound, "no "+kind+" with that id"))
+	case errors.As(err, &bad):
+		s.problem(w, r, newProblem(http.StatusConflict, bad.Error()))
+	default:
+		s.fail(w, r, err)
+	}
+	return true
+}

@@ -1,0 +1,185 @@
+package sandbox
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/scenarios"
+)
+
+// Per-request switches a client (or QA) sends to force a failure on one
+// request only.
+const (
+	ForceStatusHeader = "X-Sandbox-Force-Status"
+	DelayHeader       = "X-Sandbox-Delay"
+	ScenarioHeader    = "X-Sandbox-Scenario"
+	// RuleHeader names the rule that forced a response, for QA reading a
+	// trace; real clients ignore it.
+	RuleHeader = "Sandbox-Rule"
+)
+
+// withScenarios applies failure rules to token, API and ping requests: the
+// per-request headers first, then the active rules. A firing rule may delay,
+// break the connection, or answer with a forced status in the exact shape the
+// real endpoint would use.
+func (s *Server) withScenarios(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		info := infoFrom(r.Context())
+		if info.endpoint == "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		req := scenarios.Request{Method: r.Method, Path: r.URL.Path, ClientID: info.claimed.ClientID, Endpoint: scenarios.Endpoint(info.endpoint)}
+		d, ok, err := s.perRequestDecision(r, req)
+		if err != nil {
+			e := newRequestError(http.StatusBadRequest, err.Error())
+			s.fail(w, r, e)
+			return
+		}
+		if !ok {
+			d, ok = s.scenarios.Decide(req)
+		}
+		if !ok {
+			next.ServeHTTP(w, r)
+			return
+		}
+		info.ruleID, info.scenario = d.RuleID, d.Scenario
+		if d.RuleID != "" {
+			w.Header().Set(RuleHeader, d.RuleID)
+		}
+		if !s.sleep(r, d.Delay) {
+			return // the client gave up during the delay
+		}
+		switch {
+		case d.Fault != "":
+			info.fault = string(d.Fault)
+			scenarios.ApplyFault(w, r, d.Fault)
+		case d.Status != 0:
+			s.writeForced(w, r, req.Endpoint, d)
+		default:
+			next.ServeHTTP(w, r)
+		}
+	})
+}
+
+// perRequestDecision reads the X-Sandbox-* headers. An unknown value is an
+// error listing the allowed ones: a typo must never pass silently.
+func (s *Server) perRequestDecision(r *http.Request, req scenarios.Request) (scenarios.Decision, bool, error) {
+	var d scenarios.Decision
+	found := false
+	if name := r.Header.Get(ScenarioHeader); name != "" {
+		sd, matched, err := s.scenarios.DecideScenario(name, req)
+		if err != nil {
+			return d, false, fmt.Errorf("%s: unknown scenario %q; known: %s", ScenarioHeader, name, strings.Join(s.library.Names(), ", "))
+		}
+		if matched {
+			d, found = sd, true
+		}
+	}
+	if v := r.Header.Get(ForceStatusHeader); v != "" {
+		status, code, err := forcedValue(v, req.Endpoint)
+		if err != nil {
+			return d, false, err
+		}
+		d.Status, d.Error, d.Fault, d.RuleID, d.Scenario = status, code, "", ForceStatusHeader, ""
+		if status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable {
+			d.RetryAfter = scenarios.DefaultRetryAfter
+		}
+		found = true
+	}
+	if v := r.Header.Get(DelayHeader); v != "" {
+		delay, err := scenarios.ParseDelay(v)
+		if err != nil {
+			return d, false, fmt.Errorf("%s: %v (a Go duration such as 250ms or 2s, or whole milliseconds, at most %s)", DelayHeader, err, scenarios.MaxDelay)
+		}
+		d.Delay += delay
+		if d.RuleID == "" {
+			d.RuleID = DelayHeader
+		}
+		found = true
+	}
+	return d, found, nil
+}
+
+// forcedValue parses X-Sandbox-Force-Status: a status the endpoint can give,
+// or on the token endpoint one of its error codes.
+func forcedValue(v string, endpoint scenarios.Endpoint) (status int, code string, err error) {
+	allowedStatuses := scenarios.ForcibleStatuses(endpoint)
+	allowedErrors := scenarios.ForcibleErrors(endpoint)
+	if n, convErr := strconv.Atoi(v); convErr == nil {
+		for _, a := range allowedStatuses {
+			if a == n {
+				return n, "", nil
+			}
+		}
+	}
+	for _, a := range allowedErrors {
+		if a == v {
+			return scenarios.ErrorStatus(a), a, nil
+		}
+	}
+	allowed := make([]string, 0, len(allowedStatuses)+len(allowedErrors))
+	for _, a := range allowedStatuses {
+		allowed = append(allowed, strconv.Itoa(a))
+	}
+	allowed = append(allowed, allowedErrors...)
+	return 0, "", fmt.Errorf("%s: %q cannot be forced on the %s endpoint; allowed: %s", ForceStatusHeader, v, endpoint, strings.Join(allowed, ", "))
+}
+
+// sleep waits d on the sandbox's behalf, unless the client gives up first.
+func (s *Server) sleep(r *http.Request, d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-r.Context().Done():
+		return false
+	}
+}
+
+// writeForced answers with a forced failure in the endpoint's own shape.
+func (s *Server) writeForced(w http.ResponseWriter, r *http.Request, endpoint scenarios.Endpoint, d scenarios.Decision) {
+	if d.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(d.RetryAfter)))
+	}
+	if endpoint == scenarios.EndpointToken {
+		e, ok := idp.ForcedTokenError(d.Error, d.Status)
+		if !ok {
+			e, _ = idp.ForcedTokenError("", http.StatusServiceUnavailable)
+		}
+		idp.WriteTokenError(w, r, s.cfg.Clock.Now(), e)
+		return
+	}
+	switch d.Status {
+	case http.StatusUnauthorized:
+		reason := d.Reason
+		if reason == "" {
+			reason = "invalid"
+		}
+		s.refuseToken(w, r, "access token "+reason+" (forced by sandbox rule "+d.RuleID+")")
+	case http.StatusForbidden:
+		s.forbid(w, r, "required for this operation (permissions revoked by sandbox rule "+d.RuleID+")")
+	case http.StatusTooManyRequests:
+		seconds := retryAfterSeconds(d.RetryAfter)
+		setRateLimitHeaders(w, 0, 0, seconds)
+		s.problem(w, r, newProblem(d.Status, fmt.Sprintf("rate limit exceeded; retry after %d second(s)", seconds)))
+	case http.StatusServiceUnavailable:
+		s.problem(w, r, newProblem(d.Status, "the service is temporarily unavailable; retry after the Retry-After delay"))
+	default:
+		s.problem(w, r, newProblem(d.Status, "the service failed to process the request"))
+	}
+}
+
+// retryAfterSeconds rounds up to whole seconds, at least one.
+func retryAfterSeconds(d time.Duration) int {
+	s := int((d + time.Second - 1) / time.Second)
+	return max(s, 1)
+}
