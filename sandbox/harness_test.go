@@ -23,12 +23,12 @@ import (
 
 // Default credentials of the embedded fixtures.
 const (
-	partner   = "sandbox-partner"
-	partner2  = "sandbox-partner-2"
-	readonly  = "sandbox-readonly"
-	noroles   = "sandbox-noroles"
-	otherAPI  = "sandbox-other-api"
-	apiScope  = "api://referrals-sandbox/.default"
+	partner    = "sandbox-partner"
+	partner2   = "sandbox-partner-2"
+	readonly   = "sandbox-readonly"
+	noroles    = "sandbox-noroles"
+	otherAPI   = "sandbox-other-api"
+	apiScope   = "api://referrals-sandbox/.default"
 	otherScope = "api://other-api/.default"
 )
 
