@@ -48,6 +48,8 @@ type Config struct {
 	RateBurst int
 	// AdminToken, when set, protects the admin API.
 	AdminToken string
+	// CACertPEM, when set, is served at /__sandbox/ca.pem.
+	CACertPEM []byte
 }
 
 // DefaultJournalSize is how many requests the journal keeps by default.
@@ -126,6 +128,9 @@ func (s *Server) routes() http.Handler {
 	get := func(role string, h apiHandler) methods { return methods{http.MethodGet: s.authenticated(role, h)} }
 
 	s.handle(r, "/__sandbox/health", methods{http.MethodGet: http.HandlerFunc(s.serveHealth)})
+	if s.cfg.CACertPEM != nil {
+		s.handle(r, "/__sandbox/ca.pem", methods{http.MethodGet: http.HandlerFunc(s.serveCA)})
+	}
 	s.handle(r, "/api/v1/openapi.json", methods{http.MethodGet: http.HandlerFunc(serveOpenAPI)})
 	s.handle(r, "/health/ping", get(roleAny, s.servePing))
 	s.handle(r, "/api/v1/referrals/trials", get(RoleTrialsRead, s.serveTrials))
@@ -147,6 +152,12 @@ func (s *Server) routes() http.Handler {
 	// Outermost first: every response gets a request id; the journal sees
 	// the final answer, including forced ones and 429s.
 	return withRequestID(s.withJournal(s.withScenarios(s.withRateLimit(r))))
+}
+
+// serveCA serves the local CA certificate clients trust (--tls).
+func (s *Server) serveCA(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/x-pem-file")
+	_, _ = w.Write(s.cfg.CACertPEM)
 }
 
 // serveHealth answers the unauthenticated health check used by CI and

@@ -23,14 +23,17 @@ type options struct {
 	fs      *flag.FlagSet
 	summary string
 	getenv  func(string) string
+	out     io.Writer
 }
 
+// newOptions makes a subcommand's flag set; --help prints to out.
 func newOptions(name, summary string, getenv func(string) string, out io.Writer) *options {
 	fs := flag.NewFlagSet("referrals-sandbox "+name, flag.ContinueOnError)
-	fs.SetOutput(out)
-	o := &options{fs: fs, summary: summary, getenv: getenv}
-	fs.Usage = o.usage
-	return o
+	// The flag package prints errors and usage itself; run() prints one
+	// line per error instead, and --help prints the full listing.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return &options{fs: fs, summary: summary, getenv: getenv, out: out}
 }
 
 func envName(flagName string) string {
@@ -75,6 +78,7 @@ func (l *listValue) Set(v string) error {
 func (o *options) parse(args []string) error {
 	if err := o.fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			o.usage()
 			return err
 		}
 		return fmt.Errorf("%w: %v", errUsage, err)
@@ -100,7 +104,7 @@ func (o *options) parse(args []string) error {
 
 // usage lists every flag with its environment variable and default.
 func (o *options) usage() {
-	w := o.fs.Output()
+	w := o.out
 	fmt.Fprintf(w, "Usage: %s [flags]\n\n%s\n\nFlags:\n", o.fs.Name(), o.summary)
 	var flags []*flag.Flag
 	o.fs.VisitAll(func(f *flag.Flag) { flags = append(flags, f) })

@@ -85,7 +85,7 @@ func printCommands(w io.Writer) {
 }
 
 func runVersion(_ context.Context, e env, args []string) error {
-	o := newOptions("version", "Print the version.", e.getenv, e.stderr)
+	o := newOptions("version", "Print the version.", e.getenv, e.stdout)
 	if err := o.parse(args); err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -9,15 +10,13 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/referrals-sandbox/referrals-sandbox/clock"
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
-	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
-	"github.com/referrals-sandbox/referrals-sandbox/scenarios"
 )
 
 // DefaultAddr is where serve listens unless told otherwise.
@@ -26,45 +25,68 @@ const DefaultAddr = "127.0.0.1:8080"
 // serveConfig is every flag of serve.
 type serveConfig struct {
 	addr          string
-	publicURL     string
 	logFormat     string
 	logLevel      string
-	tenant        string
-	environment   string
-	tokenLifetime time.Duration
-	signingKey    string
-	fixturesDir   string
-	dataFile      string
-	scenarioNames []string
-	scenariosDir  string
-	rateLimit     float64
-	rateBurst     int
-	journalSize   int
-	adminToken    string
 	shutdownGrace time.Duration
+	opts          sandbox.Options
 }
 
 func serveFlags(e env) (*options, *serveConfig) {
 	c := &serveConfig{}
-	o := newOptions("serve", "Start the sandbox: the identity provider, the referrals API and the admin API on one address.", e.getenv, e.stderr)
+	o := newOptions("serve", "Start the sandbox: the identity provider, the referrals API and the admin API on one address.", e.getenv, e.stdout)
+	addServeFlags(o, c)
+	return o, c
+}
+
+// addServeFlags declares serve's flags; healthcheck reuses them to find the
+// address serve would listen on under the same environment.
+func addServeFlags(o *options, c *serveConfig) {
+	so := &c.opts
 	o.String(&c.addr, "addr", DefaultAddr, "listen address; port 0 picks a free port")
-	o.String(&c.publicURL, "public-url", "", "base URL clients reach the sandbox at, used in issuer and endpoint URLs (default: the URL of each request)")
+	o.String(&so.PublicURL, "public-url", "", "base URL clients reach the sandbox at, used in issuer and endpoint URLs (default: the URL of each request)")
 	o.String(&c.logFormat, "log-format", "text", "log format: text or json")
 	o.String(&c.logLevel, "log-level", "info", "log level: debug, info, warn or error")
-	o.String(&c.tenant, "tenant", idp.DefaultTenant, "tenant GUID in the identity provider's paths and tokens")
-	o.String(&c.environment, "environment", fixtures.EnvironmentDevelopment, "environment the sandbox runs as: development or production (clients of the other do not exist)")
-	o.Duration(&c.tokenLifetime, "token-lifetime", idp.DefaultTokenLifetime, "access token lifetime (a client's tokenLifetimeSeconds overrides it)")
-	o.String(&c.signingKey, "signing-key", "", "PEM file with the RSA key that signs tokens (default: the embedded sandbox-only key)")
-	o.String(&c.fixturesDir, "fixtures", "", "fixtures directory replacing the embedded defaults (clients.json and trials.json required)")
-	o.String(&c.dataFile, "data", "", "buntdb file that keeps referrals across restarts (default: in memory); fixtures are loaded only into an empty store")
-	o.List(&c.scenarioNames, "scenario", "named scenario (or a scenario JSON file) to activate at start; repeatable, comma-separated in the environment")
-	o.String(&c.scenariosDir, "scenarios-dir", "", "directory of a team's own scenario JSON files, added to the embedded library")
-	o.Float(&c.rateLimit, "rate-limit", sandbox.DefaultRateLimit, "requests per second per client on the API and ping; 0 turns limiting off")
-	o.Int(&c.rateBurst, "rate-burst", sandbox.DefaultRateBurst, "burst size of each client's rate limit")
-	o.Int(&c.journalSize, "journal-size", sandbox.DefaultJournalSize, "how many requests the request journal keeps")
-	o.String(&c.adminToken, "admin-token", "", "bearer token the admin API requires (default: admin API open)")
+	o.String(&so.Tenant, "tenant", idp.DefaultTenant, "tenant GUID in the identity provider's paths and tokens")
+	o.String(&so.Environment, "environment", fixtures.EnvironmentDevelopment, "environment the sandbox runs as: development or production (clients of the other do not exist)")
+	o.Duration(&so.TokenLifetime, "token-lifetime", idp.DefaultTokenLifetime, "access token lifetime (a client's tokenLifetimeSeconds overrides it)")
+	o.String(&so.SigningKeyFile, "signing-key", "", "PEM file with the RSA key that signs tokens (default: the embedded sandbox-only key)")
+	o.String(&so.FixturesDir, "fixtures", "", "fixtures directory replacing the embedded defaults (clients.json and trials.json required)")
+	o.String(&so.DataFile, "data", "", "buntdb file that keeps referrals across restarts (default: in memory); fixtures are loaded only into an empty store")
+	o.List(&so.ScenarioNames, "scenario", "named scenario (or a scenario JSON file) to activate at start; repeatable, comma-separated in the environment")
+	o.String(&so.ScenariosDir, "scenarios-dir", "", "directory of a team's own scenario JSON files, added to the embedded library")
+	o.Float(&so.RateLimit, "rate-limit", sandbox.DefaultRateLimit, "requests per second per client on the API and ping; 0 turns limiting off")
+	o.Int(&so.RateBurst, "rate-burst", sandbox.DefaultRateBurst, "burst size of each client's rate limit")
+	o.Int(&so.JournalSize, "journal-size", sandbox.DefaultJournalSize, "how many requests the request journal keeps")
+	o.String(&so.AdminToken, "admin-token", "", "bearer token the admin API requires (default: admin API open)")
+	o.Bool(&so.TLS, "tls", false, "serve HTTPS with a certificate from a local CA created at start")
+	o.String(&so.TLSDir, "tls-dir", filepath.Join(os.TempDir(), "referrals-sandbox-tls"), "directory the CA certificate (ca.pem) is written to with --tls")
+	o.List(&so.TLSHosts, "tls-host", "extra host name for the certificate (e.g. a compose service name); repeatable")
+	o.String(&so.TLSCertFile, "tls-cert", "", "PEM certificate to serve with --tls instead of the local CA's")
+	o.String(&so.TLSKeyFile, "tls-key", "", "PEM private key of --tls-cert")
 	o.Duration(&c.shutdownGrace, "shutdown-grace", 10*time.Second, "how long SIGTERM waits for requests in flight")
-	return o, c
+}
+
+// check refuses flag values that parse but make no sense, naming the flag
+// (exit status 2).
+func (c *serveConfig) check() error {
+	so := c.opts
+	switch {
+	case so.Environment != fixtures.EnvironmentDevelopment && so.Environment != fixtures.EnvironmentProduction:
+		return fmt.Errorf("%w: --environment must be development or production, not %q", errUsage, so.Environment)
+	case so.RateLimit < 0:
+		return fmt.Errorf("%w: --rate-limit must not be negative", errUsage)
+	case so.RateBurst < 0:
+		return fmt.Errorf("%w: --rate-burst must not be negative", errUsage)
+	case so.JournalSize < 1:
+		return fmt.Errorf("%w: --journal-size must be at least 1", errUsage)
+	case so.TokenLifetime < time.Second:
+		return fmt.Errorf("%w: --token-lifetime must be at least 1s", errUsage)
+	case c.shutdownGrace < 0:
+		return fmt.Errorf("%w: --shutdown-grace must not be negative", errUsage)
+	case so.PublicURL != "" && !strings.HasPrefix(so.PublicURL, "http://") && !strings.HasPrefix(so.PublicURL, "https://"):
+		return fmt.Errorf("%w: --public-url must start with http:// or https://", errUsage)
+	}
+	return nil
 }
 
 func runServe(ctx context.Context, e env, args []string) error {
@@ -72,88 +94,43 @@ func runServe(ctx context.Context, e env, args []string) error {
 	if err := o.parse(args); err != nil {
 		return err
 	}
+	if err := c.check(); err != nil {
+		return err
+	}
 	logger, err := newLogger(e.stderr, c.logFormat, c.logLevel)
 	if err != nil {
 		return err
 	}
-	if c.environment != fixtures.EnvironmentDevelopment && c.environment != fixtures.EnvironmentProduction {
-		return fmt.Errorf("%w: --environment must be development or production, not %q", errUsage, c.environment)
-	}
-	set, embedded, err := loadFixtures(c.fixturesDir)
-	if err != nil {
-		return err
-	}
-	keyPEM := fixtures.DefaultSigningKeyPEM()
-	if c.signingKey != "" {
-		if keyPEM, err = os.ReadFile(c.signingKey); err != nil {
-			return fmt.Errorf("--signing-key: %w", err)
-		}
-	}
-	keys, err := idp.LoadKeys(keyPEM)
-	if err != nil {
-		return fmt.Errorf("--signing-key: %w", err)
-	}
-	clk := clock.NewAdjustable(nil)
-	provider, err := idp.New(idp.Config{
-		Tenant: c.tenant, Environment: c.environment, Clients: set.Clients,
-		TokenLifetime: c.tokenLifetime, Keys: keys, PublicURL: c.publicURL, Clock: clk, Logger: logger,
-	})
-	if err != nil {
-		return err
-	}
-	st, err := openStore(c.dataFile)
+	c.opts.Logger = logger
+	in, err := sandbox.Open(c.opts)
 	if err != nil {
 		return err
 	}
 	defer func() {
-		if err := st.Close(); err != nil {
+		if err := in.Close(); err != nil {
 			logger.Error("close store", "err", err)
 		}
 	}()
-	library, engine, err := loadScenarios(c, clk)
-	if err != nil {
-		return err
-	}
-	srv, err := sandbox.New(sandbox.Config{
-		Provider: provider, Fixtures: set, Clock: clk, Logger: logger, Store: st,
-		Library: library, Scenarios: engine, JournalSize: c.journalSize,
-		RateLimit: c.rateLimit, RateBurst: c.rateBurst, AdminToken: c.adminToken,
-	})
-	if err != nil {
-		return err
-	}
-
 	ln, err := net.Listen("tcp", c.addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", c.addr, err)
 	}
-	base := c.publicURL
-	if base == "" {
-		base = "http://" + advertisedHost(ln.Addr().(*net.TCPAddr))
-	}
-	base = strings.TrimRight(base, "/")
-	var ids []string
-	for _, cl := range provider.Clients() {
-		ids = append(ids, cl.ClientID)
-	}
-	logger.Info("referrals-sandbox ready",
-		"addr", ln.Addr().String(),
-		"auth_url", provider.AuthURL(base),
-		"token_url", provider.TokenURL(base),
-		"base_url", base+"/api/v1",
-		"root_url", base,
-		"environment", c.environment,
-		"clients", strings.Join(ids, ","))
-	if embedded {
-		printDefaultCredentials(e.stdout, provider.Clients())
-	}
+	announce(e.stdout, logger, in, ln.Addr().(*net.TCPAddr), c)
+	return serveUntilDone(ctx, logger, in, ln, c.shutdownGrace)
+}
 
+// serveUntilDone serves until ctx ends (SIGINT, SIGTERM), then drains
+// requests in flight for up to grace.
+func serveUntilDone(ctx context.Context, logger *slog.Logger, in *sandbox.Instance, ln net.Listener, grace time.Duration) error {
 	httpServer := &http.Server{
-		Handler:           srv,
+		Handler:           in.Server,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	if in.TLS != nil {
+		ln = tls.NewListener(ln, in.TLS)
 	}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- httpServer.Serve(ln) }()
@@ -162,8 +139,8 @@ func runServe(ctx context.Context, e env, args []string) error {
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
-	logger.Info("shutting down", "grace", c.shutdownGrace.String())
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), c.shutdownGrace)
+	logger.Info("shutting down", "grace", grace.String())
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
 	if err := httpServer.Shutdown(shutdownCtx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("shutdown: %w", err)
@@ -171,57 +148,37 @@ func runServe(ctx context.Context, e env, args []string) error {
 	return nil
 }
 
-// loadScenarios builds the scenario library (embedded, plus --scenarios-dir)
-// and activates the --scenario names. A --scenario that is a file path is
-// added to the library first.
-func loadScenarios(c *serveConfig, clk clock.Clock) (*scenarios.Library, *scenarios.Engine, error) {
-	if c.journalSize < 1 || c.rateLimit < 0 || c.rateBurst < 0 {
-		return nil, nil, fmt.Errorf("%w: --journal-size must be at least 1, --rate-limit and --rate-burst not negative", errUsage)
-	}
-	library, err := scenarios.LoadLibrary()
-	if err != nil {
-		return nil, nil, err
-	}
-	if c.scenariosDir != "" {
-		if err := library.AddDir(c.scenariosDir); err != nil {
-			return nil, nil, fmt.Errorf("--scenarios-dir: %w", err)
+// announce logs the ready line with the addresses a partner configures and,
+// for the embedded fixtures, prints their public credentials on stdout.
+func announce(stdout io.Writer, logger *slog.Logger, in *sandbox.Instance, addr *net.TCPAddr, c *serveConfig) {
+	base := strings.TrimRight(c.opts.PublicURL, "/")
+	if base == "" {
+		scheme := "http"
+		if in.TLS != nil {
+			scheme = "https"
 		}
+		base = scheme + "://" + advertisedHost(addr)
 	}
-	engine := scenarios.New(scenarios.Config{Library: library, Clock: clk})
-	for _, name := range c.scenarioNames {
-		if strings.HasSuffix(name, ".json") {
-			sc, err := library.AddFile(name)
-			if err != nil {
-				return nil, nil, fmt.Errorf("--scenario %s: %w", name, err)
-			}
-			name = sc.Name
-		}
-		if _, err := engine.Activate(name, ""); err != nil {
-			return nil, nil, fmt.Errorf("--scenario: %w (known: %s)", err, strings.Join(library.Names(), ", "))
-		}
+	var ids []string
+	for _, cl := range in.Provider.Clients() {
+		ids = append(ids, cl.ClientID)
 	}
-	return library, engine, nil
-}
-
-// openStore opens the --data file, or an in-memory store without one.
-func openStore(path string) (*store.BuntStore, error) {
-	if path == "" {
-		path = ":memory:"
+	attrs := []any{
+		"addr", addr.String(),
+		"auth_url", in.Provider.AuthURL(base),
+		"token_url", in.Provider.TokenURL(base),
+		"base_url", base + "/api/v1",
+		"root_url", base,
+		"environment", c.opts.Environment,
+		"clients", strings.Join(ids, ","),
 	}
-	st, err := store.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("--data %s: %w", path, err)
+	if in.CAPath != "" {
+		attrs = append(attrs, "ca_cert", in.CAPath)
 	}
-	return st, nil
-}
-
-func loadFixtures(dir string) (set *fixtures.Set, embedded bool, err error) {
-	if dir == "" {
-		set, err = fixtures.Default()
-		return set, true, err
+	logger.Info("referrals-sandbox ready", attrs...)
+	if in.EmbeddedFixtures {
+		printDefaultCredentials(stdout, in.Provider.Clients())
 	}
-	set, err = fixtures.LoadDir(dir)
-	return set, false, err
 }
 
 // advertisedHost is the host:port a local client uses: a wildcard listen

@@ -1,0 +1,208 @@
+package sandbox
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/referrals-sandbox/referrals-sandbox/clock"
+	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/tlsca"
+	"github.com/referrals-sandbox/referrals-sandbox/scenarios"
+)
+
+// Options is everything the sandbox can be told at start, as plain values:
+// the serve command fills it from flags, sandboxtest from Go options. The
+// zero value is a working sandbox: embedded fixtures and key, in-memory
+// store, no rate limit, plain HTTP.
+type Options struct {
+	PublicURL      string
+	Tenant         string
+	Environment    string
+	TokenLifetime  time.Duration
+	SigningKeyFile string
+	FixturesDir    string
+	DataFile       string
+	ScenarioNames  []string
+	ScenariosDir   string
+	RateLimit      float64
+	RateBurst      int
+	JournalSize    int
+	AdminToken     string
+	TLS            bool
+	TLSDir         string
+	TLSHosts       []string
+	TLSCertFile    string
+	TLSKeyFile     string
+	Logger         *slog.Logger
+	// Clock is the sandbox clock; default real time.
+	Clock *clock.Adjustable
+}
+
+// Instance is an opened sandbox: the handler and what it was built from.
+type Instance struct {
+	Server   *Server
+	Provider *idp.Provider
+	Clock    *clock.Adjustable
+	Fixtures *fixtures.Set
+	// EmbeddedFixtures is true when the defaults are in use (their public
+	// credentials may be printed).
+	EmbeddedFixtures bool
+	// TLS is the server TLS configuration, nil for plain HTTP.
+	TLS *tls.Config
+	// CACertPEM is the generated CA certificate (nil with --tls-cert or
+	// without TLS); CAPath is where it was written.
+	CACertPEM []byte
+	CAPath    string
+	store     store.Store
+}
+
+// Open builds a sandbox from opts.
+func Open(opts Options) (*Instance, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Clock == nil {
+		opts.Clock = clock.NewAdjustable(nil)
+	}
+	if opts.Environment == "" {
+		opts.Environment = fixtures.EnvironmentDevelopment
+	}
+	if opts.Environment != fixtures.EnvironmentDevelopment && opts.Environment != fixtures.EnvironmentProduction {
+		return nil, fmt.Errorf("environment must be development or production, not %q", opts.Environment)
+	}
+	if opts.RateLimit < 0 || opts.RateBurst < 0 || opts.JournalSize < 0 {
+		return nil, errors.New("rate limit, rate burst and journal size must not be negative")
+	}
+	set, embedded, err := loadFixtures(opts.FixturesDir)
+	if err != nil {
+		return nil, err
+	}
+	keyPEM := fixtures.DefaultSigningKeyPEM()
+	if opts.SigningKeyFile != "" {
+		if keyPEM, err = os.ReadFile(opts.SigningKeyFile); err != nil {
+			return nil, fmt.Errorf("signing key: %w", err)
+		}
+	}
+	keys, err := idp.LoadKeys(keyPEM)
+	if err != nil {
+		return nil, fmt.Errorf("signing key %s: %w", opts.SigningKeyFile, err)
+	}
+	provider, err := idp.New(idp.Config{
+		Tenant: opts.Tenant, Environment: opts.Environment, Clients: set.Clients,
+		TokenLifetime: opts.TokenLifetime, Keys: keys, PublicURL: opts.PublicURL, Clock: opts.Clock, Logger: opts.Logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	library, engine, err := loadScenarios(opts)
+	if err != nil {
+		return nil, err
+	}
+	in := &Instance{Provider: provider, Clock: opts.Clock, Fixtures: set, EmbeddedFixtures: embedded}
+	if err := in.setUpTLS(opts); err != nil {
+		return nil, err
+	}
+	if in.store, err = openStore(opts.DataFile); err != nil {
+		return nil, err
+	}
+	in.Server, err = New(Config{
+		Provider: provider, Fixtures: set, Clock: opts.Clock, Logger: opts.Logger, Store: in.store,
+		Library: library, Scenarios: engine, JournalSize: opts.JournalSize,
+		RateLimit: opts.RateLimit, RateBurst: opts.RateBurst, AdminToken: opts.AdminToken, CACertPEM: in.CACertPEM,
+	})
+	if err != nil {
+		_ = in.store.Close()
+		return nil, err
+	}
+	return in, nil
+}
+
+// Close releases the store (for a --data file: syncs and closes it).
+func (in *Instance) Close() error { return in.store.Close() }
+
+func (in *Instance) setUpTLS(opts Options) error {
+	switch {
+	case !opts.TLS && (opts.TLSCertFile != "" || opts.TLSKeyFile != ""):
+		return errors.New("--tls-cert and --tls-key need --tls")
+	case !opts.TLS:
+		return nil
+	case (opts.TLSCertFile == "") != (opts.TLSKeyFile == ""):
+		return errors.New("--tls-cert and --tls-key go together")
+	case opts.TLSCertFile != "":
+		cert, err := tls.LoadX509KeyPair(opts.TLSCertFile, opts.TLSKeyFile)
+		if err != nil {
+			return fmt.Errorf("tls certificate: %w", err)
+		}
+		in.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+		return nil
+	}
+	ca, err := tlsca.New(opts.TLSHosts, opts.Clock.Now())
+	if err != nil {
+		return err
+	}
+	in.TLS = &tls.Config{Certificates: []tls.Certificate{ca.Server}, MinVersion: tls.VersionTLS12}
+	in.CACertPEM = ca.CertPEM
+	if opts.TLSDir != "" {
+		if in.CAPath, err = ca.WriteCA(opts.TLSDir); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func loadFixtures(dir string) (set *fixtures.Set, embedded bool, err error) {
+	if dir == "" {
+		set, err = fixtures.Default()
+		return set, true, err
+	}
+	set, err = fixtures.LoadDir(dir)
+	return set, false, err
+}
+
+// openStore opens the data file, or an in-memory store without one.
+func openStore(path string) (*store.BuntStore, error) {
+	if path == "" {
+		path = store.MemoryPath
+	}
+	st, err := store.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("data file %s: %w", path, err)
+	}
+	return st, nil
+}
+
+// loadScenarios builds the library (embedded, plus the team's directory)
+// and activates the start-up scenarios; a name ending in .json is a file,
+// added to the library first.
+func loadScenarios(opts Options) (*scenarios.Library, *scenarios.Engine, error) {
+	library, err := scenarios.LoadLibrary()
+	if err != nil {
+		return nil, nil, err
+	}
+	if opts.ScenariosDir != "" {
+		if err := library.AddDir(opts.ScenariosDir); err != nil {
+			return nil, nil, fmt.Errorf("scenarios directory: %w", err)
+		}
+	}
+	engine := scenarios.New(scenarios.Config{Library: library, Clock: opts.Clock})
+	for _, name := range opts.ScenarioNames {
+		if strings.HasSuffix(name, ".json") {
+			sc, err := library.AddFile(name)
+			if err != nil {
+				return nil, nil, fmt.Errorf("scenario %s: %w", name, err)
+			}
+			name = sc.Name
+		}
+		if _, err := engine.Activate(name, ""); err != nil {
+			return nil, nil, fmt.Errorf("scenario: %w (known: %s)", err, strings.Join(library.Names(), ", "))
+		}
+	}
+	return library, engine, nil
+}
