@@ -1,6 +1,8 @@
 package sandbox
 
 import (
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
+
 	"net/http"
 	"strconv"
 	"time"
@@ -11,7 +13,7 @@ import (
 // (RFC 3339) and limit (the latest N).
 func (s *Server) listRequests(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	f := JournalFilter{ClientID: q.Get("clientId"), Path: q.Get("path")}
+	f := journal.Filter{ClientID: q.Get("clientId"), Path: q.Get("path")}
 	var errs []FieldError
 	if v := q.Get("status"); v != "" {
 		n, err := strconv.Atoi(v)

@@ -1,11 +1,11 @@
 package sandbox
 
 import (
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
+
 	"context"
 	"net/http"
-	"net/url"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
@@ -93,7 +93,7 @@ func (s *Server) journalEntry(r *http.Request, rec *statusRecorder, info *reques
 		At:           start.UTC().Format(fixtures.TimestampLayout),
 		Method:       r.Method,
 		Path:         r.URL.Path,
-		Query:        redactQuery(r.URL.RawQuery),
+		Query:        journal.RedactQuery(r.URL.RawQuery),
 		Endpoint:     info.endpoint,
 		ClientID:     info.claimed.ClientID,
 		TokenID:      info.claimed.TokenID,
@@ -105,7 +105,7 @@ func (s *Server) journalEntry(r *http.Request, rec *statusRecorder, info *reques
 		RequestID:    requestID(r),
 		TLS:          r.TLS != nil,
 		RequestBytes: r.ContentLength,
-		Headers:      redactHeaders(r.Header),
+		Headers:      journal.RedactHeaders(r.Header),
 	}
 	if obs.ClientID != "" {
 		e.ClientID = obs.ClientID
@@ -120,53 +120,4 @@ func (s *Server) journalEntry(r *http.Request, rec *statusRecorder, info *reques
 		e.RetryAfterSeconds = ra
 	}
 	return e
-}
-
-// redacted replaces every credential the journal might otherwise hold.
-const redacted = "[redacted]"
-
-// sensitive reports whether a header or query parameter name can carry a
-// credential.
-func sensitive(name string) bool {
-	n := strings.ToLower(name)
-	switch n {
-	case "authorization", "proxy-authorization", "cookie", "set-cookie":
-		return true
-	}
-	for _, part := range []string{"secret", "token", "password", "passwd", "api-key", "apikey", "api_key", "assertion", "signature", "credential"} {
-		if strings.Contains(n, part) {
-			return true
-		}
-	}
-	return false
-}
-
-func redactHeaders(h http.Header) map[string]string {
-	out := make(map[string]string, len(h))
-	for name, values := range h {
-		if sensitive(name) {
-			out[name] = redacted
-			continue
-		}
-		out[name] = strings.Join(values, ", ")
-	}
-	return out
-}
-
-// redactQuery keeps parameter names (so a credential sent in a URL shows up
-// in the journal and the conformance report) but never their values.
-func redactQuery(raw string) string {
-	if raw == "" {
-		return ""
-	}
-	q, err := url.ParseQuery(raw)
-	if err != nil {
-		return redacted
-	}
-	for name := range q {
-		if sensitive(name) {
-			q[name] = []string{redacted}
-		}
-	}
-	return q.Encode()
 }

@@ -5,6 +5,8 @@
 package sandbox
 
 import (
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
+
 	"errors"
 	"fmt"
 	"log/slog"
@@ -64,7 +66,7 @@ type Server struct {
 	trialsJSON []byte
 	library    *scenarios.Library
 	scenarios  *scenarios.Engine
-	journal    *Journal
+	journal    *journal.Journal
 	limiter    *rateLimiter
 	handler    http.Handler
 }
@@ -112,7 +114,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{
 		cfg: cfg, log: cfg.Logger, store: cfg.Store, audience: cfg.Audience, trialsJSON: trialsJSON,
-		library: cfg.Library, scenarios: cfg.Scenarios, journal: NewJournal(cfg.JournalSize),
+		library: cfg.Library, scenarios: cfg.Scenarios, journal: journal.New(cfg.JournalSize),
 		limiter: newRateLimiter(cfg.Provider, cfg.RateLimit, cfg.RateBurst),
 	}
 	s.handler = s.routes()
