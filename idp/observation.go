@@ -1,6 +1,9 @@
 package idp
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Observation is what the identity provider learned about a request that the
 // request journal records: the client and the token's uti. The journal puts
@@ -8,6 +11,8 @@ import "context"
 type Observation struct {
 	ClientID string
 	TokenID  string
+	// TokenExpiresAt is the expiry of the token issued or presented.
+	TokenExpiresAt time.Time
 }
 
 type observationKey struct{}

@@ -23,6 +23,7 @@ type Issued struct {
 	AccessToken string
 	ExpiresIn   int
 	TokenID     string
+	ExpiresAt   time.Time
 }
 
 // issue signs an Entra v2.0 app-only access token for client and resource.
@@ -69,7 +70,7 @@ func (p *Provider) issue(client fixtures.Client, resource, issuer string) (Issue
 	if err != nil {
 		return Issued{}, fmt.Errorf("sign token: %w", err)
 	}
-	return Issued{AccessToken: string(signed), ExpiresIn: int(lifetime / time.Second), TokenID: uti}, nil
+	return Issued{AccessToken: string(signed), ExpiresIn: int(lifetime / time.Second), TokenID: uti, ExpiresAt: now.Add(lifetime)}, nil
 }
 
 // newUTI returns a token identifier shaped like Entra's: 16 random bytes,

@@ -48,7 +48,7 @@ func (p *Provider) serveToken(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if o := ObservationFrom(r.Context()); o != nil {
-		o.TokenID = issued.TokenID
+		o.ClientID, o.TokenID, o.TokenExpiresAt = clientID, issued.TokenID, issued.ExpiresAt
 	}
 	p.log.Info("token issued", "client_id", clientID, "uti", issued.TokenID, "expires_in", issued.ExpiresIn)
 	h := w.Header()

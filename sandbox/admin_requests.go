@@ -9,7 +9,7 @@ import (
 )
 
 // listRequests answers GET /__sandbox/requests: the journal, oldest first,
-// filtered by clientId, path (exact, or a prefix ending in *), status, since
+// filtered by afterId (entries newer than that id), clientId, path (exact, or a prefix ending in *), status, since
 // (RFC 3339) and limit (the latest N).
 func (s *Server) listRequests(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
@@ -21,6 +21,13 @@ func (s *Server) listRequests(w http.ResponseWriter, r *http.Request) {
 			errs = append(errs, FieldError{Field: "status", Message: "must be an HTTP status code such as 401"})
 		}
 		f.Status = n
+	}
+	if v := q.Get("afterId"); v != "" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			errs = append(errs, FieldError{Field: "afterId", Message: "must be a journal entry id"})
+		}
+		f.AfterID = n
 	}
 	if v := q.Get("since"); v != "" {
 		t, err := time.Parse(time.RFC3339Nano, v)

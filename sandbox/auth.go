@@ -39,7 +39,7 @@ func (s *Server) authenticated(role string, h apiHandler) http.HandlerFunc {
 			return
 		}
 		if o := idp.ObservationFrom(r.Context()); o != nil {
-			o.ClientID, o.TokenID = caller.ClientID, caller.TokenID
+			o.ClientID, o.TokenID, o.TokenExpiresAt = caller.ClientID, caller.TokenID, caller.ExpiresAt
 		}
 		if missing := missingRole(caller, role); missing != "" {
 			s.forbid(w, r, missing)

@@ -113,8 +113,12 @@ func (s *Server) journalEntry(r *http.Request, rec *statusRecorder, info *reques
 	if obs.TokenID != "" {
 		e.TokenID = obs.TokenID
 	}
-	if !info.claimed.ExpiresAt.IsZero() {
-		e.TokenExpiresAt = info.claimed.ExpiresAt.UTC().Format(time.RFC3339)
+	expires := info.claimed.ExpiresAt
+	if !obs.TokenExpiresAt.IsZero() {
+		expires = obs.TokenExpiresAt
+	}
+	if !expires.IsZero() {
+		e.TokenExpiresAt = expires.UTC().Format(time.RFC3339)
 	}
 	if ra, err := strconv.Atoi(rec.Header().Get("Retry-After")); err == nil {
 		e.RetryAfterSeconds = ra

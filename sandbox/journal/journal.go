@@ -37,6 +37,9 @@ type Entry struct {
 
 // Filter selects journal entries; zero fields match everything.
 type Filter struct {
+	// AfterID keeps entries with a larger id: a poller passes the last id
+	// it saw.
+	AfterID  uint64
 	ClientID string
 	Path     string
 	Status   int
@@ -115,6 +118,8 @@ func (j *Journal) each(visit func(Entry)) {
 
 func (f Filter) matches(e Entry) bool {
 	switch {
+	case e.ID <= f.AfterID:
+		return false
 	case f.ClientID != "" && e.ClientID != f.ClientID:
 		return false
 	case f.Path != "" && !pathFilterMatches(f.Path, e.Path):
