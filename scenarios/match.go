@@ -37,40 +37,41 @@ func pathMatches(pattern, path string) bool {
 	if !strings.Contains(pattern, "*") {
 		return pattern == path
 	}
-	want := strings.Split(pattern, "/")
-	got := strings.Split(path, "/")
-	if len(want) != len(got) {
-		return false
-	}
-	for i, w := range want {
-		if w == "*" {
-			if got[i] == "" {
-				return false
-			}
-			continue
-		}
-		if w != got[i] {
+	// Walk both paths segment by segment without allocating: this runs for
+	// every active rule on every request.
+	for {
+		w, wRest, wMore := strings.Cut(pattern, "/")
+		g, gRest, gMore := strings.Cut(path, "/")
+		switch {
+		case w == "*" && g == "":
 			return false
+		case w != "*" && w != g:
+			return false
+		case wMore != gMore:
+			return false
+		case !wMore:
+			return true
 		}
+		pattern, path = wRest, gRest
 	}
-	return true
 }
 
 // Matches reports whether r applies to req. Every matcher the rule sets must
 // agree. A forced status the request's endpoint cannot produce (a 401 from
 // an endpoint "any" rule on a token request) does not match, so such a rule
 // never makes the sandbox answer in a way the real service cannot.
-func (r Rule) Matches(req Request) bool {
-	if r.Method != "" && !strings.EqualFold(r.Method, req.Method) {
-		return false
-	}
-	if r.Path != "" && !pathMatches(r.Path, req.Path) {
-		return false
-	}
+func (r *Rule) Matches(req Request) bool {
+	// Cheapest tests first: this runs for every active rule on every request.
 	if r.ClientID != "" && r.ClientID != req.ClientID {
 		return false
 	}
 	if !r.Endpoint.matches(req.Endpoint) {
+		return false
+	}
+	if r.Method != "" && !strings.EqualFold(r.Method, req.Method) {
+		return false
+	}
+	if r.Path != "" && !pathMatches(r.Path, req.Path) {
 		return false
 	}
 	if r.Status != 0 && !canForce(req.Endpoint, r.Status) {

@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -122,13 +121,7 @@ func runServe(ctx context.Context, e env, args []string) error {
 // serveUntilDone serves until ctx ends (SIGINT, SIGTERM), then drains
 // requests in flight for up to grace.
 func serveUntilDone(ctx context.Context, logger *slog.Logger, in *sandbox.Instance, ln net.Listener, grace time.Duration) error {
-	httpServer := &http.Server{
-		Handler:           in.Server,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
-	}
+	httpServer := sandbox.NewHTTPServer(in.Server, logger)
 	if in.TLS != nil {
 		ln = tls.NewListener(ln, in.TLS)
 	}

@@ -1,0 +1,69 @@
+package idp
+
+import (
+	"testing"
+
+	"github.com/referrals-sandbox/referrals-sandbox/clock"
+	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+)
+
+func benchProvider(b *testing.B) (*Provider, fixtures.Client) {
+	b.Helper()
+	set, err := fixtures.Default()
+	if err != nil {
+		b.Fatal(err)
+	}
+	keys, err := LoadKeys(fixtures.DefaultSigningKeyPEM())
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := New(Config{Clients: set.Clients, Keys: keys, Clock: clock.NewAdjustable(nil)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return p, set.Clients[0]
+}
+
+const benchIssuer = "http://127.0.0.1:8080/" + DefaultTenant + "/v2.0"
+
+// BenchmarkIssue is the RS256 signing rate of the sandbox key: the ceiling
+// of the token endpoint (bench/run compares the endpoint against it).
+func BenchmarkIssue(b *testing.B) {
+	p, client := benchProvider(b)
+	for b.Loop() {
+		if _, err := p.issue(client, DefaultResource, benchIssuer); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkValidateCached is what every API request pays for its token.
+func BenchmarkValidateCached(b *testing.B) {
+	p, client := benchProvider(b)
+	tok, err := p.issue(client, DefaultResource, benchIssuer)
+	if err != nil {
+		b.Fatal(err)
+	}
+	want := Expectation{Audience: DefaultResource, Issuers: []string{benchIssuer}}
+	for b.Loop() {
+		if _, err := p.Validate(tok.AccessToken, want); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkValidateUncached is the first use of a token: parse and verify.
+func BenchmarkValidateUncached(b *testing.B) {
+	p, client := benchProvider(b)
+	tok, err := p.issue(client, DefaultResource, benchIssuer)
+	if err != nil {
+		b.Fatal(err)
+	}
+	want := Expectation{Audience: DefaultResource, Issuers: []string{benchIssuer}}
+	for b.Loop() {
+		p.cache = newValidationCache()
+		if _, err := p.Validate(tok.AccessToken, want); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
