@@ -7,7 +7,11 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 )
 
-func benchProvider(b *testing.B) (*Provider, fixtures.Client) {
+func benchProvider(b *testing.B) (*Provider, fixtures.Client) { return benchProviderF(b) }
+
+// benchProviderF builds a provider over the default fixtures for benchmarks
+// and fuzz targets.
+func benchProviderF(b testing.TB) (*Provider, fixtures.Client) {
 	b.Helper()
 	set, err := fixtures.Default()
 	if err != nil {

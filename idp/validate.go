@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/lestrrat-go/jwx/v2/jwa"
@@ -116,13 +117,13 @@ func (p *Provider) checkHeader(raw string) *ValidationError {
 	}
 	h := msg.Signatures()[0].ProtectedHeaders()
 	if h.Algorithm() != jwa.RS256 {
-		return refuse(ReasonAlgorithm, "alg %q; only RS256 is accepted", h.Algorithm())
+		return refuse(ReasonAlgorithm, "alg '%s'; only RS256 is accepted", h.Algorithm())
 	}
 	if h.KeyID() == "" {
 		return refuse(ReasonUnknownKey, "no kid in the token header")
 	}
 	if _, ok := p.cfg.Keys.PublicSet().LookupKeyID(h.KeyID()); !ok {
-		return refuse(ReasonUnknownKey, "kid %q is not a sandbox signing key", h.KeyID())
+		return refuse(ReasonUnknownKey, "kid '%s' is not a sandbox signing key", h.KeyID())
 	}
 	return nil
 }
@@ -173,10 +174,10 @@ func checkClaims(e tokenEntry, want Expectation, now time.Time) *ValidationError
 		return refuse(ReasonNotYetValid, "not valid before %s", e.notBefore.UTC().Format(time.RFC3339))
 	}
 	if !slices.Contains(want.Issuers, e.issuer) {
-		return refuse(ReasonWrongIssuer, "issuer %q is not this sandbox", e.issuer)
+		return refuse(ReasonWrongIssuer, "issuer '%s' is not this sandbox", e.issuer)
 	}
 	if !slices.Contains(e.audience, want.Audience) {
-		return refuse(ReasonWrongAudience, "the token is for %q, not %q", e.audience, want.Audience)
+		return refuse(ReasonWrongAudience, "the token is for '%s', not '%s'", strings.Join(e.audience, " "), want.Audience)
 	}
 	return nil
 }
