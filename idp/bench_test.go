@@ -71,3 +71,17 @@ func BenchmarkValidateUncached(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkIssueParallel is the RS256 signing rate on every core: the
+// ceiling of the token endpoint under load.
+func BenchmarkIssueParallel(b *testing.B) {
+	p, client := benchProvider(b)
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := p.issue(client, DefaultResource, benchIssuer); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
