@@ -31,6 +31,10 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"serve", "Start the sandbox (the default when no subcommand is given).", runServe},
+		{"healthcheck", "Exit 0 when a running sandbox is healthy (for a container HEALTHCHECK).", runHealthcheck},
+		{"token", "Print an access token from a running sandbox, for curl.", runToken},
+		{"scenario", "List, apply or clear failure scenarios on a running sandbox.", runScenario},
+		{"fixtures", "Generate a fixtures directory from a seed.", runFixtures},
 		{"version", "Print the version.", runVersion},
 	}
 }
@@ -79,7 +83,7 @@ func run(ctx context.Context, e env, args []string) int {
 func printCommands(w io.Writer) {
 	fmt.Fprintln(w, "Usage: referrals-sandbox [command] [flags]\n\nCommands:")
 	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-12s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nRun 'referrals-sandbox <command> --help' for a command's flags.")
 }
