@@ -145,6 +145,11 @@ func WriteTokenError(w http.ResponseWriter, r *http.Request, now time.Time, e *T
 	h.Set("Pragma", "no-cache")
 	h.Set("client-request-id", correlationID)
 	h.Set("x-ms-request-id", traceID)
+	if e.Status == http.StatusUnauthorized && r.Header.Get("Authorization") != "" {
+		// RFC 6749 5.2: a client that authenticated with HTTP Basic is
+		// answered with a Basic challenge.
+		h.Set("WWW-Authenticate", `Basic realm="referrals-sandbox"`)
+	}
 	if e.Status == http.StatusMethodNotAllowed && h.Get("Allow") == "" {
 		h.Set("Allow", http.MethodPost)
 	}

@@ -41,9 +41,6 @@ func (p *Provider) serveToken(w http.ResponseWriter, r *http.Request) {
 	issued, clientID, terr := p.handleToken(r)
 	if terr != nil {
 		p.log.Info("token request refused", "client_id", clientID, "error", terr.Code, "aadsts", terr.AADSTS, "status", terr.Status)
-		if terr.Status == http.StatusUnauthorized && r.Header.Get("Authorization") != "" {
-			w.Header().Set("WWW-Authenticate", `Basic realm="referrals-sandbox"`)
-		}
 		WriteTokenError(w, r, now, terr)
 		return
 	}
@@ -128,6 +125,10 @@ func parseTokenForm(r *http.Request) *TokenError {
 	}
 	r.Body = http.MaxBytesReader(nil, r.Body, maxFormBytes)
 	if err := r.ParseForm(); err != nil {
+		// ClientIDOf parses before the handler does: leave the form unparsed
+		// and the body failing the same way, so the handler answers it.
+		r.PostForm, r.Form = nil, nil
+		r.Body = failedBody{err}
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			return &TokenError{http.StatusRequestEntityTooLarge, CodeInvalidRequest, 900144, "The request body is larger than the token endpoint accepts."}
@@ -136,6 +137,12 @@ func parseTokenForm(r *http.Request) *TokenError {
 	}
 	return nil
 }
+
+// failedBody is a request body whose reading already failed with err.
+type failedBody struct{ err error }
+
+func (b failedBody) Read([]byte) (int, error) { return 0, b.err }
+func (b failedBody) Close() error             { return nil }
 
 // readCredentials takes the client credentials from HTTP Basic
 // (client_secret_basic) or the form (client_secret_post), never both.

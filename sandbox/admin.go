@@ -37,6 +37,7 @@ func (s *Server) adminRoutes(r *mux.Router) {
 		http.MethodGet:    admin(s.listRequests),
 		http.MethodDelete: admin(s.clearRequests),
 	})
+	s.handle(r, "/__sandbox/report", methods{http.MethodGet: admin(s.serveReport)})
 }
 
 // adminOnly requires the admin token when one is configured (--admin-token).
@@ -62,6 +63,24 @@ func decodeAdmin(r *http.Request, into any) error {
 	if r.ContentLength == 0 && r.Header.Get("Content-Type") == "" {
 		return nil
 	}
-	_, err := decodeJSON(r, maxBodyBytes, into)
-	return err
+	return decodeAdminBody(r, into)
+}
+
+// decodeAdminBody decodes an admin request body strictly: unlike the API,
+// which mirrors the real service's tolerance, the admin API refuses unknown
+// fields, because a misspelt rule field (probabilty) would silently make a
+// rule fire every time.
+func decodeAdminBody(r *http.Request, into any) error {
+	unknown, err := decodeJSON(r, maxBodyBytes, into)
+	if err != nil {
+		return err
+	}
+	if len(unknown) > 0 {
+		errs := make([]FieldError, 0, len(unknown))
+		for _, f := range unknown {
+			errs = append(errs, FieldError{Field: f, Message: "unknown field"})
+		}
+		return &requestError{Problem: validationProblem(errs)}
+	}
+	return nil
 }

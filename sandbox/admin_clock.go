@@ -38,7 +38,7 @@ func (s *Server) getClock(w http.ResponseWriter, _ *http.Request) {
 
 func (s *Server) moveClock(w http.ResponseWriter, r *http.Request) {
 	var m clockMove
-	if _, err := decodeJSON(r, maxBodyBytes, &m); err != nil {
+	if err := decodeAdminBody(r, &m); err != nil {
 		s.fail(w, r, err)
 		return
 	}

@@ -27,7 +27,7 @@ func activations(a []scenarios.Activation) []scenarios.Activation {
 
 func (s *Server) addRule(w http.ResponseWriter, r *http.Request) {
 	var rule scenarios.Rule
-	if _, err := decodeJSON(r, maxBodyBytes, &rule); err != nil {
+	if err := decodeAdminBody(r, &rule); err != nil {
 		s.fail(w, r, err)
 		return
 	}

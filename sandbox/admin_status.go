@@ -33,7 +33,7 @@ func (e errBadTransition) Error() string {
 
 func (s *Server) readStatusMove(w http.ResponseWriter, r *http.Request) (statusMove, bool) {
 	var m statusMove
-	if _, err := decodeJSON(r, maxBodyBytes, &m); err != nil {
+	if err := decodeAdminBody(r, &m); err != nil {
 		s.fail(w, r, err)
 		return m, false
 	}

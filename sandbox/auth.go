@@ -62,15 +62,37 @@ func missingRole(caller idp.Principal, role string) string {
 
 // refuseToken answers 401 with an RFC 6750 challenge and a problem body.
 func (s *Server) refuseToken(w http.ResponseWriter, r *http.Request, description string) {
-	w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer realm=%q, error="invalid_token", error_description=%q`, realm, description))
+	w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer realm="%s", error="invalid_token", error_description="%s"`, realm, challengeText(description)))
 	s.problem(w, r, newProblem(http.StatusUnauthorized, description+"; obtain a new token and retry"))
 }
 
 // forbid answers 403 with an insufficient_scope challenge naming the role.
 func (s *Server) forbid(w http.ResponseWriter, r *http.Request, role string) {
 	description := "the access token lacks the permission " + role
-	w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer realm=%q, error="insufficient_scope", error_description=%q, scope=%q`, realm, description, role))
+	challenge := fmt.Sprintf(`Bearer realm="%s", error="insufficient_scope", error_description="%s"`, realm, challengeText(description))
+	if !strings.Contains(role, " ") {
+		// scope is a space-separated list of the roles needed (RFC 6750 3);
+		// "any role" is not one.
+		challenge += fmt.Sprintf(`, scope="%s"`, challengeText(role))
+	}
+	w.Header().Set("WWW-Authenticate", challenge)
 	s.problem(w, r, newProblem(http.StatusForbidden, description+"; ask for the scope and permissions to be reviewed"))
+}
+
+// challengeText makes text safe inside a quoted WWW-Authenticate parameter:
+// RFC 6750 section 3 allows printable ASCII without '"' and '\\' there. A
+// token's own text (a forged kid, say) can carry anything, so everything
+// else becomes '?' ('"' becomes '\”).
+func challengeText(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '"':
+			return '\''
+		case r == '\\' || r < 0x20 || r > 0x7e:
+			return '?'
+		}
+		return r
+	}, s)
 }
 
 // bearerToken returns the token of an "Authorization: Bearer" header.

@@ -40,8 +40,12 @@ func (s *Server) withScenarios(next http.Handler) http.Handler {
 			s.fail(w, r, e)
 			return
 		}
-		if !ok {
-			d, ok = s.scenarios.Decide(req)
+		if !ok || d.Status == 0 && d.Fault == "" && d.Error == "" {
+			// A per-request delay alone adds to what the active rules decide.
+			if ruled, fired := s.scenarios.Decide(req); fired {
+				ruled.Delay += d.Delay
+				d, ok = ruled, true
+			}
 		}
 		if !ok {
 			next.ServeHTTP(w, r)

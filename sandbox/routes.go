@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"maps"
 	"net/http"
 	"sort"
 	"strings"
@@ -13,6 +14,7 @@ type methods map[string]http.Handler
 
 // handle registers path with its methods; other methods get 405 with Allow.
 func (s *Server) handle(r *mux.Router, path string, m methods) {
+	m = maps.Clone(m) // two paths may share one methods value
 	allowed := make([]string, 0, len(m)+1)
 	for method := range m {
 		allowed = append(allowed, method)

@@ -177,7 +177,7 @@ func (e *fieldErrors) patient(prefix string, p fixtures.Patient, today time.Time
 	}
 	switch {
 	case blank(p.Gender):
-		e.add(prefix+".gender", "required")
+		e.add(prefix+".gender", "required: one of %s (exact, lowercase)", quoteList(Genders()))
 	case !isGender(p.Gender):
 		e.add(prefix+".gender", "must be one of %s (exact, lowercase)", quoteList(Genders()))
 	}

@@ -76,10 +76,10 @@ func TestValidatePatient(t *testing.T) {
 			p.Email, p.Phone, p.PostalCode = "ada.lovelace+trial@mail.example.co.uk", "+14155550123", "SW1A 1AA"
 		}, nil},
 		{"all missing", func(p *fixtures.Patient) { *p = fixtures.Patient{} }, map[string]string{
-			"patient.firstName": "required", "patient.lastName": "required", "patient.dateOfBirth": "required", "patient.gender": "required",
+			"patient.firstName": "required", "patient.lastName": "required", "patient.dateOfBirth": "required", "patient.gender": genderRequired,
 		}},
 		{"whitespace-only is missing", func(p *fixtures.Patient) { p.FirstName, p.LastName, p.DateOfBirth, p.Gender = " ", "\t\n", "  ", " " }, map[string]string{
-			"patient.firstName": "required", "patient.lastName": "required", "patient.dateOfBirth": "required", "patient.gender": "required",
+			"patient.firstName": "required", "patient.lastName": "required", "patient.dateOfBirth": "required", "patient.gender": genderRequired,
 		}},
 		{"names are not trimmed", func(p *fixtures.Patient) { p.FirstName = " Ada " }, nil},
 		{"100 characters, multi-byte", func(p *fixtures.Patient) { p.FirstName = strings.Repeat("é", 100) }, nil},
@@ -168,7 +168,7 @@ func TestValidateReferral(t *testing.T) {
 			map[string]string{"notes": "must be at most 2000 characters, got 2001"}},
 		{"everything missing", referralRequest{}, "", map[string]string{
 			"trialId": "required", "patient.firstName": "required", "patient.lastName": "required",
-			"patient.dateOfBirth": "required", "patient.gender": "required",
+			"patient.dateOfBirth": "required", "patient.gender": genderRequired,
 		}},
 	}
 	for _, tt := range tests {
@@ -298,3 +298,7 @@ func TestValidateQualifiedReferral(t *testing.T) {
 		})
 	}
 }
+
+// genderRequired is the message for a missing gender: it names the allowed
+// values, so a partner learns them from the first error.
+const genderRequired = `required: one of "female", "male", "other", "unknown" (exact, lowercase)`

@@ -169,7 +169,7 @@ func TestCheckerFailsTheTestOnViolations(t *testing.T) {
 		{name: "token without Cache-Control", method: "POST", path: "/oauth2/v2.0/token", contentType: formType, body: tokenForm,
 			reply: jsonReply(200, token), want: `"Cache-Control" missing`},
 		{name: "token error as problem", method: "POST", path: "/oauth2/v2.0/token", contentType: formType, body: tokenForm,
-			reply: problemReply(400), want: "Content-Type"},
+			reply: problemReply(401), want: "Content-Type"},
 		{name: "marked invalid, undocumented answer", method: "POST", path: "/api/v1/referrals/", contentType: "application/json",
 			body: "{", mark: SkipRequest, reply: jsonReply(200, referral), want: "status is not supported"},
 
