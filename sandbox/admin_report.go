@@ -1,0 +1,71 @@
+package sandbox
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/conformance"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
+)
+
+// serveReport answers GET /__sandbox/report: the client conformance report
+// over the request journal (package conformance). ?clientId= judges one
+// client (404 when the journal has nothing from it, so a CI job with a
+// wrong id fails instead of passing vacuously); ?pingsPerMinute= and
+// ?maxAttempts= override the ping and give-up thresholds.
+func (s *Server) serveReport(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	opts := conformance.Options{
+		// The report request came in on the sandbox's own listener: over
+		// TLS exactly when the sandbox serves HTTPS. A generated CA means
+		// --tls even when a test calls the handler directly.
+		TLS: r.TLS != nil || s.cfg.CACertPEM != nil,
+		Now: s.cfg.Clock.Now(),
+	}
+	var errs []FieldError
+	for _, p := range []struct {
+		name string
+		into *int
+	}{{"pingsPerMinute", &opts.PingsPerMinute}, {"maxAttempts", &opts.MaxAttempts}} {
+		v := q.Get(p.name)
+		if v == "" {
+			continue
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			errs = append(errs, FieldError{Field: p.name, Message: "must be a positive whole number"})
+		}
+		*p.into = n
+	}
+	if len(errs) > 0 {
+		p := newProblem(http.StatusBadRequest, "invalid query parameters")
+		p.Errors = errs
+		s.problem(w, r, p)
+		return
+	}
+	clientID := q.Get("clientId")
+	f := journal.Filter{ClientID: clientID}
+	if clientID == conformance.Unidentified {
+		f.ClientID = "" // filtered below: the journal stores no id for them
+	}
+	entries := s.journal.Find(f)
+	if clientID == conformance.Unidentified {
+		entries = unidentified(entries)
+	}
+	if clientID != "" && len(entries) == 0 {
+		s.problem(w, r, newProblem(http.StatusNotFound, "the request journal holds no request from client "+clientID))
+		return
+	}
+	writeJSON(w, http.StatusOK, conformance.Evaluate(entries, opts))
+}
+
+// unidentified keeps the entries that name no client.
+func unidentified(entries []JournalEntry) []JournalEntry {
+	var out []JournalEntry
+	for _, e := range entries {
+		if e.ClientID == "" {
+			out = append(out, e)
+		}
+	}
+	return out
+}
