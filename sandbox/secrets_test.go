@@ -1,0 +1,111 @@
+package sandbox_test
+
+import (
+	"encoding/base64"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
+)
+
+// basic is an HTTP Basic Authorization value (client_secret_basic).
+func basic(id, secret string) string {
+	return "Basic " + base64.StdEncoding.EncodeToString([]byte(url.QueryEscape(id)+":"+url.QueryEscape(secret)))
+}
+
+// TestNoSecretsInJournalOrLogs runs successful and failing token requests in
+// every way a client can send credentials, and API calls with valid and
+// expired tokens, then searches the whole journal and every log line: no
+// client secret and no access token (nor its signature) may appear.
+func TestNoSecretsInJournalOrLogs(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	secret := func(id string) string { return id + "-secret" }
+	var tokens []string
+
+	// Successful token requests: form and Basic.
+	tokens = append(tokens, accessTokenOf(t, s.postToken(tokenForm(partner, secret(partner), apiScope), nil)))
+	tokens = append(tokens, accessTokenOf(t, s.postToken(url.Values{"grant_type": {"client_credentials"}, "scope": {apiScope}},
+		map[string]string{"Authorization": basic(partner2, secret(partner2))})))
+	tokens = append(tokens, s.token(readonly), s.token(noroles), s.token(otherAPI))
+
+	// Failing token requests, each carrying a real secret somewhere.
+	failures := []struct {
+		name    string
+		form    url.Values
+		headers map[string]string
+		query   string
+		want    int
+	}{
+		{"wrong secret in form (another client's)", tokenForm(partner, secret(partner2), apiScope), nil, "", 401},
+		{"wrong secret in Basic", url.Values{"grant_type": {"client_credentials"}, "scope": {apiScope}},
+			map[string]string{"Authorization": basic(readonly, secret(noroles))}, "", 401},
+		{"unknown client", tokenForm("nobody", secret(otherAPI), apiScope), nil, "", 401},
+		{"Basic and form both", tokenForm(partner, secret(partner), apiScope),
+			map[string]string{"Authorization": basic(partner, secret(partner))}, "", 400},
+		{"wrong scope", tokenForm(partner2, secret(partner2), otherScope), nil, "", 400},
+		{"secret in the URL", url.Values{}, nil,
+			"?" + tokenForm(readonly, secret(readonly), apiScope).Encode(), 400},
+		{"forced invalid_client", tokenForm(noroles, secret(noroles), apiScope),
+			map[string]string{sandbox.ForceStatusHeader: "invalid_client"}, "", 401},
+		{"secret in a custom header", tokenForm(otherAPI, "wrong", otherScope),
+			map[string]string{"X-Client-Secret": secret(otherAPI)}, "", 401},
+	}
+	for _, f := range failures {
+		h := map[string]string{"Content-Type": formType}
+		for k, v := range f.headers {
+			h[k] = v
+		}
+		r := s.do(request{method: http.MethodPost, path: tokenPath + f.query, body: f.form.Encode(), headers: h, invalid: true})
+		if r.Status != f.want {
+			t.Errorf("%s: %d %s, want %d", f.name, r.Status, r.Body, f.want)
+		}
+	}
+
+	// API calls with valid tokens, a token in the URL, then expired tokens.
+	for _, tok := range tokens[:2] {
+		if r := s.do(request{path: trialsPath, token: tok}); r.Status != http.StatusOK {
+			t.Errorf("valid token: %d", r.Status)
+		}
+	}
+	s.do(request{path: trialsPath + "?access_token=" + tokens[0], plain: true})
+	s.do(request{path: pingPath, token: tokens[2], headers: map[string]string{sandbox.ForceStatusHeader: "401"}})
+	s.advance(2 * time.Hour)
+	for _, tok := range tokens {
+		if r := s.do(request{path: trialsPath, token: tok}); r.Status != http.StatusUnauthorized {
+			t.Errorf("expired token: %d, want 401", r.Status)
+		}
+	}
+
+	journal := string(s.admin(http.MethodGet, "/__sandbox/requests", nil).Body)
+	logs := s.Logs.String()
+	// The search must be able to fail: the journal does hold the calls.
+	if !strings.Contains(journal, `"clientId":"`+partner+`"`) || !strings.Contains(journal, `"Authorization":"[redacted]"`) {
+		t.Fatalf("the journal lacks the client id or a redacted Authorization; is it empty?\n%.2000s", journal)
+	}
+	if !strings.Contains(logs, partner) {
+		t.Fatalf("the logs do not mention %s; are they captured?", partner)
+	}
+	for name, text := range map[string]string{"journal": journal, "logs": logs} {
+		for _, c := range defaultFixtures(t).Clients {
+			if strings.Contains(text, c.ClientSecret) {
+				t.Errorf("the %s contain the client secret of %s", name, c.ClientID)
+			}
+			if encoded := base64.StdEncoding.EncodeToString([]byte(c.ClientID + ":" + c.ClientSecret)); strings.Contains(text, encoded) {
+				t.Errorf("the %s contain the Basic credentials of %s", name, c.ClientID)
+			}
+		}
+		for i, tok := range tokens {
+			signature := tok[strings.LastIndex(tok, ".")+1:]
+			if len(signature) < 40 {
+				t.Fatalf("token %d has no signature segment: %q", i, tok)
+			}
+			if strings.Contains(text, tok) || strings.Contains(text, signature) {
+				t.Errorf("the %s contain access token %d (or its signature)", name, i)
+			}
+		}
+	}
+}
