@@ -11,6 +11,11 @@ import (
 const (
 	// ReadHeaderTimeout drops a client that sends its headers too slowly.
 	ReadHeaderTimeout = 10 * time.Second
+	// ReadTimeout bounds the whole request, body included, so a client
+	// dribbling a body cannot hold a handler forever. net/http also ends the
+	// request's context then, which caps a hang fault at this long; it is
+	// well above the longest delay a rule may ask for (scenarios.MaxDelay).
+	ReadTimeout = 2 * time.Minute
 	// IdleTimeout closes keep-alive connections nobody uses.
 	IdleTimeout = 2 * time.Minute
 	// MaxHeaderBytes answers 431 to larger request headers.
@@ -26,6 +31,7 @@ func NewHTTPServer(h http.Handler, logger *slog.Logger) *http.Server {
 	return &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: ReadHeaderTimeout,
+		ReadTimeout:       ReadTimeout,
 		IdleTimeout:       IdleTimeout,
 		MaxHeaderBytes:    MaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
