@@ -38,6 +38,7 @@ func (s *Server) adminRoutes(r *mux.Router) {
 		http.MethodDelete: admin(s.clearRequests),
 	})
 	s.handle(r, "/__sandbox/report", methods{http.MethodGet: admin(s.serveReport)})
+	s.consoleRoutes(r) // QA console (/__sandbox/ui/) and its data (/__sandbox/data/...)
 }
 
 // adminOnly requires the admin token when one is configured (--admin-token).

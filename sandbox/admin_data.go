@@ -1,0 +1,154 @@
+package sandbox
+
+import (
+	"net/http"
+
+	"github.com/gorilla/mux"
+
+	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/console"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
+)
+
+// consolePath is where the QA console is served.
+const consolePath = "/__sandbox/ui/"
+
+// consoleRoutes registers the QA console and the admin data endpoints it
+// reads: trials, clients, and each partner's referrals and qualified
+// referrals with the statuses they may move to.
+//
+// The console's files carry no data, so they are served without the admin
+// token (a browser cannot send a bearer token when it navigates); the page
+// asks for the token when the admin API answers 401.
+func (s *Server) consoleRoutes(r *mux.Router) {
+	admin := func(h http.HandlerFunc) http.Handler { return s.adminOnly(h) }
+	s.handle(r, "/__sandbox/data/trials", methods{http.MethodGet: admin(s.dataTrials)})
+	s.handle(r, "/__sandbox/data/clients", methods{http.MethodGet: admin(s.dataClients)})
+	s.handle(r, "/__sandbox/data/referrals", methods{http.MethodGet: admin(s.dataReferrals)})
+	s.handle(r, "/__sandbox/data/qualified", methods{http.MethodGet: admin(s.dataQualified)})
+
+	ui := http.StripPrefix("/__sandbox/ui", console.Handler())
+	s.handle(r, "/__sandbox/ui", methods{http.MethodGet: http.RedirectHandler(consolePath, http.StatusMovedPermanently)})
+	s.handle(r, consolePath, methods{http.MethodGet: ui})
+	s.handle(r, consolePath+"{asset}", methods{http.MethodGet: ui})
+}
+
+// clientView is a client registration as the console shows it: never the
+// secret.
+type clientView struct {
+	ClientID    string   `json:"clientId"`
+	Roles       []string `json:"roles"`
+	Resources   []string `json:"resources"`
+	Environment string   `json:"environment"`
+	Description string   `json:"description,omitempty"`
+}
+
+// referralRow is a referral with the statuses the admin API may move it to,
+// so the console offers only moves the processing order allows.
+type referralRow struct {
+	fixtures.Referral
+	NextStatuses []string `json:"nextStatuses"`
+}
+
+// qualifiedRow is referralRow for qualified referrals; the audit trail is
+// part of the record.
+type qualifiedRow struct {
+	fixtures.QualifiedReferral
+	NextStatuses []string `json:"nextStatuses"`
+}
+
+// dataTrials answers GET /__sandbox/data/trials: every trial of the
+// fixtures, including those the API does not list (inactive or not
+// accepting referrals), with their switches.
+func (s *Server) dataTrials(w http.ResponseWriter, _ *http.Request) {
+	trials := s.cfg.Fixtures.Trials
+	if trials == nil {
+		trials = []fixtures.Trial{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"trials": trials})
+}
+
+// dataClients answers GET /__sandbox/data/clients: the clients that exist in
+// this environment, with roles and environment.
+func (s *Server) dataClients(w http.ResponseWriter, _ *http.Request) {
+	clients := []clientView{}
+	for _, c := range s.cfg.Provider.Clients() {
+		clients = append(clients, clientView{
+			ClientID:    c.ClientID,
+			Roles:       orEmpty(c.Roles),
+			Resources:   orEmpty(c.Resources),
+			Environment: c.EnvironmentOrDefault(),
+			Description: c.Description,
+		})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"clients": clients})
+}
+
+// dataReferrals answers GET /__sandbox/data/referrals?clientId=&cursor=&limit=:
+// one page of a partner's referrals, newest first, as the partner would list
+// them.
+func (s *Server) dataReferrals(w http.ResponseWriter, r *http.Request) {
+	clientID, page, ok := s.dataQuery(w, r)
+	if !ok {
+		return
+	}
+	items, next, err := s.store.ListReferrals(clientID, page)
+	if err != nil {
+		s.fail(w, r, listError(err))
+		return
+	}
+	rows := make([]referralRow, 0, len(items))
+	for _, ref := range items {
+		rows = append(rows, referralRow{Referral: ref, NextStatuses: orEmpty(fixtures.NextStatuses(ref.Status))})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"referrals": rows, "nextCursor": nextCursor(next)})
+}
+
+// dataQualified answers GET /__sandbox/data/qualified?clientId=&cursor=&limit=,
+// like dataReferrals.
+//
+// The listing passes no viewed entry to the store: the audit trail records
+// what partners did with a record (and the service's processing), and the
+// conformance report and partners' tests read it as such. A QA engineer
+// browsing the console is neither, so looking must not change the trail.
+func (s *Server) dataQualified(w http.ResponseWriter, r *http.Request) {
+	clientID, page, ok := s.dataQuery(w, r)
+	if !ok {
+		return
+	}
+	items, next, err := s.store.ListQualified(clientID, page, nil)
+	if err != nil {
+		s.fail(w, r, listError(err))
+		return
+	}
+	rows := make([]qualifiedRow, 0, len(items))
+	for _, q := range items {
+		q.AuditTrail = orEmpty(q.AuditTrail)
+		rows = append(rows, qualifiedRow{QualifiedReferral: q, NextStatuses: orEmpty(fixtures.NextStatuses(q.Status))})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"qualifiedReferrals": rows, "nextCursor": nextCursor(next)})
+}
+
+// dataQuery reads the required ?clientId= (records are stored per partner)
+// and the page, answering the problem itself when one is wrong.
+func (s *Server) dataQuery(w http.ResponseWriter, r *http.Request) (string, store.Page, bool) {
+	clientID := r.URL.Query().Get("clientId")
+	if clientID == "" {
+		s.fail(w, r, badQuery("clientId", "name the partner whose records to list, e.g. sandbox-partner (see /__sandbox/data/clients)"))
+		return "", store.Page{}, false
+	}
+	page, err := pageFrom(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return "", store.Page{}, false
+	}
+	return clientID, page, true
+}
+
+// orEmpty returns s, or an empty slice for nil, so JSON shows [] not null.
+func orEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}

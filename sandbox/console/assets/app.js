@@ -1,0 +1,905 @@
+// QA console of referrals-sandbox. Plain JavaScript, no build step: it reads
+// and drives the admin API under /__sandbox/ and renders with the DOM API
+// (textContent only, never innerHTML, since records carry partner data).
+'use strict';
+
+(() => {
+  // The admin API is the parent of this page's directory (/__sandbox/ui/ →
+  // /__sandbox/), so the console also works behind a path prefix.
+  const base = new URL('../', window.location.href);
+  const journalPollMs = 1000;
+  const rulesPollMs = 2000;
+  const clockPollMs = 10000;
+  const journalKeep = 2000;
+  const tokenKey = 'referrals-sandbox-admin-token';
+
+  const state = {
+    token: window.sessionStorage.getItem(tokenKey) || '',
+    view: '',
+    clients: [],
+    library: [],
+    rules: [],
+    active: [],
+    journal: [], // oldest first
+    lastId: 0,
+    journalLoaded: false,
+    polls: 0,
+    paused: false,
+    selectedId: 0,
+    unseen: 0,
+    clockDelta: 0,
+    clockReal: true,
+    data: { referrals: [], qualified: [], refCursor: null, qualCursor: null, openAudits: new Set() },
+  };
+
+  // ---- small helpers --------------------------------------------------
+
+  const $ = (id) => document.getElementById(id);
+
+  // el builds an element: props may hold class, text, attrs (attributes),
+  // data (dataset) and on (event handlers); children are nodes or strings.
+  function el(tag, props, ...children) {
+    const node = document.createElement(tag);
+    const p = props || {};
+    if (p.class) node.className = p.class;
+    if (p.text !== undefined) node.textContent = String(p.text);
+    for (const [k, v] of Object.entries(p.attrs || {})) {
+      if (v !== undefined && v !== null && v !== false) node.setAttribute(k, v === true ? '' : String(v));
+    }
+    for (const [k, v] of Object.entries(p.data || {})) node.dataset[k] = String(v);
+    for (const [k, v] of Object.entries(p.on || {})) node.addEventListener(k, v);
+    for (const c of children) {
+      if (c !== undefined && c !== null && c !== false) node.append(c);
+    }
+    return node;
+  }
+
+  function button(label, props, onClick) {
+    const p = Object.assign({}, props);
+    p.attrs = Object.assign({ type: 'button' }, p.attrs);
+    p.text = label;
+    p.on = Object.assign({}, p.on, onClick ? { click: onClick } : {});
+    return el('button', p);
+  }
+
+  function table(headers, rows, cls) {
+    const head = el('tr', null, ...headers.map((h) => el('th', { attrs: { scope: 'col' }, class: h.class, text: h.text })));
+    return el('div', { class: 'table-wrap' }, el('table', { class: 'table ' + (cls || '') }, el('thead', null, head), el('tbody', null, ...rows)));
+  }
+
+  // put replaces node's children, skipping absent ones (null, undefined,
+  // false), which replaceChildren would print as text.
+  function put(node, ...children) {
+    node.replaceChildren(...children.filter((c) => c !== undefined && c !== null && c !== false));
+  }
+
+  // keepFocus re-renders part of the page and puts the keyboard focus back
+  // on the control with the same data-focus-key, so a periodic refresh
+  // never throws a keyboard user back to the top of the page.
+  function keepFocus(render) {
+    const key = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.focusKey : '';
+    render();
+    if (key) {
+      const again = [...document.querySelectorAll('[data-focus-key]')].find((e) => e.dataset.focusKey === key);
+      if (again) again.focus();
+    }
+  }
+
+  // changed reports whether what a part of the page shows differs from its
+  // last rendering, so refreshes that bring nothing new leave the DOM alone.
+  const lastRendered = {};
+  function changed(part, value) {
+    const sig = JSON.stringify(value);
+    if (lastRendered[part] === sig) return false;
+    lastRendered[part] = sig;
+    return true;
+  }
+
+  function empty(text) {
+    return el('p', { class: 'empty', text });
+  }
+
+  let toastTimer = 0;
+  function toast(message, kind) {
+    const t = $('toast');
+    t.textContent = message;
+    t.className = 'toast show ' + (kind || '');
+    window.clearTimeout(toastTimer);
+    toastTimer = window.setTimeout(() => { t.className = 'toast'; }, kind === 'error' ? 8000 : 3500);
+  }
+
+  // shortTime renders a sandbox timestamp (RFC 3339, microseconds) as
+  // HH:MM:SS.mmm in UTC: the journal's own zone, so times match the API's.
+  function shortTime(at) {
+    const m = /T(\d\d:\d\d:\d\d)(\.\d{1,3})?/.exec(at || '');
+    return m ? m[1] + (m[2] || '.000').padEnd(4, '0') : at || '';
+  }
+
+  function dateTime(at) {
+    const m = /^(\d{4}-\d\d-\d\d)T(\d\d:\d\d:\d\d)/.exec(at || '');
+    return m ? m[1] + ' ' + m[2] : at || '';
+  }
+
+  // ---- the admin API ----------------------------------------------------
+
+  class ApiError extends Error {
+    constructor(status, body) {
+      super(problemText(status, body));
+      this.status = status;
+      this.body = body;
+    }
+  }
+
+  function problemText(status, body) {
+    if (body && typeof body === 'object') {
+      let text = body.detail || body.title || 'HTTP ' + status;
+      if (Array.isArray(body.errors) && body.errors.length) {
+        text += ': ' + body.errors.map((e) => e.field + ' ' + e.message).join('; ');
+      }
+      return text;
+    }
+    return 'HTTP ' + status + (typeof body === 'string' && body ? ': ' + body.slice(0, 200) : '');
+  }
+
+  async function api(method, path, body) {
+    const headers = { Accept: 'application/json' };
+    if (body !== undefined) headers['Content-Type'] = 'application/json';
+    if (state.token) headers.Authorization = 'Bearer ' + state.token;
+    const res = await fetch(new URL(path, base), {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      cache: 'no-store',
+    });
+    const text = await res.text();
+    let data = null;
+    if (text) {
+      try { data = JSON.parse(text); } catch (_) { data = text; }
+    }
+    if (res.status === 401) showAuth();
+    if (!res.ok) throw new ApiError(res.status, data);
+    return data;
+  }
+
+  function showAuth() {
+    const banner = $('auth');
+    if (!banner.hidden) return;
+    banner.hidden = false;
+    $('auth-token').focus();
+  }
+
+  function setUpAuth() {
+    $('auth-form').addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      state.token = $('auth-token').value.trim();
+      window.sessionStorage.setItem(tokenKey, state.token);
+      $('auth').hidden = true;
+      refreshAll();
+    });
+  }
+
+  // ---- views ------------------------------------------------------------
+
+  const views = ['scenarios', 'journal', 'data', 'report'];
+
+  function route() {
+    const wanted = window.location.hash.replace('#', '');
+    if (!views.includes(wanted) && state.view) return; // an in-page anchor, not a view
+    const view = views.includes(wanted) ? wanted : 'scenarios';
+    state.view = view;
+    for (const v of views) {
+      $('view-' + v).hidden = v !== view;
+      const tab = $('tab-' + v);
+      if (v === view) tab.setAttribute('aria-current', 'page');
+      else tab.removeAttribute('aria-current');
+    }
+    if (view === 'journal') {
+      state.unseen = 0;
+      renderUnseen();
+    }
+    if (view === 'data') loadData();
+    if (view === 'report') loadReport();
+    if (view === 'scenarios') loadScenarios();
+  }
+
+  // ---- clients (shared by every client selector) --------------------------
+
+  async function loadClients() {
+    try {
+      const body = await api('GET', 'data/clients');
+      state.clients = body.clients || [];
+    } catch (err) {
+      toast('Could not load clients: ' + err.message, 'error');
+      return;
+    }
+    const ids = state.clients.map((c) => c.clientId);
+    fillSelect($('scenario-client'), ids, 'every client');
+    fillSelect($('rule-client'), ids, 'any client');
+    fillSelect($('filter-client'), journalClientIds(), 'any client');
+    fillSelect($('report-client'), ids, 'all clients');
+    const partners = state.clients.filter((c) => c.roles.some((r) => r.startsWith('Referrals.') || r.startsWith('QualifiedReferrals.')));
+    fillSelect($('data-client'), (partners.length ? partners : state.clients).map((c) => c.clientId), null);
+  }
+
+  // fillSelect replaces a select's options, keeping its value when it is
+  // still offered; anyLabel is the label of the "" option, null for none.
+  function fillSelect(select, ids, anyLabel) {
+    const keep = select.value;
+    const options = [];
+    if (anyLabel !== null) options.push(el('option', { attrs: { value: '' }, text: anyLabel }));
+    for (const id of ids) options.push(el('option', { attrs: { value: id }, text: id }));
+    select.replaceChildren(...options);
+    if ([...select.options].some((o) => o.value === keep)) select.value = keep;
+  }
+
+  function journalClientIds() {
+    const ids = new Set(state.clients.map((c) => c.clientId));
+    for (const e of state.journal) if (e.clientId) ids.add(e.clientId);
+    return [...ids].sort();
+  }
+
+  // ---- scenarios and rules ------------------------------------------------
+
+  async function loadScenarios() {
+    try {
+      const [lib, rules] = await Promise.all([
+        state.library.length ? null : api('GET', 'library'),
+        api('GET', 'scenarios'),
+      ]);
+      if (lib) state.library = lib.scenarios || [];
+      state.rules = rules.rules || [];
+      state.active = rules.active || [];
+    } catch (err) {
+      $('rules').replaceChildren(empty('Could not load the rules: ' + err.message));
+      return;
+    }
+    if (changed('library', [state.library, state.active, $('scenario-client').value])) keepFocus(renderLibrary);
+    if (changed('rules', state.rules)) keepFocus(renderRules);
+  }
+
+  function activationsOf(name) {
+    return state.active.filter((a) => a.name === name);
+  }
+
+  function renderLibrary() {
+    const target = $('scenario-client').value;
+    const items = state.library.map((sc) => {
+      const acts = activationsOf(sc.name);
+      const on = acts.some((a) => (a.clientId || '') === target);
+      const forWhom = target ? ' for ' + target : '';
+      const chips = acts.map((a) => el('span', { class: 'chip on' },
+        'on · ' + (a.clientId || 'every client'),
+        button('×', {
+          class: 'chip-off',
+          attrs: { 'aria-label': 'Switch off ' + sc.name + (a.clientId ? ' for ' + a.clientId : ' for every client'), title: 'Switch off' },
+          data: { focusKey: 'off:' + sc.name + ':' + (a.clientId || '') },
+        }, () => deactivate(sc.name, a.clientId || ''))));
+      return el('li', { class: 'scenario' + (acts.length ? ' is-on' : ''), data: { scenario: sc.name } },
+        el('div', { class: 'scenario-text' },
+          el('h3', { text: sc.name }),
+          el('p', { text: sc.description }),
+          chips.length ? el('div', { class: 'chips' }, ...chips) : null),
+        button(on ? 'Switch off' : 'Switch on', {
+          class: on ? 'toggle on' : 'toggle',
+          data: { action: 'toggle', scenario: sc.name, focusKey: 'toggle:' + sc.name },
+          attrs: { 'aria-pressed': on ? 'true' : 'false', 'aria-label': (on ? 'Switch off ' : 'Switch on ') + sc.name + forWhom },
+        }, () => (on ? deactivate(sc.name, target) : activate(sc.name, target))));
+    });
+    $('scenario-list').replaceChildren(...(items.length ? items : [el('li', { class: 'empty', text: 'No named scenarios.' })]));
+  }
+
+  async function activate(name, clientId) {
+    try {
+      await api('POST', 'library/' + encodeURIComponent(name), clientId ? { clientId } : {});
+      toast(name + ' switched on' + (clientId ? ' for ' + clientId : ' for every client'), 'ok');
+    } catch (err) {
+      toast('Could not switch on ' + name + ': ' + err.message, 'error');
+    }
+    await loadScenarios();
+  }
+
+  async function deactivate(name, clientId) {
+    const q = clientId ? '?clientId=' + encodeURIComponent(clientId) : '';
+    try {
+      await api('DELETE', 'library/' + encodeURIComponent(name) + q);
+      toast(name + ' switched off', 'ok');
+    } catch (err) {
+      toast('Could not switch off ' + name + ': ' + err.message, 'error');
+    }
+    await loadScenarios();
+  }
+
+  function ruleMatch(r) {
+    const parts = [r.endpoint || 'any endpoint'];
+    if (r.method) parts.push(r.method);
+    parts.push(r.path || 'any path');
+    parts.push(r.clientId || 'any client');
+    return parts.join(' · ');
+  }
+
+  function ruleEffect(r) {
+    const parts = [];
+    if (r.status) parts.push(String(r.status) + (r.retryAfterSeconds ? ', Retry-After ' + r.retryAfterSeconds + 's' : ''));
+    if (r.error) parts.push(r.error);
+    if (r.fault) parts.push('fault: ' + r.fault);
+    if (r.delay) {
+      const d = r.delay;
+      if (d.fixed) parts.push('delay ' + d.fixed);
+      else if (d.median) parts.push('delay ~' + d.median + (d.max ? ' (max ' + d.max + ')' : ''));
+      else parts.push('delay ' + (d.min || '0') + '–' + d.max);
+    }
+    if (r.probability) parts.push(Math.round(r.probability * 100) + '% of calls');
+    if (r.after) parts.push('after ' + r.after);
+    return parts.join(', ');
+  }
+
+  function ruleRemaining(r) {
+    if (r.remaining !== undefined && r.remaining !== null) return String(r.remaining);
+    if (r.perClient) return 'per client';
+    return 'until cleared';
+  }
+
+  function renderRules() {
+    if (!state.rules.length) {
+      $('rules').replaceChildren(empty('No active rules: every request gets a normal answer.'));
+      return;
+    }
+    const rows = state.rules.map((r) => el('tr', { data: { ruleId: r.id } },
+      el('td', null, el('code', { text: r.id }), r.scenario ? el('div', { class: 'sub', text: r.scenario }) : null),
+      el('td', { class: 'wrap', text: ruleMatch(r) }),
+      el('td', { class: 'wrap', text: ruleEffect(r) }),
+      el('td', { class: 'num', text: ruleRemaining(r) }),
+      el('td', { class: 'num opt', text: r.hits }),
+      el('td', { class: 'actions' }, button('Remove', { class: 'small', data: { focusKey: 'remove:' + r.id }, attrs: { 'aria-label': 'Remove rule ' + r.id } }, () => removeRule(r.id)))));
+    $('rules').replaceChildren(table([
+      { text: 'Rule' }, { text: 'Matches' }, { text: 'Effect' }, { text: 'Remaining', class: 'num' }, { text: 'Hits', class: 'num opt' }, { text: '' },
+    ], rows, 'rules'));
+  }
+
+  async function removeRule(id) {
+    try {
+      await api('DELETE', 'scenarios/' + encodeURIComponent(id));
+      toast('Rule ' + id + ' removed', 'ok');
+    } catch (err) {
+      toast('Could not remove rule ' + id + ': ' + err.message, 'error');
+    }
+    await loadScenarios();
+  }
+
+  async function clearRules() {
+    try {
+      await api('DELETE', 'scenarios');
+      toast('Every rule and scenario cleared', 'ok');
+    } catch (err) {
+      toast('Could not clear the rules: ' + err.message, 'error');
+    }
+    await loadScenarios();
+  }
+
+  // ruleFromForm builds the rule JSON of POST /__sandbox/scenarios; the
+  // sandbox validates it and names the field at fault.
+  function ruleFromForm() {
+    const v = (id) => $(id).value.trim();
+    const rule = { endpoint: v('rule-endpoint') };
+    if (v('rule-method')) rule.method = v('rule-method');
+    if (v('rule-path')) rule.path = v('rule-path');
+    if (v('rule-client')) rule.clientId = v('rule-client');
+    const [kind, value] = v('rule-answer').split(':');
+    if (kind === 'status') rule.status = Number(value);
+    if (kind === 'error') rule.error = value;
+    if (kind === 'fault') rule.fault = value;
+    if (v('rule-delay')) rule.delay = { fixed: v('rule-delay') + 'ms' };
+    if (v('rule-times')) rule.times = Number(v('rule-times'));
+    if (v('rule-retry')) rule.retryAfterSeconds = Number(v('rule-retry'));
+    if (v('rule-description')) rule.description = v('rule-description');
+    return rule;
+  }
+
+  async function addRule(ev) {
+    ev.preventDefault();
+    const out = $('rule-form-error');
+    out.textContent = '';
+    try {
+      const added = await api('POST', 'scenarios', ruleFromForm());
+      toast('Rule ' + added.id + ' added', 'ok');
+    } catch (err) {
+      out.textContent = err.message;
+      return;
+    }
+    await loadScenarios();
+  }
+
+  // ---- journal ---------------------------------------------------------------
+
+  function statusClass(e) {
+    if (e.fault || !e.status) return 'fault';
+    return Math.floor(e.status / 100) + 'xx';
+  }
+
+  function statusText(e) {
+    return e.fault ? e.fault + (e.status ? ' (' + e.status + ')' : '') : String(e.status);
+  }
+
+  // matchesFilter applies the journal filters: client, path substring and
+  // status (an exact code, a class such as 4xx or 4, or "fault").
+  function matchesFilter(e) {
+    const client = $('filter-client').value;
+    if (client && e.clientId !== client) return false;
+    const path = $('filter-path').value.trim().toLowerCase();
+    if (path && !(e.path + (e.query ? '?' + e.query : '')).toLowerCase().includes(path)) return false;
+    const status = $('filter-status').value.trim().toLowerCase();
+    if (status) {
+      const cls = statusClass(e);
+      if (status === 'fault' || status === 'faults') return cls === 'fault';
+      const m = /^([1-5])(xx)?$/.exec(status);
+      if (m) return cls === m[1] + 'xx';
+      return String(e.status) === status;
+    }
+    return true;
+  }
+
+  function journalRow(e) {
+    const cls = statusClass(e);
+    const select = () => showDetails(e.id);
+    return el('tr', {
+      class: 'st-' + cls + (e.id === state.selectedId ? ' selected' : ''),
+      data: { id: e.id, requestId: e.requestId, status: e.status, statusClass: cls },
+      on: { click: select },
+    },
+    el('td', { class: 'mono nowrap', text: shortTime(e.at) }),
+    el('td', { class: 'mono', text: e.method }),
+    el('td', { class: 'path' }, button(e.path + (e.query ? '?' + e.query : ''), {
+      class: 'row-button',
+      attrs: { 'aria-label': 'Details of ' + e.method + ' ' + e.path + ' answered ' + statusText(e) + (e.clientId ? ' for ' + e.clientId : '') },
+      on: { click: (ev) => { ev.stopPropagation(); select(); } },
+    })),
+    el('td', { class: 'nowrap', text: e.clientId || '—' }),
+    el('td', null, el('span', { class: 'badge b-' + cls, text: statusText(e) })),
+    el('td', { class: 'num opt', text: e.durationMs.toFixed(1) }),
+    el('td', { class: 'opt sub rule', text: e.scenario || e.ruleId || '', attrs: { title: e.scenario || e.ruleId || undefined } }));
+  }
+
+  function renderJournal() {
+    const shown = state.journal.filter(matchesFilter).reverse();
+    $('journal-rows').replaceChildren(...shown.slice(0, 500).map(journalRow));
+    $('journal-empty').hidden = shown.length > 0;
+    $('journal-empty').textContent = state.journal.length
+      ? 'No request matches the filters.'
+      : 'No requests yet. Point a client at this sandbox; its calls appear here as they happen.';
+    showJournalCount(shown.length);
+  }
+
+  function showJournalCount(shown) {
+    const total = state.journal.length;
+    $('journal-count').textContent = shown === total ? total + ' requests' : shown + ' of ' + total + ' requests';
+  }
+
+  // appendJournal adds new entries at the top without redrawing the rest,
+  // so a row being read or focused stays where it is.
+  function appendJournal(entries) {
+    const rows = $('journal-rows');
+    for (const e of entries) {
+      if (matchesFilter(e)) rows.prepend(journalRow(e));
+    }
+    while (rows.children.length > 500) rows.lastChild.remove();
+    $('journal-empty').hidden = rows.children.length > 0;
+    showJournalCount(rows.children.length);
+  }
+
+  // pollJournal asks for the entries after the last one it has, once a
+  // second; a hidden tab skips its turns and catches up when shown again.
+  async function pollJournal() {
+    if (!state.paused && !document.hidden) {
+      try {
+        state.polls += 1;
+        if (state.journalLoaded && state.polls % 10 === 0) await checkRestart();
+        const q = state.journalLoaded ? 'afterId=' + state.lastId : 'limit=500';
+        const body = await api('GET', 'requests?' + q);
+        const fresh = body.requests || [];
+        const first = !state.journalLoaded;
+        state.journalLoaded = true;
+        if (fresh.length) {
+          state.journal.push(...fresh);
+          state.lastId = fresh[fresh.length - 1].id;
+          if (state.journal.length > journalKeep) state.journal.splice(0, state.journal.length - journalKeep);
+          if (first) renderJournal();
+          else appendJournal(fresh);
+          if (state.view !== 'journal' && !first) {
+            state.unseen += fresh.length;
+            renderUnseen();
+          }
+          if (fresh.some((e) => e.clientId && !state.clients.some((c) => c.clientId === e.clientId))) {
+            fillSelect($('filter-client'), journalClientIds(), 'any client');
+          }
+        } else if (first) {
+          renderJournal();
+        }
+        setLive(state.paused ? 'paused' : 'live');
+      } catch (err) {
+        setLive('offline');
+      }
+    }
+    window.setTimeout(pollJournal, journalPollMs);
+  }
+
+  // checkRestart notices a restarted sandbox, whose journal ids start
+  // again from 1 and would stay below afterId for ever, and starts over.
+  async function checkRestart() {
+    const latest = (await api('GET', 'requests?limit=1')).requests || [];
+    if (latest.length && latest[0].id < state.lastId) {
+      state.journal = [];
+      state.lastId = 0;
+      state.journalLoaded = false;
+      state.selectedId = 0;
+    }
+  }
+
+  function setLive(mode) {
+    const s = $('journal-state');
+    s.textContent = mode;
+    s.className = 'live ' + mode;
+  }
+
+  function renderUnseen() {
+    const c = $('journal-unseen');
+    c.hidden = state.unseen === 0;
+    c.textContent = state.unseen > 99 ? '99+' : String(state.unseen);
+  }
+
+  function showDetails(id) {
+    const e = state.journal.find((x) => x.id === id);
+    if (!e) return;
+    state.selectedId = id;
+    for (const tr of $('journal-rows').children) tr.classList.toggle('selected', Number(tr.dataset.id) === id);
+    const cls = statusClass(e);
+    const facts = [
+      ['Request id', e.requestId], ['Time', e.at], ['Endpoint', e.endpoint || 'sandbox'],
+      ['Client', e.clientId], ['Token id', e.tokenId], ['Token expires', e.tokenExpiresAt],
+      ['Rule', e.ruleId], ['Scenario', e.scenario], ['Fault', e.fault],
+      ['Retry-After', e.retryAfterSeconds ? e.retryAfterSeconds + ' s' : ''],
+      ['Duration', e.durationMs + ' ms'], ['Body bytes', e.requestBytes >= 0 ? e.requestBytes : 'unknown (chunked)'],
+      ['TLS', e.tls ? 'yes' : 'no'],
+    ].filter(([, v]) => v !== undefined && v !== null && v !== '');
+    const headers = Object.entries(e.headers || {}).sort(([a], [b]) => a.localeCompare(b));
+    put($('journal-details'),
+      el('h3', { attrs: { id: 'details-title' } },
+        el('span', { class: 'badge b-' + cls, text: statusText(e) }), ' ', e.method + ' ' + e.path),
+      e.query ? el('p', { class: 'mono sub', text: '?' + e.query }) : null,
+      el('dl', { class: 'facts' }, ...facts.flatMap(([k, v]) => [el('dt', { text: k }), el('dd', { class: 'mono', text: v })])),
+      el('h4', { text: 'Request headers' }),
+      headers.length
+        ? el('dl', { class: 'facts headers' }, ...headers.flatMap(([k, v]) => [el('dt', { class: 'mono', text: k }), el('dd', { class: 'mono', text: v })]))
+        : empty('none recorded'),
+      el('details', null, el('summary', { text: 'Journal entry (JSON)' }), el('pre', { class: 'json', text: JSON.stringify(e, null, 2) })));
+    // Below the list (narrow windows) the panel would open out of sight.
+    if (window.matchMedia('(max-width: 1180px)').matches) $('journal-details').scrollIntoView({ block: 'nearest' });
+  }
+
+  async function clearJournal() {
+    try {
+      await api('DELETE', 'requests');
+      state.journal = [];
+      state.selectedId = 0;
+      renderJournal();
+      toast('Journal cleared', 'ok');
+    } catch (err) {
+      toast('Could not clear the journal: ' + err.message, 'error');
+    }
+  }
+
+  function togglePause() {
+    state.paused = !state.paused;
+    const b = $('journal-pause');
+    b.textContent = state.paused ? 'Resume' : 'Pause';
+    b.setAttribute('aria-pressed', state.paused ? 'true' : 'false');
+    setLive(state.paused ? 'paused' : 'live');
+  }
+
+  // ---- data --------------------------------------------------------------------
+
+  function statusBadge(status) {
+    return el('span', { class: 'badge s-' + status, text: status });
+  }
+
+  function moveButtons(next, label, move) {
+    if (!next.length) return el('span', { class: 'sub', text: 'final' });
+    return el('div', { class: 'moves', attrs: { role: 'group', 'aria-label': 'Move ' + label + ' to' } },
+      ...next.map((s) => button('→ ' + s, { class: 'small', data: { move: s }, attrs: { 'aria-label': 'Move ' + label + ' to ' + s } }, () => move(s))));
+  }
+
+  function patientName(p) {
+    return p ? p.firstName + ' ' + p.lastName : '';
+  }
+
+  async function loadData() {
+    const out = $('data-error');
+    out.textContent = '';
+    try {
+      const trials = await api('GET', 'data/trials');
+      renderClients();
+      renderTrials(trials.trials || []);
+    } catch (err) {
+      out.textContent = 'Could not load the data: ' + err.message;
+      return;
+    }
+    await Promise.all([loadReferrals(false), loadQualified(false)]);
+  }
+
+  function renderClients() {
+    const rows = state.clients.map((c) => el('tr', null,
+      el('td', null, el('code', { text: c.clientId }), c.description ? el('div', { class: 'sub', text: c.description }) : null),
+      el('td', { class: 'wrap' }, ...(c.roles.length ? c.roles.map((r) => el('span', { class: 'tag', text: r })) : [el('span', { class: 'sub', text: 'no roles' })])),
+      el('td', { class: 'opt', text: c.environment })));
+    $('clients').replaceChildren(rows.length ? table([{ text: 'Client' }, { text: 'Roles' }, { text: 'Environment', class: 'opt' }], rows) : empty('No clients.'));
+  }
+
+  function renderTrials(trials) {
+    const rows = trials.map((t) => el('tr', null,
+      el('td', { class: 'nowrap' }, el('code', { text: t.trialId }), t.altTrialId !== t.trialId ? el('div', { class: 'sub', text: 'alt ' + t.altTrialId }) : null),
+      el('td', { class: 'wrap' }, t.name, el('div', { class: 'sub', text: 'version ' + t.versionId })),
+      el('td', null, t.active && t.acceptingReferrals
+        ? el('span', { class: 'badge b-2xx', text: 'listed' })
+        : el('span', { class: 'badge b-fault', text: !t.active ? 'inactive' : 'not accepting' }))));
+    $('trials').replaceChildren(rows.length ? table([{ text: 'Trial' }, { text: 'Name' }, { text: 'API' }], rows) : empty('No trials.'));
+  }
+
+  function dataPath(kind, cursor, limit) {
+    let q = kind + '?clientId=' + encodeURIComponent($('data-client').value);
+    if (cursor) q += '&cursor=' + encodeURIComponent(cursor);
+    if (limit) q += '&limit=' + limit;
+    return 'data/' + q;
+  }
+
+  // reloadSize keeps as many rows as are shown when a list is reloaded after
+  // a status move, so "Load more" pages are not lost.
+  function reloadSize(n) {
+    return Math.min(Math.max(n, 50), 500);
+  }
+
+  async function loadReferrals(more) {
+    const d = state.data;
+    if (!$('data-client').value) {
+      $('referrals').replaceChildren(empty('No partner to show.'));
+      return;
+    }
+    try {
+      const body = await api('GET', dataPath('referrals', more ? d.refCursor : '', more ? 0 : reloadSize(d.referrals.length)));
+      d.referrals = more ? d.referrals.concat(body.referrals) : body.referrals;
+      d.refCursor = body.nextCursor;
+    } catch (err) {
+      $('referrals').replaceChildren(empty('Could not load the referrals: ' + err.message));
+      return;
+    }
+    const rows = d.referrals.map((r) => el('tr', { data: { outcomesId: r.outcomesId } },
+      el('td', { class: 'mono nowrap opt', text: dateTime(r.submittedAt) }),
+      el('td', null, el('code', { text: r.outcomesId }), el('div', { class: 'sub', text: r.trialId })),
+      el('td', { text: patientName(r.patient) }),
+      el('td', null, statusBadge(r.status)),
+      el('td', null, moveButtons(r.nextStatuses, 'referral ' + r.outcomesId, (s) => moveReferral(r, s)))));
+    put($('referrals'),
+      rows.length ? table([{ text: 'Submitted (UTC)', class: 'opt' }, { text: 'Outcomes id · trial' }, { text: 'Patient' }, { text: 'Status' }, { text: 'Move to' }], rows) : empty('This partner has no referrals.'),
+      d.refCursor ? button('Load more referrals', { class: 'more' }, () => loadReferrals(true)) : null);
+  }
+
+  async function loadQualified(more) {
+    const d = state.data;
+    if (!$('data-client').value) {
+      $('qualified').replaceChildren(empty('No partner to show.'));
+      return;
+    }
+    try {
+      const body = await api('GET', dataPath('qualified', more ? d.qualCursor : '', more ? 0 : reloadSize(d.qualified.length)));
+      d.qualified = more ? d.qualified.concat(body.qualifiedReferrals) : body.qualifiedReferrals;
+      d.qualCursor = body.nextCursor;
+    } catch (err) {
+      $('qualified').replaceChildren(empty('Could not load the qualified referrals: ' + err.message));
+      return;
+    }
+    const rows = [];
+    for (const q of d.qualified) {
+      const open = d.openAudits.has(q.externalSourceId);
+      const auditId = 'audit-' + q.externalSourceId.replace(/[^A-Za-z0-9_-]/g, '_');
+      rows.push(el('tr', { data: { externalSourceId: q.externalSourceId } },
+        el('td', { class: 'mono nowrap opt', text: dateTime(q.submittedAt) }),
+        el('td', null, el('code', { text: q.externalSourceId }), el('div', { class: 'sub', text: q.trialId || 'no trial' })),
+        el('td', { text: patientName(q.patient) }),
+        el('td', null, statusBadge(q.status)),
+        el('td', null, moveButtons(q.nextStatuses, 'qualified referral ' + q.externalSourceId, (s) => moveQualified(q, s))),
+        el('td', null, button('Audit trail (' + q.auditTrail.length + ')', {
+          class: 'small link',
+          attrs: { 'aria-expanded': open ? 'true' : 'false', 'aria-controls': auditId },
+        }, () => {
+          if (open) d.openAudits.delete(q.externalSourceId);
+          else d.openAudits.add(q.externalSourceId);
+          loadQualified(false);
+        }))));
+      if (open) rows.push(el('tr', { class: 'audit-row', attrs: { id: auditId } }, el('td', { attrs: { colspan: 6 } }, auditTrail(q.auditTrail))));
+    }
+    put($('qualified'),
+      rows.length ? table([{ text: 'Submitted (UTC)', class: 'opt' }, { text: 'External source id · trial' }, { text: 'Patient' }, { text: 'Status' }, { text: 'Move to' }, { text: 'Audit' }], rows) : empty('This partner has no qualified referrals.'),
+      d.qualCursor ? button('Load more qualified referrals', { class: 'more' }, () => loadQualified(true)) : null);
+  }
+
+  function auditTrail(entries) {
+    return el('ol', { class: 'audit' }, ...entries.map((a) => el('li', { class: 'audit-' + a.action },
+      el('span', { class: 'mono', text: dateTime(a.at) }), ' ',
+      el('strong', { text: a.action }),
+      a.fromStatus ? ' ' + a.fromStatus + ' → ' + a.toStatus : '',
+      ' by ', el('code', { text: a.actor }),
+      a.requestId ? el('span', { class: 'sub', text: ' · request ' + a.requestId }) : null)));
+  }
+
+  async function moveReferral(r, status) {
+    try {
+      await api('POST', 'referrals/' + encodeURIComponent(r.trialId) + '/' + encodeURIComponent(r.outcomesId) + '/status', { status });
+      toast('Referral ' + r.outcomesId + ' moved to ' + status, 'ok');
+    } catch (err) {
+      toast('Could not move the referral: ' + err.message, 'error');
+    }
+    await loadReferrals(false);
+  }
+
+  async function moveQualified(q, status) {
+    try {
+      await api('POST', 'qualified/' + encodeURIComponent(q.externalSourceId) + '/status', { status, clientId: q.clientId });
+      toast('Qualified referral ' + q.externalSourceId + ' moved to ' + status, 'ok');
+    } catch (err) {
+      toast('Could not move the qualified referral: ' + err.message, 'error');
+    }
+    await loadQualified(false);
+  }
+
+  // ---- conformance report ---------------------------------------------------
+
+  const resultOrder = { fail: 0, warn: 1, pass: 2, 'not-exercised': 3 };
+  const resultLabel = { pass: 'pass', fail: 'fail', warn: 'warn', 'not-exercised': 'not exercised' };
+
+  async function loadReport() {
+    const client = $('report-client').value;
+    const out = $('report');
+    let body;
+    try {
+      body = await api('GET', 'report' + (client ? '?clientId=' + encodeURIComponent(client) : ''));
+    } catch (err) {
+      const why = err.status === 404
+        ? 'GET /__sandbox/report answered 404: this sandbox does not serve a conformance report' + (client ? ' for ' + client : '') + '.'
+        : 'The report could not be loaded: ' + err.message;
+      out.replaceChildren(el('div', { class: 'card notice', data: { report: 'unavailable' } },
+        el('h2', { text: 'Report unavailable' }), el('p', { text: why })));
+      $('report-generated').textContent = '';
+      return;
+    }
+    $('report-generated').textContent = body.generatedAt ? 'Generated ' + dateTime(body.generatedAt) + ' UTC' : '';
+    const clients = body.clients || [];
+    if (!clients.length) {
+      out.replaceChildren(el('div', { class: 'card' }, empty('No client has made a request yet, so there is nothing to judge. Run your client against the sandbox, then run the report again.')));
+      return;
+    }
+    out.replaceChildren(...clients.map(reportCard));
+  }
+
+  function reportCard(c) {
+    const checks = (c.checks || []).slice().sort((a, b) => (resultOrder[a.result] ?? 9) - (resultOrder[b.result] ?? 9));
+    const counts = {};
+    for (const ch of checks) counts[ch.result] = (counts[ch.result] || 0) + 1;
+    const verdict = counts.fail ? 'fail' : counts.warn ? 'warn' : 'pass';
+    return el('section', { class: 'card report-client verdict-' + verdict, data: { clientId: c.clientId }, attrs: { 'aria-label': 'Report for ' + c.clientId } },
+      el('div', { class: 'card-head' },
+        el('h2', null, el('code', { text: c.clientId })),
+        el('span', { class: 'sub', text: (c.requests ?? 0) + ' requests' }),
+        el('div', { class: 'spacer' }),
+        ...['fail', 'warn', 'pass', 'not-exercised'].filter((r) => counts[r]).map((r) =>
+          el('span', { class: 'badge r-' + r, text: counts[r] + ' ' + resultLabel[r] }))),
+      checks.length
+        ? el('ul', { class: 'checks' }, ...checks.map(checkItem))
+        : empty('No checks.'));
+  }
+
+  function checkItem(ch) {
+    const evidence = (ch.evidence || []).map((id) => {
+      const entry = state.journal.find((e) => e.requestId === String(id) || e.id === id);
+      if (!entry) return el('code', { class: 'evidence', text: String(id) });
+      return button(String(id), { class: 'small link evidence', attrs: { 'aria-label': 'Show request ' + id + ' in the journal' } }, () => {
+        window.location.hash = '#journal';
+        showDetails(entry.id);
+      });
+    });
+    return el('li', { class: 'check result-' + ch.result, data: { checkId: ch.id, result: ch.result } },
+      el('span', { class: 'badge r-' + ch.result, text: resultLabel[ch.result] || ch.result }),
+      el('div', { class: 'check-text' },
+        el('h3', { text: ch.title || ch.id }),
+        ch.explanation ? el('p', { text: ch.explanation }) : null,
+        evidence.length ? el('p', { class: 'evidence-list' }, 'Evidence: ', ...evidence) : null));
+  }
+
+  // ---- clock -------------------------------------------------------------------
+
+  function showClock(view) {
+    const now = Date.parse(view.now);
+    if (!Number.isNaN(now)) state.clockDelta = now - Date.now();
+    state.clockReal = view.real;
+    const offset = $('clock-offset');
+    offset.textContent = view.real ? 'real time' : (view.offset.startsWith('-') ? '' : '+') + view.offset;
+    offset.className = 'pill ' + (view.real ? 'pill-ok' : 'pill-warn');
+    tickClock();
+  }
+
+  function tickClock() {
+    const now = new Date(Date.now() + state.clockDelta);
+    const t = $('clock-now');
+    t.dateTime = now.toISOString();
+    t.textContent = now.toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
+  }
+
+  async function loadClock() {
+    try {
+      showClock(await api('GET', 'clock'));
+    } catch (_) {
+      $('clock-now').textContent = 'unavailable';
+    }
+  }
+
+  async function moveClock(body, done) {
+    try {
+      showClock(await api('POST', 'clock', body));
+      toast(done, 'ok');
+    } catch (err) {
+      toast('Could not move the clock: ' + err.message, 'error');
+    }
+  }
+
+  async function resetSandbox() {
+    if (!window.confirm('Reset the sandbox? Records go back to the fixtures; rules, scenarios and the journal are cleared; the clock goes back to real time.')) return;
+    try {
+      await api('POST', 'reset');
+      state.journal = [];
+      renderJournal();
+      toast('Sandbox reset', 'ok');
+    } catch (err) {
+      toast('Could not reset the sandbox: ' + err.message, 'error');
+    }
+    refreshAll();
+  }
+
+  // ---- start -------------------------------------------------------------------
+
+  async function refreshAll() {
+    await loadClients();
+    loadClock();
+    route();
+  }
+
+  function start() {
+    setUpAuth();
+    for (const b of document.querySelectorAll('[data-advance]')) {
+      b.addEventListener('click', () => moveClock({ advance: b.dataset.advance }, 'Sandbox clock moved ' + b.textContent));
+    }
+    $('clock-reset').addEventListener('click', () => moveClock({ reset: true }, 'Sandbox clock back to real time'));
+    $('sandbox-reset').addEventListener('click', resetSandbox);
+    $('scenario-client').addEventListener('change', () => keepFocus(renderLibrary));
+    $('rules-clear').addEventListener('click', clearRules);
+    $('rule-form').addEventListener('submit', addRule);
+    $('journal-pause').addEventListener('click', togglePause);
+    $('journal-clear').addEventListener('click', clearJournal);
+    $('journal-filters').addEventListener('submit', (ev) => ev.preventDefault());
+    for (const id of ['filter-client', 'filter-path', 'filter-status']) {
+      $(id).addEventListener('input', renderJournal);
+    }
+    $('data-client').addEventListener('change', () => {
+      state.data = { referrals: [], qualified: [], refCursor: null, qualCursor: null, openAudits: new Set() };
+      loadData();
+    });
+    $('data-refresh').addEventListener('click', loadData);
+    $('report-client').addEventListener('change', loadReport);
+    $('report-refresh').addEventListener('click', loadReport);
+    window.addEventListener('hashchange', route);
+
+    refreshAll();
+    pollJournal();
+    window.setInterval(tickClock, 1000);
+    window.setInterval(loadClock, clockPollMs);
+    window.setInterval(() => { if (state.view === 'scenarios' && !document.hidden) loadScenarios(); }, rulesPollMs);
+  }
+
+  start();
+})();

@@ -1,0 +1,85 @@
+package console_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+)
+
+// reportStub serves the sandbox with GET /__sandbox/report replaced: by a
+// fixed report when body is set, else by a 404, as a sandbox without the
+// report answers. It checks the view's rendering whatever the report engine
+// concludes.
+func reportStub(t *testing.T, body string) string {
+	t.Helper()
+	in, _ := newSandbox(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/__sandbox/report" {
+			in.Server.ServeHTTP(w, r)
+			return
+		}
+		if body == "" {
+			w.Header().Set("Content-Type", "application/problem+json")
+			w.WriteHeader(http.StatusNotFound)
+			fmt.Fprint(w, `{"type":"urn:referrals-sandbox:problem:not-found","title":"Not Found","status":404,"detail":"no such path: /__sandbox/report"}`)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, body)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+func TestConsoleReportRendersChecks(t *testing.T) {
+	const evidenceID = "evidence-request-1"
+	report := `{"generatedAt": "2026-11-21T14:03:07.123456Z", "clients": [{
+		"clientId": "sandbox-partner", "requests": 3,
+		"checks": [
+			{"id": "renews-early", "title": "Renews the token early", "result": "not-exercised", "explanation": "no token neared expiry", "evidence": []},
+			{"id": "reuses-tokens", "title": "Reuses tokens", "result": "pass", "explanation": "1 token for 3 calls", "evidence": []},
+			{"id": "json-posts", "title": "POSTs declare JSON", "result": "fail", "explanation": "1 POST sent text/plain", "evidence": ["` + evidenceID + `", "gone-from-journal"]},
+			{"id": "ping", "title": "Pings sparingly", "result": "warn", "explanation": "pinged before every call", "evidence": []}
+		],
+		"summary": {"pass": 1, "fail": 1, "warn": 1, "notExercised": 1}}]}`
+	base := reportStub(t, report)
+	tok := token(t, base, "sandbox-partner")
+	send(t, base, call{path: "/api/v1/referrals/trials", token: tok, headers: map[string]string{"X-Request-Id": evidenceID}})
+
+	ctx := newBrowser(t, desktopWidth, desktopHeight)
+	openConsole(t, ctx, base, "journal")
+	waitFor(t, ctx, "the evidence request in the journal", fmt.Sprintf(`!!document.querySelector('tr[data-request-id=%s]')`, jsString(evidenceID)))
+	do(t, ctx, "open the report", chromedp.Click(chromedp.ID("tab-report")))
+	waitFor(t, ctx, "the report's checks", `document.querySelectorAll('section.report-client li.check').length === 4`)
+
+	order := eval[string](t, ctx, `[...document.querySelectorAll('li.check')].map(li => li.dataset.result).join(',')`)
+	if order != "fail,warn,pass,not-exercised" {
+		t.Errorf("checks in order %q, want failures first", order)
+	}
+	summary := eval[string](t, ctx, `document.querySelector('section.report-client .card-head').textContent`)
+	for _, want := range []string{"sandbox-partner", "3 requests", "1 fail", "1 warn", "1 pass", "1 not exercised"} {
+		if !strings.Contains(summary, want) {
+			t.Errorf("report header %q lacks %q", summary, want)
+		}
+	}
+	if n := eval[int](t, ctx, `document.querySelectorAll('li.check.result-fail button.evidence').length`); n != 1 {
+		t.Errorf("%d evidence links, want 1 (the request still in the journal; the other shown as text)", n)
+	}
+	do(t, ctx, "follow the evidence", chromedp.Click(chromedp.CSS(`li.check.result-fail button.evidence`)))
+	waitFor(t, ctx, "the journal with the evidence's details",
+		fmt.Sprintf(`!document.getElementById('view-journal').hidden && document.getElementById('journal-details').textContent.includes(%s)`, jsString(evidenceID)))
+}
+
+func TestConsoleReportUnavailable(t *testing.T) {
+	base := reportStub(t, "")
+	ctx := newBrowser(t, desktopWidth, desktopHeight)
+	openConsole(t, ctx, base, "report")
+	waitFor(t, ctx, "the report unavailable notice", `!!document.querySelector('#report [data-report="unavailable"]')`)
+	if text := eval[string](t, ctx, `document.getElementById('report').textContent`); !strings.Contains(text, "Report unavailable") {
+		t.Errorf("report view reads %q, want \"Report unavailable\"", text)
+	}
+}
