@@ -1,0 +1,57 @@
+package main
+
+import (
+	"io"
+	"slices"
+	"testing"
+	"time"
+)
+
+func TestParseFlags(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		want    config
+		wantErr bool
+	}{
+		{name: "defaults", args: nil, want: config{rounds: 3, duration: 5 * time.Second, warmup: time.Second,
+			threads: 2, connections: 50, coldStarts: 20, listSize: 100000, out: "bench/results.json"}},
+		{name: "quick", args: []string{"--quick", "--rounds", "7"}, want: config{rounds: 1, duration: 2 * time.Second,
+			threads: 2, connections: 50, coldStarts: 20, listSize: 100000, out: "bench/results.json", quick: true}},
+		{name: "zero rounds", args: []string{"--rounds", "0"}, wantErr: true},
+		{name: "sub-second duration", args: []string{"--duration", "500ms"}, wantErr: true},
+		{name: "fewer connections than threads", args: []string{"--threads", "4", "--connections", "2"}, wantErr: true},
+		{name: "stray argument", args: []string{"now"}, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := parseFlags(tt.args, io.Discard)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("parseFlags(%v) error = %v, want error %v", tt.args, err, tt.wantErr)
+			}
+			if !tt.wantErr && got != tt.want {
+				t.Errorf("parseFlags(%v) = %+v, want %+v", tt.args, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestWrkArgs(t *testing.T) {
+	s := wrkSettings{threads: 2, connections: 50}
+	j := wrkJob{url: "http://127.0.0.1:1/x", headers: []string{"Authorization: Bearer t"}, script: "/tmp/q.lua", scriptArgs: []string{"r1"}}
+	got := s.args(j, 5*time.Second)
+	want := []string{"-t2", "-c50", "-d5s", "--latency", "--timeout", "5s",
+		"-H", "Authorization: Bearer t", "-s", "/tmp/q.lua", "http://127.0.0.1:1/x", "--", "r1"}
+	if !slices.Equal(got, want) {
+		t.Errorf("args = %q\nwant %q", got, want)
+	}
+}
+
+func TestLuaScriptsAreEmbedded(t *testing.T) {
+	for _, name := range []string{"token.lua", "qualified.lua"} {
+		b, err := luaScripts.ReadFile("lua/" + name)
+		if err != nil || len(b) == 0 {
+			t.Errorf("lua/%s: %v", name, err)
+		}
+	}
+}

@@ -1,0 +1,55 @@
+package main
+
+// Keys of the figures, as results.json names them.
+const (
+	keyCeiling       = "ceiling"
+	keyTrials        = "trials"
+	keyPing          = "ping"
+	keySigning       = "signing"
+	keyToken         = "token"
+	keyQualified     = "qualified"
+	keyQualifiedData = "qualified_data"
+	keyList100       = "list_100"
+	keyList100k      = "list_100k"
+	keyColdStart     = "cold_start"
+	keyRSSIdle       = "rss_idle"
+	keyRSS100k       = "rss_100k"
+	keyBinary        = "binary_size"
+)
+
+// targetKind is how a figure is judged.
+type targetKind int
+
+const (
+	noTarget     targetKind = iota
+	ratioAtLeast            // value/base must be at least limit
+	valueBelow              // value must be under limit
+)
+
+// figure is one line of the table: what is measured, against what, and
+// the target it must meet.
+type figure struct {
+	key, label, unit string
+	base             string // key of the figure it is compared to; "" for none
+	kind             targetKind
+	limit            float64
+}
+
+// figures lists the table's lines in order, with the targets of issue 7.
+func figures() []figure {
+	return []figure{
+		{key: keyCeiling, label: "bare net/http handler (ceiling)", unit: "req/s"},
+		{key: keyTrials, label: "GET /api/v1/referrals/trials (auth)", unit: "req/s", base: keyCeiling, kind: ratioAtLeast, limit: 0.5},
+		{key: keyPing, label: "GET /health/ping (auth)", unit: "req/s", base: keyCeiling, kind: ratioAtLeast, limit: 0.5},
+		{key: keySigning, label: "RS256 signing, all cores (token ceiling)", unit: "ops/s"},
+		{key: keyToken, label: "POST /oauth2/v2.0/token", unit: "req/s", base: keySigning, kind: ratioAtLeast, limit: 0.9},
+		{key: keyQualified, label: "POST /api/v1/referrals/qualified (memory)", unit: "req/s", base: keyCeiling, kind: ratioAtLeast, limit: 0.25},
+		{key: keyQualifiedData, label: "POST /api/v1/referrals/qualified (--data)", unit: "req/s", base: keyQualified},
+		{key: keyList100, label: "GET /api/v1/referrals/?limit=50, 100 stored", unit: "req/s"},
+		{key: keyList100k, label: "GET /api/v1/referrals/?limit=50, 100,000 stored", unit: "req/s", base: keyList100, kind: ratioAtLeast, limit: 0.5},
+		{key: keyColdStart, label: "cold start: exec to first 200 (median)", unit: "ms", kind: valueBelow, limit: 50},
+		{key: keyRSSIdle, label: "resident memory, idle after start", unit: "MB", kind: valueBelow, limit: 25},
+		{key: keyRSS100k, label: "resident memory, 100,000 referrals", unit: "MB"},
+		{key: keyBinary, label: "binary size (static, stripped)", unit: "MB"},
+	}
+}

@@ -1,0 +1,141 @@
+// Command benchrun is bench/run: it builds the sandbox, starts it on
+// loopback and measures, in one run on this machine, each figure of issue 7
+// against its ceiling (a bare net/http handler, RS256 signing), with wrk.
+// It prints a table marking each target met or missed and writes the
+// figures to bench/results.json, which the next run compares against.
+//
+//	bench/run                 # 3 rounds of 5 s per figure (a few minutes)
+//	bench/run --quick         # 1 round of 2 s: a smoke test
+//	bench/run --strict        # exit 1 when a target is missed
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/referrals-sandbox/referrals-sandbox/clock"
+)
+
+// config is benchrun's flags.
+type config struct {
+	rounds      int
+	duration    time.Duration
+	warmup      time.Duration
+	threads     int
+	connections int
+	coldStarts  int
+	listSize    int
+	out         string
+	quick       bool
+	strict      bool
+}
+
+func parseFlags(args []string, stderr io.Writer) (config, error) {
+	var c config
+	fs := flag.NewFlagSet("bench/run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.IntVar(&c.rounds, "rounds", 3, "rounds per figure; the table shows their median")
+	fs.DurationVar(&c.duration, "duration", 5*time.Second, "length of one wrk round (whole seconds)")
+	fs.DurationVar(&c.warmup, "warmup", time.Second, "unmeasured wrk run before the first round of each figure; 0 for none")
+	fs.IntVar(&c.threads, "threads", 2, "wrk threads (-t)")
+	fs.IntVar(&c.connections, "connections", 50, "wrk connections (-c)")
+	fs.IntVar(&c.coldStarts, "cold-starts", 20, "cold starts to take the median of")
+	fs.IntVar(&c.listSize, "list-size", 100000, "stored referrals of the large listing and memory figures")
+	fs.StringVar(&c.out, "out", "bench/results.json", "where to write the results (read first, to compare with)")
+	fs.BoolVar(&c.quick, "quick", false, "smoke test: 1 round of 2 s, no warm-up")
+	fs.BoolVar(&c.strict, "strict", false, "exit 1 when a target is missed, not only when a figure fails")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if c.quick {
+		c.rounds, c.duration, c.warmup = 1, 2*time.Second, 0
+	}
+	switch {
+	case c.rounds < 1 || c.rounds > 100:
+		return c, errors.New("--rounds must be 1 to 100")
+	case c.duration < time.Second || c.duration > 10*time.Minute:
+		return c, errors.New("--duration must be 1s to 10m")
+	case c.warmup < 0 || c.warmup > time.Minute:
+		return c, errors.New("--warmup must be 0 to 1m")
+	case c.threads < 1 || c.connections < c.threads:
+		return c, errors.New("--threads must be at least 1 and --connections at least --threads")
+	case c.coldStarts < 1 || c.coldStarts > 1000:
+		return c, errors.New("--cold-starts must be 1 to 1000")
+	case c.listSize < 1:
+		return c, errors.New("--list-size must be at least 1")
+	}
+	return c, nil
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run is the whole command; it returns the exit status: 0 when every figure
+// was measured (and, with --strict, every target met), 1 otherwise, 2 for
+// bad flags.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	cfg, err := parseFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "bench/run:", err)
+		return 2
+	}
+	if _, err := exec.LookPath("wrk"); err != nil {
+		fmt.Fprintln(stderr, "bench/run: wrk is not installed; it generates the load.\n"+
+			"  Debian/Ubuntu: sudo apt-get update && sudo apt-get install -y wrk\n"+
+			"  macOS:         brew install wrk")
+		return 1
+	}
+	root, err := moduleRoot()
+	if err != nil {
+		fmt.Fprintln(stderr, "bench/run:", err)
+		return 1
+	}
+	r := &runner{cfg: cfg, ps: newProcs(), clk: clock.Func(time.Now), root: root, log: stderr, res: results{}}
+	defer r.ps.stopAll()
+	rep, err := r.measure(ctx)
+	if err != nil {
+		fmt.Fprintln(stderr, "bench/run:", err)
+		return 1
+	}
+	prev, err := readReport(r.outPath())
+	if err != nil {
+		fmt.Fprintln(stderr, "bench/run: ignoring the previous results:", err)
+	}
+	if err := writeTable(stdout, rep, prev); err != nil {
+		fmt.Fprintln(stderr, "bench/run:", err)
+		return 1
+	}
+	if err := writeReport(r.outPath(), rep); err != nil {
+		fmt.Fprintln(stderr, "bench/run:", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "\nwritten to %s\n", r.outPath())
+	targetsMissed, errs := missed(rep.Results)
+	switch {
+	case errs > 0:
+		fmt.Fprintf(stderr, "bench/run: %d figure(s) could not be measured\n", errs)
+		return 1
+	case targetsMissed > 0 && cfg.strict:
+		fmt.Fprintf(stderr, "bench/run: %d target(s) missed\n", targetsMissed)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,176 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+)
+
+// Embedded credentials (public test values, also in the README).
+var partners = []struct{ id, secret string }{
+	{"sandbox-partner", "sandbox-partner-secret"},
+	{"sandbox-partner-2", "sandbox-partner-2-secret"},
+}
+
+const scope = "api://referrals-sandbox/.default"
+
+// requestTimeout bounds every request of these tests, so a lost answer
+// fails as an error instead of hanging the test.
+const requestTimeout = 30 * time.Second
+
+// newClient is an HTTP client that keeps up to conns connections alive to
+// one host, as a partner's pooled client would.
+func newClient(conns int) *http.Client {
+	return &http.Client{
+		Timeout:   requestTimeout,
+		Transport: &http.Transport{MaxIdleConns: conns, MaxIdleConnsPerHost: conns, IdleConnTimeout: time.Minute},
+	}
+}
+
+// answer is a read response: status, headers, body.
+type answer struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// do sends one request and reads the whole answer. A transport error or a
+// body that cannot be read is returned as an error.
+func do(ctx context.Context, c *http.Client, method, u, token, contentType string, body []byte, header http.Header) (answer, error) {
+	req, err := http.NewRequestWithContext(ctx, method, u, bytes.NewReader(body))
+	if err != nil {
+		return answer{}, fmt.Errorf("build %s %s: %w", method, u, err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	for k, vs := range header {
+		req.Header[k] = vs
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return answer{}, fmt.Errorf("%s %s: %w", method, u, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
+	if err != nil {
+		return answer{}, fmt.Errorf("%s %s: read body: %w", method, u, err)
+	}
+	return answer{status: resp.StatusCode, header: resp.Header, body: b}, nil
+}
+
+// tokenForm is the client credentials request of one partner.
+func tokenForm(id, secret string) []byte {
+	return []byte(url.Values{
+		"grant_type": {"client_credentials"}, "client_id": {id}, "client_secret": {secret}, "scope": {scope},
+	}.Encode())
+}
+
+// accessToken parses a token response.
+func accessToken(a answer) (string, error) {
+	if a.status != http.StatusOK {
+		return "", fmt.Errorf("token: status %d: %s", a.status, a.body)
+	}
+	var tok struct {
+		AccessToken string `json:"access_token"`
+	}
+	if err := json.Unmarshal(a.body, &tok); err != nil || tok.AccessToken == "" {
+		return "", fmt.Errorf("token: no access_token in %s", a.body)
+	}
+	return tok.AccessToken, nil
+}
+
+// mustToken fetches an access token for a partner.
+func mustToken(t *testing.T, c *http.Client, base, id, secret string) string {
+	t.Helper()
+	a, err := do(t.Context(), c, http.MethodPost, base+"/oauth2/v2.0/token", "", "application/x-www-form-urlencoded", tokenForm(id, secret), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := accessToken(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+// listAllReferrals pages through GET /api/v1/referrals/ (500 a page) and
+// returns every referral of the token's partner. The number of pages is
+// bounded by max/500+1.
+func listAllReferrals(t *testing.T, c *http.Client, base, token string, max int) []fixtures.Referral {
+	t.Helper()
+	var all []fixtures.Referral
+	cursor := ""
+	for page := 0; page <= max/500+1; page++ {
+		u := base + "/api/v1/referrals/?limit=500"
+		if cursor != "" {
+			u += "&cursor=" + url.QueryEscape(cursor)
+		}
+		a, err := do(t.Context(), c, http.MethodGet, u, token, "", nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.status != http.StatusOK {
+			t.Fatalf("list referrals: status %d: %s", a.status, a.body)
+		}
+		var p struct {
+			Referrals  []fixtures.Referral `json:"referrals"`
+			NextCursor *string             `json:"nextCursor"`
+		}
+		if err := json.Unmarshal(a.body, &p); err != nil {
+			t.Fatalf("list referrals: %v", err)
+		}
+		all = append(all, p.Referrals...)
+		if p.NextCursor == nil {
+			return all
+		}
+		cursor = *p.NextCursor
+	}
+	t.Fatalf("list referrals: more than %d", max)
+	return nil
+}
+
+// listAllQualified pages through GET /api/v1/referrals/qualified.
+func listAllQualified(t *testing.T, c *http.Client, base, token string, max int) []fixtures.QualifiedReferral {
+	t.Helper()
+	var all []fixtures.QualifiedReferral
+	cursor := ""
+	for page := 0; page <= max/500+1; page++ {
+		u := base + "/api/v1/referrals/qualified?limit=500"
+		if cursor != "" {
+			u += "&cursor=" + url.QueryEscape(cursor)
+		}
+		a, err := do(t.Context(), c, http.MethodGet, u, token, "", nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.status != http.StatusOK {
+			t.Fatalf("list qualified referrals: status %d: %s", a.status, a.body)
+		}
+		var p struct {
+			QualifiedReferrals []fixtures.QualifiedReferral `json:"qualifiedReferrals"`
+			NextCursor         *string                      `json:"nextCursor"`
+		}
+		if err := json.Unmarshal(a.body, &p); err != nil {
+			t.Fatalf("list qualified referrals: %v", err)
+		}
+		all = append(all, p.QualifiedReferrals...)
+		if p.NextCursor == nil {
+			return all
+		}
+		cursor = *p.NextCursor
+	}
+	t.Fatalf("list qualified referrals: more than %d", max)
+	return nil
+}

@@ -1,0 +1,11 @@
+// Package e2e holds black-box tests of the built referrals-sandbox binary:
+// a soak under concurrent load with failures switched on and off, and
+// durability across SIGKILL and SIGTERM. TestMain builds the binary once,
+// as it is released, and every test runs it as a separate process on
+// loopback, because only a real process can be killed, restarted on its
+// data file, or drained by a signal.
+//
+//	go test ./e2e                          # everything, soak for 60 s
+//	SOAK_DURATION=15s go test ./e2e -run Soak
+//	E2E_SEED=42 go test ./e2e -run Kill    # replay the kill moments of a run
+package e2e

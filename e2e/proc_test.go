@@ -1,0 +1,167 @@
+package e2e
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// healthWait bounds a start: generous for a loaded CI machine.
+const healthWait = 30 * time.Second
+
+// exitWait bounds how long a signalled process may take to exit: the
+// default --shutdown-grace (10 s) plus slack.
+const exitWait = 20 * time.Second
+
+// sandboxProc is the binary running serve on a loopback port.
+type sandboxProc struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	base   string // http://127.0.0.1:PORT
+	stderr *syncBuffer
+	done   chan struct{} // closed once the process has been reaped
+	err    error         // Wait's error, readable after done
+}
+
+// startSandbox runs the binary with extra flags on a free loopback port,
+// without a rate limit, and waits until /__sandbox/health answers. The
+// process is killed at the end of the test if it is still running.
+func startSandbox(t *testing.T, extra ...string) *sandboxProc {
+	t.Helper()
+	for attempt := 1; ; attempt++ {
+		port := freePort(t)
+		args := append([]string{"--addr", "127.0.0.1:" + strconv.Itoa(port), "--rate-limit", "0", "--log-format", "json"}, extra...)
+		p := &sandboxProc{t: t, base: "http://127.0.0.1:" + strconv.Itoa(port), stderr: &syncBuffer{}, done: make(chan struct{})}
+		p.cmd = exec.Command(sandboxBinary, args...)
+		p.cmd.Stdout = io.Discard
+		p.cmd.Stderr = p.stderr
+		if err := p.cmd.Start(); err != nil {
+			t.Fatalf("start the sandbox: %v", err)
+		}
+		go func() {
+			p.err = p.cmd.Wait()
+			close(p.done)
+		}()
+		t.Cleanup(p.kill)
+		err := p.waitHealthy()
+		if err == nil {
+			return p
+		}
+		p.kill()
+		// Another process may take the port between freePort and the bind.
+		if attempt >= 3 || !strings.Contains(p.stderr.String(), "address already in use") {
+			t.Fatalf("start the sandbox %v: %v\nstderr:\n%s", extra, err, p.stderr)
+		}
+	}
+}
+
+// waitHealthy polls /__sandbox/health every 10 ms, bounded by healthWait.
+func (p *sandboxProc) waitHealthy() error {
+	client := &http.Client{Timeout: time.Second}
+	deadline := time.Now().Add(healthWait)
+	for time.Now().Before(deadline) {
+		resp, err := client.Get(p.base + "/__sandbox/health")
+		if err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-p.done:
+			return errors.New("the sandbox exited before it was healthy")
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	return errors.New("not healthy within " + healthWait.String())
+}
+
+// signal sends sig to the process.
+func (p *sandboxProc) signal(sig syscall.Signal) {
+	p.t.Helper()
+	if err := p.cmd.Process.Signal(sig); err != nil {
+		p.t.Fatalf("send %v: %v", sig, err)
+	}
+}
+
+// waitExit waits (bounded) for the process to end and returns its exit
+// status; -1 when a signal ended it.
+func (p *sandboxProc) waitExit() int {
+	p.t.Helper()
+	select {
+	case <-p.done:
+	case <-time.After(exitWait):
+		p.t.Fatalf("the sandbox did not exit within %s\nstderr:\n%s", exitWait, p.stderr)
+	}
+	var exit *exec.ExitError
+	switch {
+	case p.err == nil:
+		return 0
+	case errors.As(p.err, &exit):
+		return exit.ExitCode()
+	}
+	p.t.Fatalf("wait for the sandbox: %v", p.err)
+	return -1
+}
+
+// exitedEarly describes how the process ended, or "" while it runs.
+func (p *sandboxProc) exitedEarly() string {
+	select {
+	case <-p.done:
+		return fmt.Sprintf("%v", p.err)
+	default:
+		return ""
+	}
+}
+
+// kill ends the process with SIGKILL, if it still runs, and reaps it.
+func (p *sandboxProc) kill() {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	_ = p.cmd.Process.Kill()
+	<-p.done
+}
+
+// freePort asks the kernel for a free loopback port.
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("find a free port: %v", err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// syncBuffer is a bytes.Buffer safe for the process's writes and the
+// test's reads at once.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
