@@ -10,7 +10,9 @@ import (
 
 // Keys is the signing key and the public key set published as the JWKS.
 type Keys struct {
-	signing jwk.Key
+	// signing is the raw key, precomputed once: signing with a jwk.Key
+	// would convert and re-check it on every token.
+	signing *rsa.PrivateKey
 	public  jwk.Set
 	kid     string
 }
@@ -46,7 +48,8 @@ func LoadKeys(pemBytes []byte) (*Keys, error) {
 	if err := set.AddKey(pub); err != nil {
 		return nil, fmt.Errorf("build key set: %w", err)
 	}
-	return &Keys{signing: key, public: set, kid: key.KeyID()}, nil
+	raw.Precompute()
+	return &Keys{signing: &raw, public: set, kid: key.KeyID()}, nil
 }
 
 // KeyID is the kid of the signing key, as tokens carry it in their header.

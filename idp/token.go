@@ -66,6 +66,9 @@ func (p *Provider) issue(client fixtures.Client, resource, issuer string) (Issue
 	if err := headers.Set(jws.TypeKey, "JWT"); err != nil {
 		return Issued{}, fmt.Errorf("set typ: %w", err)
 	}
+	if err := headers.Set(jws.KeyIDKey, p.cfg.Keys.kid); err != nil {
+		return Issued{}, fmt.Errorf("set kid: %w", err)
+	}
 	signed, err := jwt.Sign(tok, jwt.WithKey(jwa.RS256, p.cfg.Keys.signing, jws.WithProtectedHeaders(headers)))
 	if err != nil {
 		return Issued{}, fmt.Errorf("sign token: %w", err)

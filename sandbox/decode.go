@@ -43,6 +43,12 @@ func decodeJSON(r *http.Request, maxBytes int64, into any) (unknown []string, er
 	if err != nil {
 		return nil, err
 	}
+	if decodeKnownObject(body, into) {
+		return nil, nil
+	}
+	// The body has an unknown field, a wrong type, or is not one object: the
+	// slow path below explains exactly what, from a clean target.
+	reflect.ValueOf(into).Elem().SetZero()
 	raw, err := singleObject(body)
 	if err != nil {
 		return nil, err
@@ -72,6 +78,22 @@ func decodeJSON(r *http.Request, maxBytes int64, into any) (unknown []string, er
 		}
 	}
 	return wk.unknown, nil
+}
+
+// decodeKnownObject is the fast path taken by almost every request: one
+// strict decode of a single JSON object whose fields the target all knows.
+// It reports false, leaving into partly filled, when anything is off.
+func decodeKnownObject(body []byte, into any) bool {
+	if first := trimJSONSpace(body); len(first) == 0 || first[0] != '{' {
+		return false
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(into); err != nil {
+		return false
+	}
+	_, err := dec.Token()
+	return errors.Is(err, io.EOF)
 }
 
 // checkJSONContentType accepts application/json and application/*+json with
