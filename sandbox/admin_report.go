@@ -16,10 +16,7 @@ import (
 func (s *Server) serveReport(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	opts := conformance.Options{
-		// The report request came in on the sandbox's own listener: over
-		// TLS exactly when the sandbox serves HTTPS. A generated CA means
-		// --tls even when a test calls the handler directly.
-		TLS: r.TLS != nil || s.cfg.CACertPEM != nil,
+		TLS: s.cfg.HTTPSOnly || r.TLS != nil, // r.TLS: a test may serve TLS without the flag
 		Now: s.cfg.Clock.Now(),
 	}
 	var errs []FieldError

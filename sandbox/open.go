@@ -116,6 +116,7 @@ func Open(opts Options) (*Instance, error) {
 		Provider: provider, Fixtures: set, Clock: opts.Clock, Logger: opts.Logger, Store: in.store,
 		Library: library, Scenarios: engine, JournalSize: opts.JournalSize,
 		RateLimit: opts.RateLimit, RateBurst: opts.RateBurst, AdminToken: opts.AdminToken, CACertPEM: in.CACertPEM,
+		HTTPSOnly: in.TLS != nil,
 	})
 	if err != nil {
 		_ = in.store.Close()

@@ -52,6 +52,10 @@ type Config struct {
 	AdminToken string
 	// CACertPEM, when set, is served at /__sandbox/ca.pem.
 	CACertPEM []byte
+	// HTTPSOnly answers requests that arrive over plain HTTP with a 400
+	// (they are still journaled, for the conformance report): the sandbox
+	// serves --tls, as the real service serves only HTTPS.
+	HTTPSOnly bool
 }
 
 // DefaultJournalSize is how many requests the journal keeps by default.
@@ -153,7 +157,7 @@ func (s *Server) routes() http.Handler {
 	s.cfg.Provider.Register(r)
 	// Outermost first: every response gets a request id; the journal sees
 	// the final answer, including forced ones and 429s.
-	return withRequestID(s.withJournal(s.withScenarios(s.withRateLimit(r))))
+	return withRequestID(s.withJournal(s.withHTTPSOnly(s.withScenarios(s.withRateLimit(r)))))
 }
 
 // serveCA serves the local CA certificate clients trust (--tls).

@@ -2,7 +2,6 @@ package sandboxtest
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -91,7 +90,7 @@ func StartServer(opts ...Option) (*Sandbox, error) {
 	scheme := "http"
 	if in.TLS != nil {
 		scheme = "https"
-		ln = tls.NewListener(ln, in.TLS.Clone())
+		ln = sandbox.NewTLSListener(ln, in.TLS.Clone())
 	}
 	var routed []string
 	if options.TLS {

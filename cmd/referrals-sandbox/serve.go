@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -123,7 +122,7 @@ func runServe(ctx context.Context, e env, args []string) error {
 func serveUntilDone(ctx context.Context, logger *slog.Logger, in *sandbox.Instance, ln net.Listener, grace time.Duration) error {
 	httpServer := sandbox.NewHTTPServer(in.Server, logger)
 	if in.TLS != nil {
-		ln = tls.NewListener(ln, in.TLS)
+		ln = sandbox.NewTLSListener(ln, in.TLS)
 	}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- httpServer.Serve(ln) }()

@@ -1,0 +1,111 @@
+package sandbox
+
+import (
+	"bufio"
+	"crypto/tls"
+	"errors"
+	"net"
+	"sync"
+	"time"
+)
+
+// tlsRecordHandshake is the first byte of every TLS connection.
+const tlsRecordHandshake = 0x16
+
+// sniffTimeout bounds how long a new connection may stay silent before the
+// listener gives up on it; it matches the header timeout.
+const sniffTimeout = ReadHeaderTimeout
+
+// NewTLSListener serves TLS on ln, and also lets plain HTTP through on the
+// same port instead of failing it in the TLS layer: with --tls the sandbox
+// answers such a request with a clear 400 and journals it, so the
+// conformance report can say a client spoke plain HTTP. Each connection's
+// first byte decides; sniffing happens off the Accept loop, so a silent
+// client cannot hold other connections back.
+func NewTLSListener(ln net.Listener, cfg *tls.Config) net.Listener {
+	l := &sniffingListener{Listener: ln, cfg: cfg, conns: make(chan net.Conn), done: make(chan struct{})}
+	go l.acceptLoop()
+	return l
+}
+
+type sniffingListener struct {
+	net.Listener
+	cfg   *tls.Config
+	conns chan net.Conn
+
+	closeOnce sync.Once
+	done      chan struct{}
+	mu        sync.Mutex
+	err       error
+}
+
+func (l *sniffingListener) acceptLoop() {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			l.mu.Lock()
+			l.err = err
+			l.mu.Unlock()
+			l.closeOnce.Do(func() { close(l.done) })
+			return
+		}
+		go l.sniff(c)
+	}
+}
+
+// sniff reads the first byte and hands the connection on as TLS or plain.
+func (l *sniffingListener) sniff(c net.Conn) {
+	br := bufio.NewReaderSize(c, 1)
+	_ = c.SetReadDeadline(time.Now().Add(sniffTimeout))
+	first, err := br.Peek(1)
+	_ = c.SetReadDeadline(time.Time{})
+	if err != nil {
+		_ = c.Close()
+		return
+	}
+	var out net.Conn = &peekedConn{Conn: c, r: br}
+	if first[0] == tlsRecordHandshake {
+		out = tls.Server(out, l.cfg)
+	}
+	select {
+	case l.conns <- out:
+	case <-l.done:
+		_ = c.Close()
+	}
+}
+
+// Accept returns the next sniffed connection.
+func (l *sniffingListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.done:
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if l.err == nil {
+			return nil, net.ErrClosed
+		}
+		return nil, l.err
+	}
+}
+
+// Close stops accepting.
+func (l *sniffingListener) Close() error {
+	err := l.Listener.Close()
+	l.closeOnce.Do(func() { close(l.done) })
+	if errors.Is(err, net.ErrClosed) {
+		return nil
+	}
+	return err
+}
+
+// peekedConn replays the sniffed byte before reading on from the socket.
+type peekedConn struct {
+	net.Conn
+	r *bufio.Reader
+}
+
+func (c *peekedConn) Read(p []byte) (int, error) { return c.r.Read(p) }
+
+// NetConn exposes the socket, for faults that reset the connection.
+func (c *peekedConn) NetConn() net.Conn { return c.Conn }

@@ -1,0 +1,96 @@
+package sandbox_test
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
+)
+
+// TestTLSListener_PlainHTTPIsRefusedAndReported serves --tls as the binary
+// does: HTTPS works, a plain-HTTP request on the same port gets a clear 400
+// instead of a TLS error, and the conformance report's https-only check
+// fails with that request as its evidence.
+func TestTLSListener_PlainHTTPIsRefusedAndReported(t *testing.T) {
+	in, err := sandbox.Open(sandbox.Options{TLS: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := sandbox.NewHTTPServer(in.Server, nil)
+	go func() { _ = srv.Serve(sandbox.NewTLSListener(ln, in.TLS)) }()
+	defer srv.Close()
+	host := ln.Addr().String()
+
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(in.CACertPEM)
+	secure := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+
+	form := url.Values{"grant_type": {"client_credentials"}, "client_id": {"sandbox-partner"},
+		"client_secret": {"sandbox-partner-secret"}, "scope": {idp.DefaultResource + "/.default"}}
+	resp, err := secure.PostForm("https://"+host+"/oauth2/v2.0/token", form)
+	if err != nil {
+		t.Fatalf("token over HTTPS: %v", err)
+	}
+	var tok struct {
+		AccessToken string `json:"access_token"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&tok)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || err != nil {
+		t.Fatalf("token over HTTPS: %d %v", resp.StatusCode, err)
+	}
+
+	req, _ := http.NewRequest(http.MethodGet, "http://"+host+"/api/v1/referrals/trials", nil)
+	req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+	plain, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("plain HTTP on the TLS port should get an answer, got %v", err)
+	}
+	body, _ := io.ReadAll(plain.Body)
+	plain.Body.Close()
+	if plain.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "HTTPS only") ||
+		!strings.HasPrefix(plain.Header.Get("Content-Type"), sandbox.ProblemContentType) {
+		t.Fatalf("plain HTTP: %d %s %s, want a 400 problem saying HTTPS only", plain.StatusCode, plain.Header.Get("Content-Type"), body)
+	}
+	plainID := plain.Header.Get(sandbox.RequestIDHeader)
+
+	report, err := secure.Get("https://" + host + "/__sandbox/report?clientId=sandbox-partner")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer report.Body.Close()
+	var rep struct {
+		Clients []struct {
+			Checks []struct {
+				ID, Result string
+				Evidence   []string
+			}
+		}
+	}
+	if err := json.NewDecoder(report.Body).Decode(&rep); err != nil || len(rep.Clients) != 1 {
+		t.Fatalf("report: %v %+v", err, rep)
+	}
+	for _, c := range rep.Clients[0].Checks {
+		if c.ID != "https-only" {
+			continue
+		}
+		if c.Result != "fail" || len(c.Evidence) != 1 || c.Evidence[0] != plainID {
+			t.Fatalf("https-only = %s with evidence %v, want fail with %s", c.Result, c.Evidence, plainID)
+		}
+		return
+	}
+	t.Fatal("the report has no https-only check")
+}
