@@ -105,49 +105,24 @@ func mustToken(t *testing.T, c *http.Client, base, id, secret string) string {
 	return tok
 }
 
-// listAllReferrals pages through GET /api/v1/referrals/ (500 a page) and
-// returns every referral of the token's partner. The number of pages is
-// bounded by max/500+1.
+// listAllReferrals returns every referral of the token's partner.
 func listAllReferrals(t *testing.T, c *http.Client, base, token string, max int) []fixtures.Referral {
-	t.Helper()
-	var all []fixtures.Referral
-	cursor := ""
-	for page := 0; page <= max/500+1; page++ {
-		u := base + "/api/v1/referrals/?limit=500"
-		if cursor != "" {
-			u += "&cursor=" + url.QueryEscape(cursor)
-		}
-		a, err := do(t.Context(), c, http.MethodGet, u, token, "", nil, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if a.status != http.StatusOK {
-			t.Fatalf("list referrals: status %d: %s", a.status, a.body)
-		}
-		var p struct {
-			Referrals  []fixtures.Referral `json:"referrals"`
-			NextCursor *string             `json:"nextCursor"`
-		}
-		if err := json.Unmarshal(a.body, &p); err != nil {
-			t.Fatalf("list referrals: %v", err)
-		}
-		all = append(all, p.Referrals...)
-		if p.NextCursor == nil {
-			return all
-		}
-		cursor = *p.NextCursor
-	}
-	t.Fatalf("list referrals: more than %d", max)
-	return nil
+	return listAll[fixtures.Referral](t, c, base+"/api/v1/referrals/", "referrals", token, max)
 }
 
-// listAllQualified pages through GET /api/v1/referrals/qualified.
+// listAllQualified returns every qualified referral of the token's partner.
 func listAllQualified(t *testing.T, c *http.Client, base, token string, max int) []fixtures.QualifiedReferral {
+	return listAll[fixtures.QualifiedReferral](t, c, base+"/api/v1/referrals/qualified", "qualifiedReferrals", token, max)
+}
+
+// listAll pages through a listing (500 a page) and returns the records under
+// field. The number of pages is bounded by max/500+1.
+func listAll[T any](t *testing.T, c *http.Client, listURL, field, token string, max int) []T {
 	t.Helper()
-	var all []fixtures.QualifiedReferral
+	var all []T
 	cursor := ""
 	for page := 0; page <= max/500+1; page++ {
-		u := base + "/api/v1/referrals/qualified?limit=500"
+		u := listURL + "?limit=500"
 		if cursor != "" {
 			u += "&cursor=" + url.QueryEscape(cursor)
 		}
@@ -156,21 +131,26 @@ func listAllQualified(t *testing.T, c *http.Client, base, token string, max int)
 			t.Fatal(err)
 		}
 		if a.status != http.StatusOK {
-			t.Fatalf("list qualified referrals: status %d: %s", a.status, a.body)
+			t.Fatalf("list %s: status %d: %s", field, a.status, a.body)
 		}
-		var p struct {
-			QualifiedReferrals []fixtures.QualifiedReferral `json:"qualifiedReferrals"`
-			NextCursor         *string                      `json:"nextCursor"`
-		}
+		var p map[string]json.RawMessage
+		var items []T
+		var next *string
 		if err := json.Unmarshal(a.body, &p); err != nil {
-			t.Fatalf("list qualified referrals: %v", err)
+			t.Fatalf("list %s: %v", field, err)
 		}
-		all = append(all, p.QualifiedReferrals...)
-		if p.NextCursor == nil {
+		if err := json.Unmarshal(p[field], &items); err != nil {
+			t.Fatalf("list %s: %v", field, err)
+		}
+		if err := json.Unmarshal(p["nextCursor"], &next); err != nil {
+			t.Fatalf("list %s: nextCursor: %v", field, err)
+		}
+		all = append(all, items...)
+		if next == nil {
 			return all
 		}
-		cursor = *p.NextCursor
+		cursor = *next
 	}
-	t.Fatalf("list qualified referrals: more than %d", max)
+	t.Fatalf("list %s: more than %d", field, max)
 	return nil
 }

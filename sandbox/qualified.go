@@ -19,17 +19,8 @@ type qualifiedPage struct {
 }
 
 func (s *Server) createQualified(w http.ResponseWriter, r *http.Request, caller idp.Principal) {
-	var req qualifiedReferralRequest
-	unknown, err := decodeJSON(r, maxBodyBytes, &req)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	warnUnknownFields(w, unknown)
-	now := s.cfg.Clock.Now()
-	trialID, errs := validateQualifiedReferral(req, now, s.cfg.Fixtures.Trials)
-	if len(errs) > 0 {
-		s.problem(w, r, validationProblem(errs))
+	req, trialID, now, ok := readSubmission(s, w, r, validateQualifiedReferral)
+	if !ok {
 		return
 	}
 	at := now.UTC().Format(fixtures.TimestampLayout)
@@ -48,7 +39,7 @@ func (s *Server) createQualified(w http.ResponseWriter, r *http.Request, caller 
 			At: at, Action: fixtures.AuditSubmitted, Actor: caller.ClientID, RequestID: requestID(r),
 		}},
 	}
-	err = s.store.CreateQualified(q)
+	err := s.store.CreateQualified(q)
 	if errors.Is(err, store.ErrConflict) {
 		w.Header().Set("Location", qualifiedPath(q.ExternalSourceID))
 		s.problem(w, r, newProblem(http.StatusConflict,

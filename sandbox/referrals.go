@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/gorilla/mux"
@@ -23,17 +24,8 @@ type referralsPage struct {
 }
 
 func (s *Server) createReferral(w http.ResponseWriter, r *http.Request, caller idp.Principal) {
-	var req referralRequest
-	unknown, err := decodeJSON(r, maxBodyBytes, &req)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	warnUnknownFields(w, unknown)
-	now := s.cfg.Clock.Now()
-	trialID, errs := validateReferral(req, now, s.cfg.Fixtures.Trials)
-	if len(errs) > 0 {
-		s.problem(w, r, validationProblem(errs))
+	req, trialID, now, ok := readSubmission(s, w, r, validateReferral)
+	if !ok {
 		return
 	}
 	ref := fixtures.Referral{
@@ -99,6 +91,26 @@ func (s *Server) trialNamed(id, canonical string) bool {
 		}
 	}
 	return false
+}
+
+// readSubmission decodes and validates a submitted record against the
+// sandbox clock and trials, naming unknown fields in Sandbox-Warning. When
+// the body is refused it answers the problem itself and ok is false.
+func readSubmission[T any](s *Server, w http.ResponseWriter, r *http.Request,
+	validate func(T, time.Time, []fixtures.Trial) (string, []FieldError)) (req T, trialID string, now time.Time, ok bool) {
+	unknown, err := decodeJSON(r, maxBodyBytes, &req)
+	if err != nil {
+		s.fail(w, r, err)
+		return req, "", now, false
+	}
+	warnUnknownFields(w, unknown)
+	now = s.cfg.Clock.Now()
+	trialID, errs := validate(req, now, s.cfg.Fixtures.Trials)
+	if len(errs) > 0 {
+		s.problem(w, r, validationProblem(errs))
+		return req, "", now, false
+	}
+	return req, trialID, now, true
 }
 
 func referralPath(ref fixtures.Referral) string {
