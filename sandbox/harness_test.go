@@ -136,58 +136,15 @@ type request struct {
 	plain bool
 }
 
-// do sends req and reads the whole response.
+// do sends req and reads the whole response, failing the test on a
+// transport error (send returns it instead).
 func (s *testSandbox) do(req request) *response {
 	s.t.Helper()
-	var body io.Reader
-	switch b := req.body.(type) {
-	case nil:
-	case string:
-		body = strings.NewReader(b)
-	default:
-		data, err := json.Marshal(b)
-		if err != nil {
-			s.t.Fatal(err)
-		}
-		body = bytes.NewReader(data)
-	}
-	method := req.method
-	if method == "" {
-		method = http.MethodGet
-	}
-	hr, err := http.NewRequest(method, s.URL+req.path, body)
+	resp, err := s.send(nil, req)
 	if err != nil {
-		s.t.Fatal(err)
+		s.t.Fatalf("%s %s: %v", req.method, req.path, err)
 	}
-	if body != nil {
-		hr.Header.Set("Content-Type", "application/json")
-	}
-	if req.token != "" {
-		hr.Header.Set("Authorization", "Bearer "+req.token)
-	}
-	for k, v := range req.headers {
-		hr.Header.Set(k, v)
-	}
-	switch {
-	case req.unknownRoute:
-		contract.MarkUnknownRoute(hr)
-	case req.invalid:
-		contract.MarkInvalid(hr)
-	}
-	client := s.client
-	if req.plain {
-		client = s.plain
-	}
-	resp, err := client.Do(hr)
-	if err != nil {
-		s.t.Fatalf("%s %s: %v", method, req.path, err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		s.t.Fatalf("%s %s: read body: %v", method, req.path, err)
-	}
-	return &response{Status: resp.StatusCode, Header: resp.Header, Body: data}
+	return resp
 }
 
 // tokenResponse posts a client-credentials request with form credentials.
