@@ -7,11 +7,9 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 )
 
-func benchProvider(b *testing.B) (*Provider, fixtures.Client) { return benchProviderF(b) }
-
-// benchProviderF builds a provider over the default fixtures for benchmarks
+// benchProvider builds a provider over the default fixtures for benchmarks
 // and fuzz targets.
-func benchProviderF(b testing.TB) (*Provider, fixtures.Client) {
+func benchProvider(b testing.TB) (*Provider, fixtures.Client) {
 	b.Helper()
 	set, err := fixtures.Default()
 	if err != nil {
@@ -41,16 +39,22 @@ func BenchmarkIssue(b *testing.B) {
 	}
 }
 
-// BenchmarkValidateCached is what every API request pays for its token.
-func BenchmarkValidateCached(b *testing.B) {
+// benchToken issues one token and the expectation it meets.
+func benchToken(b *testing.B) (*Provider, string, Expectation) {
+	b.Helper()
 	p, client := benchProvider(b)
 	tok, err := p.issue(client, DefaultResource, benchIssuer)
 	if err != nil {
 		b.Fatal(err)
 	}
-	want := Expectation{Audience: DefaultResource, Issuers: []string{benchIssuer}}
+	return p, tok.AccessToken, Expectation{Audience: DefaultResource, Issuers: []string{benchIssuer}}
+}
+
+// BenchmarkValidateCached is what every API request pays for its token.
+func BenchmarkValidateCached(b *testing.B) {
+	p, token, want := benchToken(b)
 	for b.Loop() {
-		if _, err := p.Validate(tok.AccessToken, want); err != nil {
+		if _, err := p.Validate(token, want); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -58,15 +62,10 @@ func BenchmarkValidateCached(b *testing.B) {
 
 // BenchmarkValidateUncached is the first use of a token: parse and verify.
 func BenchmarkValidateUncached(b *testing.B) {
-	p, client := benchProvider(b)
-	tok, err := p.issue(client, DefaultResource, benchIssuer)
-	if err != nil {
-		b.Fatal(err)
-	}
-	want := Expectation{Audience: DefaultResource, Issuers: []string{benchIssuer}}
+	p, token, want := benchToken(b)
 	for b.Loop() {
 		p.cache = newValidationCache()
-		if _, err := p.Validate(tok.AccessToken, want); err != nil {
+		if _, err := p.Validate(token, want); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -17,7 +17,7 @@ func FuzzTokenRequest(f *testing.F) {
 	f.Add("grant_type=password&client_id=%ZZ", "Basic !!!")
 	f.Add("scope=openid+profile+offline_access&grant_type=client_credentials&client_id=a&client_secret=b", "Bearer x")
 	f.Add(strings.Repeat("a=b&", 100), "Basic "+strings.Repeat("A", 300))
-	p, _ := benchProviderF(f)
+	p, _ := benchProvider(f)
 	h := p.Handler()
 	f.Fuzz(func(t *testing.T, form, authorization string) {
 		r := httptest.NewRequest(http.MethodPost, "/"+DefaultTenant+"/oauth2/v2.0/token", strings.NewReader(form))
