@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -85,6 +86,38 @@ func (t *target) client() (*http.Client, error) {
 	return &http.Client{Transport: transport, Timeout: t.timeout}, nil
 }
 
+// defaultTarget is where every client subcommand looks for the sandbox
+// unless told otherwise: where serve listens under the same environment
+// (SANDBOX_ADDR, SANDBOX_TLS, SANDBOX_TLS_DIR), else serve's default
+// address. healthcheck, token, scenario and report all find it this way.
+func defaultTarget(getenv func(string) string) target {
+	t := serveListenTarget(getenv).target
+	if t.url == "" {
+		t = target{url: DefaultURL}
+	}
+	t.skipVerify = false // only healthcheck may skip, and decides it itself
+	t.timeout = defaultClientTimeout
+	return t
+}
+
+// explainTLS adds the remedy to a certificate error: a client of a --tls
+// sandbox must trust the sandbox's own CA, which no system trusts.
+func explainTLS(err error, t target) error {
+	var unknown x509.UnknownAuthorityError
+	var invalid x509.CertificateInvalidError
+	var hostname x509.HostnameError
+	switch {
+	case errors.As(err, &unknown), errors.As(err, &invalid):
+		if t.ca != "" {
+			return fmt.Errorf("%w (the certificate is not signed by the CA in --ca %s: is it the ca.pem of this sandbox instance?)", err, t.ca)
+		}
+		return fmt.Errorf("%w (a --tls sandbox's certificate is signed by its own CA: pass --ca with the ca.pem path its ready line prints, or download it from %s)", err, t.endpoint("/__sandbox/ca.pem"))
+	case errors.As(err, &hostname):
+		return fmt.Errorf("%w (start the sandbox with --tls-host for this name, or use a name its certificate has)", err)
+	}
+	return err
+}
+
 // adminClient calls the sandbox's admin API under /__sandbox/.
 type adminClient struct {
 	target
@@ -96,7 +129,7 @@ type adminClient struct {
 // API. --admin-token shares SANDBOX_ADMIN_TOKEN with serve, so one
 // environment configures both ends.
 func addAdminFlags(o *options, a *adminClient) {
-	addTargetFlags(o, &a.target, target{url: DefaultURL, timeout: defaultClientTimeout})
+	addTargetFlags(o, &a.target, defaultTarget(o.getenv))
 	o.String(&a.token, "admin-token", "", "bearer token of the admin API, when the sandbox was started with --admin-token")
 }
 
@@ -138,7 +171,7 @@ func (a *adminClient) do(ctx context.Context, method, path string, body, out any
 	}
 	resp, err := a.http.Do(req)
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", method, path, err)
+		return fmt.Errorf("%s %s: %w", method, path, explainTLS(err, a.target))
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))

@@ -17,6 +17,10 @@ const envPrefix = "SANDBOX_"
 // errUsage marks a command-line mistake: exit status 2.
 var errUsage = errors.New("usage error")
 
+// errQuiet is a failure already explained, or meant to be silent (exit
+// status 1 with nothing printed): healthcheck without -v.
+var errQuiet = errors.New("failed")
+
 // options is one subcommand's flags. A flag given on the command line wins
 // over its environment variable, which wins over the default.
 type options struct {
@@ -24,6 +28,18 @@ type options struct {
 	summary string
 	getenv  func(string) string
 	out     io.Writer
+	// envNames overrides a flag's environment variable where the default
+	// name would mean different things in different subcommands.
+	envNames map[string]string
+	// positional are the arguments that are not flags, in declaration
+	// order; parse fills them wherever they stand among the flags.
+	positional []positionalArg
+}
+
+// positionalArg is one named argument a subcommand takes besides flags.
+type positionalArg struct {
+	name string
+	into *string
 }
 
 // newOptions makes a subcommand's flag set; --help prints to out.
@@ -38,6 +54,29 @@ func newOptions(name, summary string, getenv func(string) string, out io.Writer)
 
 func envName(flagName string) string {
 	return envPrefix + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+// envOf is the environment variable of one of this subcommand's flags.
+func (o *options) envOf(flagName string) string {
+	if name, ok := o.envNames[flagName]; ok {
+		return name
+	}
+	return envName(flagName)
+}
+
+// Env gives a flag an environment variable of its own, for a flag whose
+// name other subcommands use with another meaning (--client-id).
+func (o *options) Env(flagName, variable string) {
+	if o.envNames == nil {
+		o.envNames = map[string]string{}
+	}
+	o.envNames[flagName] = variable
+}
+
+// Arg declares a positional argument (scenario apply NAME). Positional
+// arguments may stand before, between or after the flags.
+func (o *options) Arg(p *string, name string) {
+	o.positional = append(o.positional, positionalArg{name: name, into: p})
 }
 
 func (o *options) String(p *string, name, def, usage string) {
@@ -55,7 +94,21 @@ func (o *options) Bool(p *bool, name string, def bool, usage string) {
 }
 
 func (o *options) Duration(p *time.Duration, name string, def time.Duration, usage string) {
-	o.fs.DurationVar(p, name, def, usage)
+	*p = def
+	o.fs.Var((*durationValue)(p), name, usage)
+}
+
+// durationValue is a time.Duration flag whose error shows the format.
+type durationValue time.Duration
+
+func (d *durationValue) String() string { return time.Duration(*d).String() }
+func (d *durationValue) Set(v string) error {
+	parsed, err := time.ParseDuration(v)
+	if err != nil {
+		return fmt.Errorf("want a duration such as 90s, 15m or 1h30m")
+	}
+	*d = durationValue(parsed)
+	return nil
 }
 
 // List is a repeatable flag; its environment variable is comma-separated.
@@ -74,17 +127,36 @@ func (l *listValue) Set(v string) error {
 }
 
 // parse reads the command line, then fills unset flags from the
-// environment. Errors name the flag or variable and wrap errUsage.
+// environment. Flags and positional arguments may come in any order
+// ("scenario apply --url U flaky"); "--" ends the flags. Errors name the
+// flag or variable and wrap errUsage.
 func (o *options) parse(args []string) error {
-	if err := o.fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			o.usage()
-			return err
+	var rest []string
+	for len(args) > 0 {
+		if err := o.fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				o.usage()
+				return err
+			}
+			return fmt.Errorf("%w: %v", errUsage, err)
 		}
-		return fmt.Errorf("%w: %v", errUsage, err)
+		left := o.fs.Args()
+		if consumed := len(args) - len(left); consumed > 0 && args[consumed-1] == "--" {
+			rest = append(rest, left...) // everything after "--" is positional
+			break
+		}
+		if len(left) == 0 {
+			break
+		}
+		// The flag package stops at the first non-flag: take it and go on.
+		rest = append(rest, left[0])
+		args = left[1:]
 	}
-	if o.fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected argument %q", errUsage, o.fs.Arg(0))
+	if len(rest) > len(o.positional) {
+		return fmt.Errorf("%w: unexpected argument %q", errUsage, rest[len(o.positional)])
+	}
+	for i, v := range rest {
+		*o.positional[i].into = v
 	}
 	set := map[string]bool{}
 	o.fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -93,9 +165,10 @@ func (o *options) parse(args []string) error {
 		if set[f.Name] || err != nil {
 			return
 		}
-		if v := o.getenv(envName(f.Name)); v != "" {
+		name := o.envOf(f.Name)
+		if v := o.getenv(name); v != "" {
 			if e := f.Value.Set(v); e != nil {
-				err = fmt.Errorf("%w: invalid value %q for %s (--%s): %v", errUsage, v, envName(f.Name), f.Name, e)
+				err = fmt.Errorf("%w: invalid value %q for %s (--%s): %v", errUsage, v, name, f.Name, e)
 			}
 		}
 	})
@@ -114,6 +187,6 @@ func (o *options) usage() {
 		if def == "" {
 			def = `""`
 		}
-		fmt.Fprintf(w, "  --%s\n      %s\n      (env %s, default %s)\n", f.Name, f.Usage, envName(f.Name), def)
+		fmt.Fprintf(w, "  --%s\n      %s\n      (env %s, default %s)\n", f.Name, f.Usage, o.envOf(f.Name), def)
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -69,7 +70,8 @@ func serveListenTarget(getenv func(string) string) listenTarget {
 // default to.
 type healthcheckConfig struct {
 	target
-	listen listenTarget
+	listen  listenTarget
+	verbose bool
 }
 
 func healthcheckFlags(e env) (*options, *healthcheckConfig) {
@@ -82,6 +84,7 @@ func healthcheckFlags(e env) (*options, *healthcheckConfig) {
 	def := h.listen.target
 	def.timeout = healthcheckTimeout
 	addTargetFlags(o, &h.target, def)
+	o.Bool(&h.verbose, "v", false, "say why the sandbox is unhealthy (default: only the exit status, for wait loops)")
 	return o, h
 }
 
@@ -90,6 +93,15 @@ func runHealthcheck(ctx context.Context, e env, args []string) error {
 	if err := o.parse(args); err != nil {
 		return err
 	}
+	err := h.probe(ctx)
+	if err != nil && !errors.Is(err, errUsage) && !h.verbose {
+		return errQuiet
+	}
+	return err
+}
+
+// probe asks the sandbox's health endpoint once.
+func (h *healthcheckConfig) probe(ctx context.Context) error {
 	if h.url == "" {
 		return fmt.Errorf("%w: give --url: %s", errUsage, h.listen.problem)
 	}
@@ -111,7 +123,7 @@ func runHealthcheck(ctx context.Context, e env, args []string) error {
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return fmt.Errorf("unhealthy: %w", err)
+		return fmt.Errorf("unhealthy: %w", explainTLS(err, h.target))
 	}
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxResponseBytes))

@@ -31,7 +31,7 @@ func TestHealthcheckExitStatus(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			res := runCLI(t, nil, "healthcheck", "--url", tc.url)
+			res := runCLI(t, nil, "healthcheck", "-v", "--url", tc.url)
 			if res.code != tc.wantCode {
 				t.Fatalf("exit %d, want %d; stderr %q", res.code, tc.wantCode, res.stderr)
 			}

@@ -53,6 +53,11 @@ func run(ctx context.Context, e env, args []string) int {
 	name := "serve"
 	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
 		name, args = args[0], args[1:]
+	} else if len(args) > 0 && isHelpFlag(args[0]) {
+		// Bare --help: the subcommands first, then serve's flags, since
+		// serve is what runs without a subcommand.
+		printCommands(e.stdout)
+		fmt.Fprintln(e.stdout, "\nWithout a command, referrals-sandbox runs serve:")
 	}
 	if name == "help" {
 		printCommands(e.stdout)
@@ -68,6 +73,8 @@ func run(ctx context.Context, e env, args []string) int {
 			return 0
 		case errors.Is(err, flag.ErrHelp):
 			return 0
+		case errors.Is(err, errQuiet):
+			return 1
 		case errors.Is(err, errUsage):
 			fmt.Fprintf(e.stderr, "referrals-sandbox %s: %v\nRun 'referrals-sandbox %s --help' for the flags.\n", name, err, name)
 			return 2
@@ -79,6 +86,14 @@ func run(ctx context.Context, e env, args []string) int {
 	fmt.Fprintf(e.stderr, "referrals-sandbox: unknown command %q\n", name)
 	printCommands(e.stderr)
 	return 2
+}
+
+func isHelpFlag(arg string) bool {
+	switch arg {
+	case "-h", "-help", "--help", "--h":
+		return true
+	}
+	return false
 }
 
 func printCommands(w io.Writer) {

@@ -65,6 +65,18 @@ func TestReadmeShellBlocks(t *testing.T) {
 	srv := httptest.NewServer(in.Server)
 	defer srv.Close()
 
+	// One variable names the sandbox, so a reader on another port changes
+	// one line: the address appears once, in the first block.
+	for i, b := range blocks {
+		want := 0
+		if i == 0 {
+			want = 1
+		}
+		if got := strings.Count(b, readmeURL); got != want {
+			t.Errorf("README sh block %d names %s %d times, want %d (use $SANDBOX)", i+1, readmeURL, got, want)
+		}
+	}
+
 	var script strings.Builder
 	script.WriteString("set -euo pipefail\n")
 	for i, b := range blocks {

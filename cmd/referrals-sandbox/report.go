@@ -36,6 +36,7 @@ func reportFlags(e env) (*options, *reportConfig) {
 		e.getenv, e.stdout)
 	addAdminFlags(o, &c.adminClient)
 	o.String(&c.clientID, "client-id", "", "judge only this client (default: every client in the journal)")
+	o.Env("client-id", "SANDBOX_REPORT_CLIENT_ID")
 	o.String(&c.failOn, "fail-on", "fail", "exit 1 on any check that fails (fail) or that fails or warns (warn)")
 	o.Int(&c.pingsPerMinute, "pings-per-minute", 0, "most pings in any minute that count as sparing (0: the sandbox's default, 6)")
 	o.Bool(&c.json, "json", false, "print the report as JSON instead of a table")

@@ -107,15 +107,14 @@ func scenarioApplyFlags(e env) (*options, *applyConfig) {
 	o := newOptions("scenario apply NAME", "Activate the library scenario NAME on a running sandbox (see 'scenario list'). Its rules apply to every client, or only to --client-id.", e.getenv, e.stdout)
 	addAdminFlags(o, &c.adminClient)
 	o.String(&c.clientID, "client-id", "", "apply the scenario to this client only (default: every client)")
+	o.Env("client-id", "SANDBOX_SCENARIO_CLIENT_ID")
 	return o, c
 }
 
 func runScenarioApply(ctx context.Context, e env, args []string) error {
 	var name string
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		name, args = args[0], args[1:]
-	}
 	o, a := scenarioApplyFlags(e)
+	o.Arg(&name, "NAME")
 	if err := o.parse(args); err != nil {
 		return err
 	}

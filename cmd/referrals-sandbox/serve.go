@@ -9,7 +9,9 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
@@ -84,7 +86,28 @@ func (c *serveConfig) check() error {
 	case so.PublicURL != "" && !strings.HasPrefix(so.PublicURL, "http://") && !strings.HasPrefix(so.PublicURL, "https://"):
 		return fmt.Errorf("%w: --public-url must start with http:// or https://", errUsage)
 	}
+	return checkListenAddr(c.addr)
+}
+
+// checkListenAddr refuses an --addr that no listener could take, so that
+// a typo is a usage error (exit 2) rather than a failure to start.
+func checkListenAddr(addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%w: --addr must be host:port, such as 127.0.0.1:8080 or :8080, not %q", errUsage, addr)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return fmt.Errorf("%w: --addr port must be a number from 0 to 65535 (0 picks a free port), not %q", errUsage, port)
+	}
 	return nil
+}
+
+// listenError explains the usual reason a listener cannot start.
+func listenError(addr string, err error) error {
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return fmt.Errorf("listen on %s: %w (another program, perhaps another sandbox, has this port: pick another with --addr, or --addr 127.0.0.1:0 for a free one; the ready line says which)", addr, err)
+	}
+	return fmt.Errorf("listen on %s: %w", addr, err)
 }
 
 func runServe(ctx context.Context, e env, args []string) error {
@@ -111,7 +134,7 @@ func runServe(ctx context.Context, e env, args []string) error {
 	}()
 	ln, err := net.Listen("tcp", c.addr)
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w", c.addr, err)
+		return listenError(c.addr, err)
 	}
 	announce(e.stdout, logger, in, ln.Addr().(*net.TCPAddr), c)
 	return serveUntilDone(ctx, logger, in, ln, c.shutdownGrace)

@@ -36,9 +36,11 @@ func tokenFlags(e env) (*options, *tokenConfig) {
 		"Print an access token from a running sandbox's token endpoint (client credentials grant) and nothing else, "+
 			`for curl: curl -H "Authorization: Bearer $(referrals-sandbox token)" ...`,
 		e.getenv, e.stdout)
-	addTargetFlags(o, &c.target, target{url: DefaultURL, timeout: defaultClientTimeout})
+	addTargetFlags(o, &c.target, defaultTarget(e.getenv))
 	o.String(&c.clientID, "client-id", defaultClientID, "client_id to ask for a token with")
+	o.Env("client-id", "SANDBOX_TOKEN_CLIENT_ID")
 	o.String(&c.clientSecret, "client-secret", defaultClientSecret, "client_secret of --client-id")
+	o.Env("client-secret", "SANDBOX_TOKEN_CLIENT_SECRET")
 	o.String(&c.scope, "scope", defaultScope, "scope to ask for: an API resource followed by /.default")
 	o.String(&c.tenant, "tenant", idp.DefaultTenant, "tenant in the token endpoint's path (the sandbox's --tenant)")
 	return o, c
@@ -100,7 +102,7 @@ func (c *tokenConfig) fetch(ctx context.Context) (string, error) {
 	req.Header.Set("Accept", "application/json")
 	resp, err := client.Do(req)
 	if err != nil {
-		return "", fmt.Errorf("token request: %w", err)
+		return "", fmt.Errorf("token request: %w", explainTLS(err, c.target))
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))

@@ -42,7 +42,7 @@ func TestTokenPrintsOnlyTheToken(t *testing.T) {
 	}{
 		{"defaults", nil, []string{"--url", url}, "sandbox-partner"},
 		{"other client by flags", nil, []string{"--url", url, "--client-id", "sandbox-readonly", "--client-secret", "sandbox-readonly-secret"}, "sandbox-readonly"},
-		{"other client by environment", map[string]string{"SANDBOX_URL": url, "SANDBOX_CLIENT_ID": "sandbox-partner-2", "SANDBOX_CLIENT_SECRET": "sandbox-partner-2-secret"}, nil, "sandbox-partner-2"},
+		{"other client by environment", map[string]string{"SANDBOX_URL": url, "SANDBOX_TOKEN_CLIENT_ID": "sandbox-partner-2", "SANDBOX_TOKEN_CLIENT_SECRET": "sandbox-partner-2-secret"}, nil, "sandbox-partner-2"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
