@@ -27,14 +27,15 @@ func seed(st store.Store, set *fixtures.Set) error {
 
 // checkFixtureRecords holds fixture records to the rules the API holds
 // submissions to, so a hand-edited fixture file cannot seed data the API
-// would refuse. Errors name the file, the entry and the field.
+// would refuse. Errors name the file, the entry (counted from 1, as the
+// fixtures loader counts) and the field.
 func checkFixtureRecords(set *fixtures.Set, now time.Time) error {
 	var errs []error
 	for i, ref := range set.Referrals {
 		var fieldErrs fieldErrors
 		fieldErrs.patient("patient", ref.Patient, now)
 		for _, fe := range fieldErrs {
-			errs = append(errs, fmt.Errorf("%s: entry %d: %s: %s", fixtures.ReferralsFile, i, fe.Field, fe.Message))
+			errs = append(errs, fmt.Errorf("%s: entry %d: %s: %s", fixtures.ReferralsFile, i+1, fe.Field, fe.Message))
 		}
 	}
 	for i, q := range set.QualifiedReferrals {
@@ -46,7 +47,7 @@ func checkFixtureRecords(set *fixtures.Set, now time.Time) error {
 		req.TrialID = ""
 		_, fieldErrs := validateQualifiedReferral(req, now, set.Trials)
 		for _, fe := range fieldErrs {
-			errs = append(errs, fmt.Errorf("%s: entry %d: %s: %s", fixtures.QualifiedReferralsFile, i, fe.Field, fe.Message))
+			errs = append(errs, fmt.Errorf("%s: entry %d: %s: %s", fixtures.QualifiedReferralsFile, i+1, fe.Field, fe.Message))
 		}
 	}
 	return errors.Join(errs...)

@@ -98,7 +98,7 @@ func (s *Server) perRequestDecision(r *http.Request, req scenarios.Request) (sce
 	if v := r.Header.Get(DelayHeader); v != "" {
 		delay, err := scenarios.ParseDelay(v)
 		if err != nil {
-			return d, false, fmt.Errorf("%s: %v (a Go duration such as 250ms or 2s, or whole milliseconds, at most %s)", DelayHeader, err, scenarios.MaxDelay)
+			return d, false, fmt.Errorf("%s: %w", DelayHeader, err)
 		}
 		d.Delay += delay
 		if d.RuleID == "" {

@@ -186,6 +186,12 @@ func TestForceHeaderRefusesUnknownValues(t *testing.T) {
 					t.Errorf("detail %q does not mention %q", p.Detail, m)
 				}
 			}
+			// Say it once: each part of the detail appears one time.
+			for _, m := range tc.mentions {
+				if n := strings.Count(p.Detail, m); n != 1 {
+					t.Errorf("detail %q repeats %q %d times", p.Detail, m, n)
+				}
+			}
 		})
 	}
 }

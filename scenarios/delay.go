@@ -102,29 +102,30 @@ func (d Delay) sample(rng *rand.Rand) time.Duration {
 // MaxDelay are refused.
 func ParseDelay(s string) (time.Duration, error) {
 	s = strings.TrimSpace(s)
+	// One message names the value once and shows the format once.
+	bad := func(why string) error {
+		return fmt.Errorf("%q %s; use a Go duration such as 250ms or 2s, or whole milliseconds, at most %s", s, why, MaxDelay)
+	}
 	if s == "" {
-		return 0, fmt.Errorf("delay: empty value; use a duration like 250ms or plain milliseconds")
+		return 0, bad("is empty")
 	}
 	var d time.Duration
 	if ms, err := strconv.ParseInt(s, 10, 64); err == nil {
-		if ms < 0 {
-			return 0, fmt.Errorf("delay: %q must not be negative", s)
-		}
-		if ms > int64(MaxDelay/time.Millisecond) {
-			return 0, fmt.Errorf("delay: %sms exceeds the maximum of %s", s, MaxDelay)
+		switch {
+		case ms < 0:
+			return 0, bad("is negative")
+		case ms > int64(MaxDelay/time.Millisecond):
+			return 0, bad("exceeds the maximum")
 		}
 		d = time.Duration(ms) * time.Millisecond
-	} else {
-		d, err = time.ParseDuration(s)
-		if err != nil {
-			return 0, fmt.Errorf("delay: %q is neither a duration like 250ms nor plain milliseconds", s)
-		}
+	} else if d, err = time.ParseDuration(s); err != nil {
+		return 0, bad("is not a delay")
 	}
-	if d < 0 {
-		return 0, fmt.Errorf("delay: %q must not be negative", s)
-	}
-	if d > MaxDelay {
-		return 0, fmt.Errorf("delay: %q exceeds the maximum of %s", s, MaxDelay)
+	switch {
+	case d < 0:
+		return 0, bad("is negative")
+	case d > MaxDelay:
+		return 0, bad("exceeds the maximum")
 	}
 	return d, nil
 }

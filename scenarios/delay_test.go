@@ -27,8 +27,8 @@ func TestParseDelay(t *testing.T) {
 		{"61s", 0, "maximum"},
 		{"60001", 0, "maximum"},
 		{"99999999999999999", 0, "maximum"},
-		{"soon", 0, "neither"},
-		{"10 ms", 0, "neither"},
+		{"soon", 0, "is not a delay"},
+		{"10 ms", 0, "is not a delay"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
@@ -36,6 +36,10 @@ func TestParseDelay(t *testing.T) {
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("ParseDelay(%q) = %v, %v; want error containing %q", tt.in, got, err, tt.wantErr)
+				}
+				// The format is shown once, not repeated by each layer.
+				if n := strings.Count(err.Error(), "250ms"); n != 1 {
+					t.Errorf("ParseDelay(%q) error %q shows the example %d times", tt.in, err, n)
 				}
 				return
 			}
