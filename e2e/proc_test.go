@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -10,10 +9,11 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/referrals-sandbox/referrals-sandbox/internal/testutil"
 )
 
 // healthWait bounds a start: generous for a loaded CI machine.
@@ -28,7 +28,7 @@ type sandboxProc struct {
 	t      *testing.T
 	cmd    *exec.Cmd
 	base   string // http://127.0.0.1:PORT
-	stderr *syncBuffer
+	stderr *testutil.LockedBuffer
 	done   chan struct{} // closed once the process has been reaped
 	err    error         // Wait's error, readable after done
 }
@@ -41,7 +41,7 @@ func startSandbox(t *testing.T, extra ...string) *sandboxProc {
 	for attempt := 1; ; attempt++ {
 		port := freePort(t)
 		args := append([]string{"--addr", "127.0.0.1:" + strconv.Itoa(port), "--rate-limit", "0", "--log-format", "json"}, extra...)
-		p := &sandboxProc{t: t, base: "http://127.0.0.1:" + strconv.Itoa(port), stderr: &syncBuffer{}, done: make(chan struct{})}
+		p := &sandboxProc{t: t, base: "http://127.0.0.1:" + strconv.Itoa(port), stderr: &testutil.LockedBuffer{}, done: make(chan struct{})}
 		p.cmd = exec.Command(sandboxBinary, args...)
 		p.cmd.Stdout = io.Discard
 		p.cmd.Stderr = p.stderr
@@ -145,23 +145,4 @@ func freePort(t *testing.T) int {
 	}
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port
-}
-
-// syncBuffer is a bytes.Buffer safe for the process's writes and the
-// test's reads at once.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -108,9 +108,10 @@ func ForcedTokenError(code string, status int) (e *TokenError, ok bool) {
 	return nil, false
 }
 
-// errorBody is Entra's token error body. error_uri is left out: it would
+// ErrorBody is Entra's token error body, as the identity provider writes
+// it and as clients (and tests) read it. error_uri is left out: it would
 // point at Microsoft's site, which knows nothing of sandbox errors.
-type errorBody struct {
+type ErrorBody struct {
 	Error            string `json:"error"`
 	ErrorDescription string `json:"error_description"`
 	ErrorCodes       []int  `json:"error_codes"`
@@ -126,7 +127,7 @@ func WriteTokenError(w http.ResponseWriter, r *http.Request, now time.Time, e *T
 	traceID := uuid.NewString()
 	correlationID := CorrelationID(r)
 	stamp := now.UTC().Format(entraTimestampLayout)
-	body := errorBody{
+	body := ErrorBody{
 		Error: e.Code,
 		ErrorDescription: strings.Join([]string{
 			e.Error(),

@@ -1,7 +1,6 @@
 package idp_test
 
 import (
-	"bytes"
 	"crypto/rsa"
 	"encoding/base64"
 	"encoding/json"
@@ -13,7 +12,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -230,20 +228,10 @@ type wantError struct {
 	aadsts int
 }
 
-// errorBody is Entra's token error body.
-type errorBody struct {
-	Error            string `json:"error"`
-	ErrorDescription string `json:"error_description"`
-	ErrorCodes       []int  `json:"error_codes"`
-	Timestamp        string `json:"timestamp"`
-	TraceID          string `json:"trace_id"`
-	CorrelationID    string `json:"correlation_id"`
-}
-
 // checkTokenError asserts the whole Entra error shape of rep, with the
 // timestamp of the sandbox clock at now, and returns the body. aadsts 0
 // skips the code check.
-func checkTokenError(t *testing.T, rep reply, want wantError, now time.Time) errorBody {
+func checkTokenError(t *testing.T, rep reply, want wantError, now time.Time) idp.ErrorBody {
 	t.Helper()
 	if rep.status != want.status {
 		t.Errorf("status %d, want %d; body %s", rep.status, want.status, rep.body)
@@ -263,7 +251,7 @@ func checkTokenError(t *testing.T, rep reply, want wantError, now time.Time) err
 			t.Errorf("body has no %s: %s", k, rep.body)
 		}
 	}
-	var b errorBody
+	var b idp.ErrorBody
 	// error_codes decodes into []int only when every element is a JSON integer.
 	if err := json.Unmarshal(rep.body, &b); err != nil {
 		t.Fatalf("body %s: %v", rep.body, err)
@@ -412,23 +400,4 @@ func mustJSON(t *testing.T, data []byte, v any) {
 	if err := json.Unmarshal(data, v); err != nil {
 		t.Fatalf("decode %s: %v", data, err)
 	}
-}
-
-// syncBuffer is a bytes.Buffer the server's goroutines may log into while
-// the test reads it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/internal/testutil"
 )
 
 // TestLogsHoldNoSecretsOrTokens logs at debug level while clients succeed
@@ -16,7 +17,7 @@ import (
 // token in every encoding it crossed the wire in.
 func TestLogsHoldNoSecretsOrTokens(t *testing.T) {
 	t.Parallel()
-	var logs syncBuffer
+	var logs testutil.LockedBuffer
 	logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	s := newSandbox(t, withClients(oddClient()), func(c *idp.Config) { c.Logger = logger })
 

@@ -20,6 +20,7 @@ import (
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/internal/testutil"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
 )
 
@@ -49,7 +50,7 @@ type forgery struct {
 func newForgery(t *testing.T, s *testSandbox) *forgery {
 	t.Helper()
 	f := &forgery{t: t, partnerJWT: s.token(partner), norolesJWT: s.token(noroles), now: s.Clock.Now()}
-	f.claims = jwtClaims(t, f.partnerJWT)
+	f.claims = testutil.JWTClaims(t, f.partnerJWT)
 
 	keys, err := idp.LoadKeys(fixtures.DefaultSigningKeyPEM())
 	if err != nil {
@@ -82,24 +83,6 @@ func newForgery(t *testing.T, s *testSandbox) *forgery {
 		t.Fatal(err)
 	}
 	return f
-}
-
-// jwtClaims decodes the payload of a compact JWT without verifying it.
-func jwtClaims(t *testing.T, token string) map[string]any {
-	t.Helper()
-	parts := strings.Split(token, ".")
-	if len(parts) != 3 {
-		t.Fatalf("token %q is not a compact JWS", token)
-	}
-	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
-	if err != nil {
-		t.Fatal(err)
-	}
-	claims := map[string]any{}
-	if err := json.Unmarshal(payload, &claims); err != nil {
-		t.Fatal(err)
-	}
-	return claims
 }
 
 // with returns a copy of the genuine claims with changes applied; a nil
@@ -303,7 +286,7 @@ func tokenAttacks() []attackCase {
 		}, truncated},
 		{"header only", func(f *forgery) string { return strings.Split(f.partnerJWT, ".")[0] }, truncated},
 		{"payload grants a role, signature kept", func(f *forgery) string {
-			c := jwtClaims(f.t, f.norolesJWT)
+			c := testutil.JWTClaims(f.t, f.norolesJWT)
 			c["roles"] = []string{sandbox.RoleTrialsRead, sandbox.RoleReferralsRead}
 			return withPayload(f.norolesJWT, c)
 		}, []idp.Reason{idp.ReasonSignature}},

@@ -1,7 +1,6 @@
 package sandbox_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -9,13 +8,13 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/referrals-sandbox/referrals-sandbox/clock"
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/internal/testutil"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/openapi/contract"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
@@ -39,7 +38,7 @@ type testSandbox struct {
 	URL    string
 	Clock  *clock.Adjustable
 	Store  store.Store
-	Logs   *lockedBuffer
+	Logs   *testutil.LockedBuffer
 	client *http.Client
 	plain  *http.Client
 }
@@ -60,7 +59,7 @@ func newSandbox(t *testing.T, opts ...sandboxOption) *testSandbox {
 		t.Fatal(err)
 	}
 	clk := clock.NewAdjustable(nil)
-	logs := &lockedBuffer{}
+	logs := &testutil.LockedBuffer{}
 	logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	provider, err := idp.New(idp.Config{Clients: set.Clients, Keys: keys, Clock: clk, Logger: logger})
 	if err != nil {
@@ -196,22 +195,4 @@ func (s *testSandbox) advance(d time.Duration) {
 // validPatient is a patient every rule accepts.
 func validPatient() map[string]any {
 	return map[string]any{"firstName": "Ann", "lastName": "Lee", "dateOfBirth": "1980-04-12", "gender": "female"}
-}
-
-// lockedBuffer is a log sink safe for concurrent handlers.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

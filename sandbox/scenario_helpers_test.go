@@ -229,14 +229,7 @@ func checkEntraError(t *testing.T, r *response, status int, code string) {
 	if !slices.Equal(keys, want) {
 		t.Errorf("body fields %v, want %v", keys, want)
 	}
-	var body struct {
-		Error            string `json:"error"`
-		ErrorDescription string `json:"error_description"`
-		ErrorCodes       []int  `json:"error_codes"`
-		Timestamp        string `json:"timestamp"`
-		TraceID          string `json:"trace_id"`
-		CorrelationID    string `json:"correlation_id"`
-	}
+	var body idp.ErrorBody
 	r.decode(t, &body)
 	if body.Error != code {
 		t.Errorf("error %q, want %q", body.Error, code)

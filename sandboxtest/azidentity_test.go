@@ -12,6 +12,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/internal/testutil"
 	"github.com/referrals-sandbox/referrals-sandbox/sandboxtest"
 )
 
@@ -45,7 +46,7 @@ func TestAzureClientSecretCredential(t *testing.T) {
 	if got := getTrials(t, sb, token.Token); got != http.StatusOK {
 		t.Fatalf("trials with azidentity's token: %d, want 200", got)
 	}
-	if c := claims(t, token.Token); c["azp"] != sb.Credentials.ClientID || c["tid"] != idp.DefaultTenant {
+	if c := testutil.JWTClaims(t, token.Token); c["azp"] != sb.Credentials.ClientID || c["tid"] != idp.DefaultTenant {
 		t.Errorf("token claims azp %v, tid %v", c["azp"], c["tid"])
 	}
 	if token.ExpiresOn.IsZero() {

@@ -1,11 +1,8 @@
 package sandboxtest_test
 
 import (
-	"encoding/base64"
-	"encoding/json"
 	"io"
 	"net/http"
-	"strings"
 	"testing"
 
 	"github.com/referrals-sandbox/referrals-sandbox/sandboxtest"
@@ -42,22 +39,4 @@ func getTrials(t *testing.T, sb *sandboxtest.Sandbox, token string) int {
 	t.Helper()
 	status, _ := call(t, sb, http.MethodGet, sb.RootURL+trialsPath, token)
 	return status
-}
-
-// claims decodes a JWT's payload without checking it (the sandbox did).
-func claims(t *testing.T, token string) map[string]any {
-	t.Helper()
-	parts := strings.Split(token, ".")
-	if len(parts) != 3 {
-		t.Fatalf("token has %d parts, want 3", len(parts))
-	}
-	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
-	if err != nil {
-		t.Fatalf("token payload: %v", err)
-	}
-	var out map[string]any
-	if err := json.Unmarshal(payload, &out); err != nil {
-		t.Fatalf("token payload: %v", err)
-	}
-	return out
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/referrals-sandbox/referrals-sandbox/internal/testutil"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
 	"github.com/referrals-sandbox/referrals-sandbox/sandboxtest"
@@ -182,7 +183,7 @@ func TestOptions(t *testing.T) {
 				return []sandboxtest.Option{sandboxtest.WithTokenLifetime(90 * time.Second)}
 			},
 			check: func(t *testing.T, sb *sandboxtest.Sandbox) {
-				c := claims(t, sb.Token(t, sb.Credentials))
+				c := testutil.JWTClaims(t, sb.Token(t, sb.Credentials))
 				exp, iat := c["exp"].(float64), c["iat"].(float64)
 				if exp-iat != 90 {
 					t.Errorf("token lives %vs, want 90s", exp-iat)

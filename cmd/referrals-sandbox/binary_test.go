@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/referrals-sandbox/referrals-sandbox/internal/testutil"
 )
 
 // testVersion is stamped into the built binary with -X main.version.
@@ -113,7 +115,7 @@ func waitHealthy(t *testing.T, bin, dir string, environ []string, exited <-chan 
 // server is the binary running serve in the background.
 type server struct {
 	cmd    *exec.Cmd
-	stdout *lockedBuffer
+	stdout *testutil.LockedBuffer
 	lines  chan string   // stderr, line by line
 	exited chan struct{} // closed when stderr reaches EOF (the process ended)
 }
@@ -125,7 +127,7 @@ func startServer(t *testing.T, dir string, environ []string, args ...string) *se
 	cmd := exec.Command(binary(t), args...)
 	cmd.Dir = dir
 	cmd.Env = environ
-	s := &server{cmd: cmd, stdout: &lockedBuffer{}, lines: make(chan string, 1000), exited: make(chan struct{})}
+	s := &server{cmd: cmd, stdout: &testutil.LockedBuffer{}, lines: make(chan string, 1000), exited: make(chan struct{})}
 	cmd.Stdout = s.stdout
 	stderr, err := cmd.StderrPipe()
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/referrals-sandbox/referrals-sandbox/internal/testutil"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
 )
 
@@ -61,7 +62,7 @@ func TestEachClientIDFlagHasItsOwnVariable(t *testing.T) {
 	if res.code != 0 {
 		t.Fatalf("token: exit %d, stderr %q", res.code, res.stderr)
 	}
-	if claims := jwtClaims(t, strings.TrimSpace(res.stdout)); claims["azp"] != defaultClientID {
+	if claims := testutil.JWTClaims(t, strings.TrimSpace(res.stdout)); claims["azp"] != defaultClientID {
 		t.Errorf("token asked as %v, want %s", claims["azp"], defaultClientID)
 	}
 	res = runCLI(t, environ, "scenario", "apply", "flaky")
@@ -70,7 +71,7 @@ func TestEachClientIDFlagHasItsOwnVariable(t *testing.T) {
 	}
 	// The old shared name means nothing any more.
 	res = runCLI(t, map[string]string{"SANDBOX_URL": url, "SANDBOX_CLIENT_ID": "sandbox-readonly"}, "token")
-	if claims := jwtClaims(t, strings.TrimSpace(res.stdout)); res.code != 0 || claims["azp"] != defaultClientID {
+	if claims := testutil.JWTClaims(t, strings.TrimSpace(res.stdout)); res.code != 0 || claims["azp"] != defaultClientID {
 		t.Errorf("SANDBOX_CLIENT_ID changed token's client: exit %d, azp %v", res.code, claims["azp"])
 	}
 }

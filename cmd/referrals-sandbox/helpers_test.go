@@ -7,7 +7,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strconv"
-	"sync"
 	"testing"
 
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
@@ -43,6 +42,13 @@ func mapGetenv(environ map[string]string) func(string) string {
 // returns its root URL.
 func startSandbox(t *testing.T, opts sandbox.Options) string {
 	t.Helper()
+	return serveSandbox(t, opts).URL
+}
+
+// serveSandbox serves a sandbox opened with opts on an httptest server,
+// closed with the test.
+func serveSandbox(t *testing.T, opts sandbox.Options) *httptest.Server {
+	t.Helper()
 	in, err := sandbox.Open(opts)
 	if err != nil {
 		t.Fatalf("open sandbox: %v", err)
@@ -54,7 +60,7 @@ func startSandbox(t *testing.T, opts sandbox.Options) string {
 			t.Errorf("close sandbox: %v", err)
 		}
 	})
-	return srv.URL
+	return srv
 }
 
 // closedPort returns a loopback port nothing listens on: it was free a
@@ -80,23 +86,4 @@ func hostPort(t *testing.T, rawURL string) string {
 		t.Fatalf("unexpected server URL %q: %v", rawURL, err)
 	}
 	return u.Host
-}
-
-// lockedBuffer is a bytes.Buffer safe for a child process's output copier
-// and the test reading it at once.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -15,21 +15,6 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/conformance"
 )
 
-// reportSandbox serves a fresh sandbox for the report tests.
-func reportSandbox(t *testing.T, opts sandbox.Options) *httptest.Server {
-	t.Helper()
-	in, err := sandbox.Open(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(in.Server)
-	t.Cleanup(func() {
-		srv.Close()
-		_ = in.Close()
-	})
-	return srv
-}
-
 // reportClient plays a partner client against srv.
 type reportClient struct {
 	t     *testing.T
@@ -121,7 +106,7 @@ func TestReportExitCodes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := reportSandbox(t, sandbox.Options{})
+			srv := serveSandbox(t, sandbox.Options{})
 			tt.play(newReportClient(t, srv))
 			code, out, stderr := runReportCLI(t, nil, append([]string{"--url", srv.URL}, tt.args...)...)
 			if code != tt.wantCode {
@@ -140,7 +125,7 @@ func TestReportExitCodes(t *testing.T) {
 }
 
 func TestReportEmptyJournalFails(t *testing.T) {
-	srv := reportSandbox(t, sandbox.Options{})
+	srv := serveSandbox(t, sandbox.Options{})
 	code, out, stderr := runReportCLI(t, nil, "--url", srv.URL)
 	if code != 1 || !strings.Contains(stderr, "holds no client requests") || !strings.Contains(out, "No client requests") {
 		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, stderr)
@@ -148,7 +133,7 @@ func TestReportEmptyJournalFails(t *testing.T) {
 }
 
 func TestReportJSONAndAdminToken(t *testing.T) {
-	srv := reportSandbox(t, sandbox.Options{AdminToken: "admin-s3cret"})
+	srv := serveSandbox(t, sandbox.Options{AdminToken: "admin-s3cret"})
 	c := newReportClient(t, srv)
 	c.get("/api/v1/referrals/trials", "")
 

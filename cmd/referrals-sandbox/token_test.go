@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -10,27 +9,9 @@ import (
 	"testing"
 
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/internal/testutil"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
 )
-
-// jwtClaims decodes the claims of a compact JWT without verifying it (the
-// sandbox's own tests verify signatures; here the shape matters).
-func jwtClaims(t *testing.T, token string) map[string]any {
-	t.Helper()
-	parts := strings.Split(token, ".")
-	if len(parts) != 3 {
-		t.Fatalf("not a compact JWT: %q", token)
-	}
-	raw, err := base64.RawURLEncoding.DecodeString(parts[1])
-	if err != nil {
-		t.Fatalf("claims: %v", err)
-	}
-	var claims map[string]any
-	if err := json.Unmarshal(raw, &claims); err != nil {
-		t.Fatalf("claims: %v", err)
-	}
-	return claims
-}
 
 func TestTokenPrintsOnlyTheToken(t *testing.T) {
 	url := startSandbox(t, sandbox.Options{})
@@ -57,7 +38,7 @@ func TestTokenPrintsOnlyTheToken(t *testing.T) {
 			if !ok || strings.ContainsAny(token, " \n\t") {
 				t.Fatalf("stdout %q is not one token and a newline", res.stdout)
 			}
-			claims := jwtClaims(t, token)
+			claims := testutil.JWTClaims(t, token)
 			if claims["azp"] != tc.wantClient && claims["appid"] != tc.wantClient {
 				t.Errorf("token for %v/%v, want %s", claims["azp"], claims["appid"], tc.wantClient)
 			}
