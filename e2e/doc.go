@@ -5,7 +5,7 @@
 // loopback, because only a real process can be killed, restarted on its
 // data file, or drained by a signal.
 //
-//	go test ./e2e                          # everything, soak for 60 s
-//	SOAK_DURATION=15s go test ./e2e -run Soak
+//	go test ./e2e                          # everything, soak for 5 s
+//	SOAK_DURATION=10m go test ./e2e -run Soak -v   # the long soak
 //	E2E_SEED=42 go test ./e2e -run Kill    # replay the kill moments of a run
 package e2e
