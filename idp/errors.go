@@ -81,6 +81,13 @@ func errWrongSecret(clientID string) *TokenError {
 		fmt.Sprintf("Invalid client secret provided. Ensure the secret being sent in the request is the client secret value, not the client secret ID, for a secret added to app '%s'.", clientID)}
 }
 
+// errExpiredSecret is Entra's answer to a secret that matches but whose end
+// date has passed.
+func errExpiredSecret(clientID string) *TokenError {
+	return &TokenError{http.StatusUnauthorized, CodeInvalidClient, 7000222,
+		fmt.Sprintf("The provided client secret keys for app '%s' are expired. Visit the Azure portal to create new keys for your app: https://aka.ms/NewClientSecret, or consider using certificate credentials for added security: https://aka.ms/certCreds.", clientID)}
+}
+
 func errInvalidScope(scope string) *TokenError {
 	return &TokenError{http.StatusBadRequest, CodeInvalidScope, 70011,
 		fmt.Sprintf("The provided request must include a 'scope' input parameter. The provided value for the input parameter 'scope' is not valid. The scope %s is not valid.", scope)}

@@ -51,9 +51,12 @@ type Config struct {
 // Provider is the mock identity provider.
 type Provider struct {
 	cfg     Config
-	clients map[string]fixtures.Client
+	clients *registry
 	log     *slog.Logger
 	cache   *validationCache
+	// clientClock is each client's time; Clock for all until
+	// UseClientClock.
+	clientClock func(clientID string) time.Time
 }
 
 // New checks cfg and returns a Provider.
@@ -83,34 +86,24 @@ func New(cfg Config) (*Provider, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	clients := make(map[string]fixtures.Client, len(cfg.Clients))
-	for _, c := range cfg.Clients {
-		if c.EnvironmentOrDefault() == cfg.Environment {
-			clients[c.ClientID] = c
-		}
-	}
-	return &Provider{cfg: cfg, clients: clients, log: cfg.Logger, cache: newValidationCache()}, nil
+	clients := newRegistry(cfg.Environment, cfg.Clients, cfg.Clock)
+	clientClock := func(string) time.Time { return cfg.Clock.Now() }
+	return &Provider{cfg: cfg, clients: clients, log: cfg.Logger, cache: newValidationCache(), clientClock: clientClock}, nil
 }
+
+// now is clientID's time.
+func (p *Provider) now(clientID string) time.Time { return p.clientClock(clientID) }
 
 // Tenant is the tenant GUID.
 func (p *Provider) Tenant() string { return p.cfg.Tenant }
 
-// Clients returns the clients that exist in this environment, in fixture order.
-func (p *Provider) Clients() []fixtures.Client {
-	var out []fixtures.Client
-	for _, c := range p.cfg.Clients {
-		if _, ok := p.clients[c.ClientID]; ok {
-			out = append(out, c)
-		}
-	}
-	return out
-}
+// Clients returns the clients that exist in this environment now: the
+// fixtures' in fixture order, then those created at run time.
+func (p *Provider) Clients() []fixtures.Client { return p.clients.list() }
 
-// Client returns the client registered under id in this environment.
-func (p *Provider) Client(id string) (fixtures.Client, bool) {
-	c, ok := p.clients[id]
-	return c, ok
-}
+// Client returns the client registered under id in this environment, if it
+// exists now.
+func (p *Provider) Client(id string) (fixtures.Client, bool) { return p.clients.get(id) }
 
 // Register adds the identity provider's routes to r.
 func (p *Provider) Register(r *mux.Router) {

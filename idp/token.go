@@ -32,7 +32,7 @@ func (p *Provider) issue(client fixtures.Client, resource, issuer string) (Issue
 	if client.TokenLifetimeSeconds > 0 {
 		lifetime = time.Duration(client.TokenLifetimeSeconds) * time.Second
 	}
-	now := p.cfg.Clock.Now().Truncate(time.Second)
+	now := p.now(client.ClientID).Truncate(time.Second)
 	uti, err := newUTI()
 	if err != nil {
 		return Issued{}, err

@@ -92,12 +92,15 @@ func (p *Provider) handleToken(r *http.Request) (Issued, string, *TokenError) {
 	case strings.TrimSpace(form.Get("scope")) == "":
 		return Issued{}, creds.clientID, errMissingParameter("scope")
 	}
-	client, ok := p.clients[creds.clientID]
+	client, ok := p.clients.get(creds.clientID)
 	if !ok {
 		return Issued{}, creds.clientID, errUnknownClient(creds.clientID, p.cfg.Tenant)
 	}
-	if !secretsEqual(client.ClientSecret, creds.secret) {
+	switch checkSecret(client, creds.secret, p.now(client.ClientID)) {
+	case secretWrong:
 		return Issued{}, creds.clientID, errWrongSecret(creds.clientID)
+	case secretExpired:
+		return Issued{}, creds.clientID, errExpiredSecret(creds.clientID)
 	}
 	resource, terr := resourceOf(form.Get("scope"), client.Resources)
 	if terr != nil {

@@ -31,6 +31,8 @@ const (
 	ReasonNotYetValid   Reason = "not yet valid"
 	ReasonWrongIssuer   Reason = "wrong issuer"
 	ReasonWrongAudience Reason = "wrong audience"
+	ReasonClientDeleted Reason = "client deleted"
+	ReasonUnknownClient Reason = "unknown client"
 )
 
 // ValidationError is a refused token, with the reason and the detail.
@@ -78,9 +80,8 @@ func (p *Provider) Validate(raw string, want Expectation) (Principal, error) {
 	if raw == "" {
 		return Principal{}, refuse(ReasonMissing, "no bearer token in the Authorization header")
 	}
-	now := p.cfg.Clock.Now()
 	if cached, ok := p.cache.get(raw); ok {
-		if err := checkClaims(cached, want, now); err != nil {
+		if err := p.checkCurrent(cached, want); err != nil {
 			return Principal{}, err
 		}
 		return cached.principal, nil
@@ -99,7 +100,7 @@ func (p *Provider) Validate(raw string, want Expectation) (Principal, error) {
 	if verr != nil {
 		return Principal{}, verr
 	}
-	if err := checkClaims(entry, want, now); err != nil {
+	if err := p.checkCurrent(entry, want); err != nil {
 		return Principal{}, err
 	}
 	p.cache.put(raw, entry)
@@ -162,6 +163,21 @@ func entryOf(tok jwt.Token) (tokenEntry, *ValidationError) {
 		audience:  tok.Audience(),
 		notBefore: tok.NotBefore(),
 	}, nil
+}
+
+// checkCurrent runs the checks that can change while a token lives, so a
+// cached token is re-checked on every use: its client still exists (a
+// runtime client may be deleted, or run out of time), and the claims hold
+// at the client's own time.
+func (p *Provider) checkCurrent(e tokenEntry, want Expectation) *ValidationError {
+	id := e.principal.ClientID
+	if _, ok := p.clients.get(id); !ok {
+		if p.clients.wasDeleted(id) {
+			return refuse(ReasonClientDeleted, "client '%s' was deleted or its ttl ran out; create a new client and get a new token", id)
+		}
+		return refuse(ReasonUnknownClient, "client '%s' does not exist in this sandbox's %s environment", id, p.cfg.Environment)
+	}
+	return checkClaims(e, want, p.now(id))
 }
 
 // checkClaims runs the checks that depend on time or on the caller, so a

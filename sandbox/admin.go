@@ -31,6 +31,16 @@ func (s *Server) adminRoutes(r *mux.Router) {
 		http.MethodPost: admin(s.moveClock),
 	})
 	s.handle(r, "/__sandbox/reset", methods{http.MethodPost: admin(s.reset)})
+	s.handle(r, "/__sandbox/clients", methods{
+		http.MethodGet:  admin(s.listClients),
+		http.MethodPost: admin(s.createClient),
+	})
+	s.handle(r, "/__sandbox/clients/{id}", methods{
+		http.MethodGet:    admin(s.getClient),
+		http.MethodDelete: admin(s.deleteClient),
+	})
+	s.handle(r, "/__sandbox/clients/{id}/secrets", methods{http.MethodPost: admin(s.addClientSecret)})
+	s.handle(r, "/__sandbox/clients/{id}/secrets/{secretId}", methods{http.MethodDelete: admin(s.deleteClientSecret)})
 	s.handle(r, "/__sandbox/referrals/{trial_id}/{outcomes_id}/status", methods{http.MethodPost: admin(s.moveReferralStatus)})
 	s.handle(r, "/__sandbox/qualified/{external_source_id}/status", methods{http.MethodPost: admin(s.moveQualifiedStatus)})
 	s.handle(r, "/__sandbox/requests", methods{

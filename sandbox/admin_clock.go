@@ -8,38 +8,69 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 )
 
-// clockView is the body of GET /__sandbox/clock.
+// clockView is the body of GET /__sandbox/clock: the sandbox-wide clock, or
+// with ?clientId= one client's.
 type clockView struct {
 	Now    string `json:"now"`
 	Offset string `json:"offset"`
 	Real   bool   `json:"real"`
+	// ClientID names the client whose clock this is; absent for the
+	// sandbox-wide clock.
+	ClientID string `json:"clientId,omitempty"`
+	// OwnClock says the client's time was moved apart from the sandbox's.
+	OwnClock bool `json:"ownClock,omitempty"`
 }
 
 // clockMove is the body of POST /__sandbox/clock: exactly one of advance (a
-// Go duration, e.g. 3600s or 1h) or set (RFC 3339), or reset: true.
+// Go duration, e.g. 3600s or 1h) or set (RFC 3339), or reset: true; with
+// clientId, for that client alone.
 type clockMove struct {
-	Advance string `json:"advance"`
-	Set     string `json:"set"`
-	Reset   bool   `json:"reset"`
+	ClientID string `json:"clientId"`
+	Advance  string `json:"advance"`
+	Set      string `json:"set"`
+	Reset    bool   `json:"reset"`
 }
 
-func (s *Server) clockView() clockView {
-	offset := s.cfg.Clock.Offset()
-	return clockView{
-		Now:    s.cfg.Clock.Now().Format(fixtures.TimestampLayout),
-		Offset: offset.String(),
-		Real:   offset == 0,
+// resetRequest is the optional body of POST /__sandbox/reset.
+type resetRequest struct {
+	ClientID string `json:"clientId"`
+}
+
+func (s *Server) clockView(clientID string) clockView {
+	global := s.cfg.Clock.Offset()
+	v := clockView{Now: s.now(clientID).Format(fixtures.TimestampLayout), Offset: global.String(), Real: global == 0}
+	if clientID != "" {
+		own, ok := s.cfg.ClientClocks.Offset(clientID)
+		v.ClientID, v.OwnClock = clientID, ok
+		v.Offset, v.Real = (global + own).String(), global+own == 0
 	}
+	return v
 }
 
-func (s *Server) getClock(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, s.clockView())
+func (s *Server) getClock(w http.ResponseWriter, r *http.Request) {
+	clientID := r.URL.Query().Get("clientId")
+	if clientID != "" && !s.clientExists(w, r, clientID) {
+		return
+	}
+	writeJSON(w, http.StatusOK, s.clockView(clientID))
+}
+
+// clientExists answers 404 for a client that does not exist now.
+func (s *Server) clientExists(w http.ResponseWriter, r *http.Request, clientID string) bool {
+	if _, ok := s.cfg.Provider.Client(clientID); !ok {
+		s.problem(w, r, newProblem(http.StatusNotFound, fmt.Sprintf("no client %q in this sandbox (see GET /__sandbox/clients)", clientID)))
+		return false
+	}
+	return true
 }
 
 func (s *Server) moveClock(w http.ResponseWriter, r *http.Request) {
 	var m clockMove
 	if err := decodeAdminBody(r, &m); err != nil {
 		s.fail(w, r, err)
+		return
+	}
+	if m.ClientID != "" && !s.clientExists(w, r, m.ClientID) {
 		return
 	}
 	given := 0
@@ -52,39 +83,93 @@ func (s *Server) moveClock(w http.ResponseWriter, r *http.Request) {
 		s.problem(w, r, validationProblem([]FieldError{{Field: "advance", Message: `give exactly one of "advance" (e.g. "3600s"), "set" (RFC 3339) or "reset": true`}}))
 		return
 	}
+	var d time.Duration
+	var at time.Time
+	var err error
 	switch {
 	case m.Advance != "":
-		d, err := time.ParseDuration(m.Advance)
-		if err != nil {
+		if d, err = time.ParseDuration(m.Advance); err != nil {
 			s.problem(w, r, validationProblem([]FieldError{{Field: "advance", Message: fmt.Sprintf("not a duration such as 3600s or 90m: %q", m.Advance)}}))
 			return
 		}
-		s.cfg.Clock.Advance(d)
 	case m.Set != "":
-		t, err := time.Parse(time.RFC3339Nano, m.Set)
-		if err != nil {
+		if at, err = time.Parse(time.RFC3339Nano, m.Set); err != nil {
 			s.problem(w, r, validationProblem([]FieldError{{Field: "set", Message: fmt.Sprintf("not an RFC 3339 time such as 2026-01-02T15:04:05Z: %q", m.Set)}}))
 			return
 		}
-		s.cfg.Clock.Set(t)
+	}
+	s.applyClockMove(m, d, at)
+	v := s.clockView(m.ClientID)
+	s.log.Info("sandbox clock moved", "client_id", m.ClientID, "now", v.Now, "offset", v.Offset)
+	writeJSON(w, http.StatusOK, v)
+}
+
+// applyClockMove moves the sandbox-wide clock, or one client's.
+func (s *Server) applyClockMove(m clockMove, d time.Duration, at time.Time) {
+	if m.ClientID != "" {
+		clocks := s.cfg.ClientClocks
+		switch {
+		case m.Advance != "":
+			clocks.Advance(m.ClientID, d)
+		case m.Set != "":
+			clocks.Set(m.ClientID, at)
+		default:
+			clocks.Reset(m.ClientID)
+		}
+		return
+	}
+	switch {
+	case m.Advance != "":
+		s.cfg.Clock.Advance(d)
+	case m.Set != "":
+		s.cfg.Clock.Set(at)
 	default:
 		s.cfg.Clock.Reset()
 	}
-	s.log.Info("sandbox clock moved", "now", s.cfg.Clock.Now().Format(time.RFC3339), "offset", s.cfg.Clock.Offset().String())
-	writeJSON(w, http.StatusOK, s.clockView())
 }
 
 // reset puts the sandbox back as it started: store back to the fixtures,
-// rules cleared, journal cleared, real time, rate limits refilled.
+// runtime clients gone, rules cleared, journal cleared, real time, rate
+// limits refilled. With {"clientId": ...} it does so for that client alone:
+// its records back to its fixtures (none for a runtime client), its rules,
+// scenario bindings, journal entries, rate limit and clock; nothing of any
+// other client changes.
 func (s *Server) reset(w http.ResponseWriter, r *http.Request) {
+	var req resetRequest
+	if err := decodeAdmin(r, &req); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if req.ClientID != "" {
+		s.resetClient(w, r, req.ClientID)
+		return
+	}
 	if err := s.store.Reset(s.cfg.Fixtures); err != nil {
 		s.fail(w, r, fmt.Errorf("reset store: %w", err))
+		return
+	}
+	if err := s.cfg.Provider.ResetClients(); err != nil {
+		s.fail(w, r, fmt.Errorf("reset runtime clients: %w", err))
 		return
 	}
 	s.scenarios.Clear() // rules and activations
 	s.journal.Clear()
 	s.cfg.Clock.Reset()
+	s.cfg.ClientClocks.ResetAll()
 	s.limiter.reset()
 	s.log.Info("sandbox reset")
 	writeJSON(w, http.StatusOK, map[string]string{"status": "reset"})
+}
+
+func (s *Server) resetClient(w http.ResponseWriter, r *http.Request, clientID string) {
+	if !s.clientExists(w, r, clientID) {
+		return
+	}
+	if err := s.store.ResetClient(clientID, s.cfg.Fixtures); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.forgetClientState(clientID)
+	s.log.Info("client reset", "client_id", clientID)
+	writeJSON(w, http.StatusOK, map[string]string{"status": "reset", "clientId": clientID})
 }

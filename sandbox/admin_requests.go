@@ -56,7 +56,14 @@ func (s *Server) listRequests(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"requests": entries})
 }
 
-func (s *Server) clearRequests(w http.ResponseWriter, _ *http.Request) {
-	s.journal.Clear()
+// clearRequests answers DELETE /__sandbox/requests: the whole journal, or
+// with ?clientId= only that client's entries, so a CI job can clear its own
+// without touching another job's.
+func (s *Server) clearRequests(w http.ResponseWriter, r *http.Request) {
+	if clientID := r.URL.Query().Get("clientId"); clientID != "" {
+		s.journal.ClearClient(clientID)
+	} else {
+		s.journal.Clear()
+	}
 	w.WriteHeader(http.StatusNoContent)
 }

@@ -83,7 +83,7 @@ func (s *Server) moveQualifiedStatus(w http.ResponseWriter, r *http.Request) {
 				return errBadTransition{q.Status, m.Status}
 			}
 			q.AuditTrail = append(q.AuditTrail, fixtures.AuditEntry{
-				At:     s.cfg.Clock.Now().UTC().Format(fixtures.TimestampLayout),
+				At:     s.now(owner).UTC().Format(fixtures.TimestampLayout),
 				Action: fixtures.AuditStatusChanged, Actor: "sandbox-admin", RequestID: requestID(r),
 				FromStatus: q.Status, ToStatus: m.Status,
 			})

@@ -16,9 +16,9 @@ type pingResponse struct {
 	Timestamp string `json:"timestamp"`
 }
 
-func (s *Server) servePing(w http.ResponseWriter, _ *http.Request, _ idp.Principal) {
+func (s *Server) servePing(w http.ResponseWriter, _ *http.Request, caller idp.Principal) {
 	writeJSON(w, http.StatusOK, pingResponse{
 		Message:   "pong",
-		Timestamp: s.cfg.Clock.Now().UTC().Format(pingTimestampLayout),
+		Timestamp: s.now(caller.ClientID).UTC().Format(pingTimestampLayout),
 	})
 }

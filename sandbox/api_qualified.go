@@ -19,7 +19,7 @@ type qualifiedPage struct {
 }
 
 func (s *Server) createQualified(w http.ResponseWriter, r *http.Request, caller idp.Principal) {
-	req, trialID, now, ok := readSubmission(s, w, r, validateQualifiedReferral)
+	req, trialID, now, ok := readSubmission(s, w, r, caller.ClientID, validateQualifiedReferral)
 	if !ok {
 		return
 	}
@@ -88,7 +88,7 @@ func (s *Server) getQualified(w http.ResponseWriter, r *http.Request, caller idp
 // the audit trail records who saw the record, when, in which request.
 func (s *Server) viewedBy(r *http.Request, caller idp.Principal) *fixtures.AuditEntry {
 	return &fixtures.AuditEntry{
-		At:        s.cfg.Clock.Now().UTC().Format(fixtures.TimestampLayout),
+		At:        s.now(caller.ClientID).UTC().Format(fixtures.TimestampLayout),
 		Action:    fixtures.AuditViewed,
 		Actor:     caller.ClientID,
 		RequestID: requestID(r),

@@ -24,7 +24,7 @@ type referralsPage struct {
 }
 
 func (s *Server) createReferral(w http.ResponseWriter, r *http.Request, caller idp.Principal) {
-	req, trialID, now, ok := readSubmission(s, w, r, validateReferral)
+	req, trialID, now, ok := readSubmission(s, w, r, caller.ClientID, validateReferral)
 	if !ok {
 		return
 	}
@@ -96,7 +96,7 @@ func (s *Server) trialNamed(id, canonical string) bool {
 // readSubmission decodes and validates a submitted record against the
 // sandbox clock and trials, naming unknown fields in Sandbox-Warning. When
 // the body is refused it answers the problem itself and ok is false.
-func readSubmission[T any](s *Server, w http.ResponseWriter, r *http.Request,
+func readSubmission[T any](s *Server, w http.ResponseWriter, r *http.Request, clientID string,
 	validate func(T, time.Time, []fixtures.Trial) (string, []FieldError)) (req T, trialID string, now time.Time, ok bool) {
 	unknown, err := decodeJSON(r, maxBodyBytes, &req)
 	if err != nil {
@@ -104,7 +104,7 @@ func readSubmission[T any](s *Server, w http.ResponseWriter, r *http.Request,
 		return req, "", now, false
 	}
 	warnUnknownFields(w, unknown)
-	now = s.cfg.Clock.Now()
+	now = s.now(clientID)
 	trialID, errs := validate(req, now, s.cfg.Fixtures.Trials)
 	if len(errs) > 0 {
 		s.problem(w, r, validationProblem(errs))

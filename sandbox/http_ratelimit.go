@@ -58,6 +58,13 @@ func (l *rateLimiter) bucket(clientID string) *rate.Limiter {
 	return b
 }
 
+// forget drops one client's bucket: a reset client starts full.
+func (l *rateLimiter) forget(clientID string) {
+	l.mu.Lock()
+	delete(l.buckets, clientID)
+	l.mu.Unlock()
+}
+
 // reset refills every bucket.
 func (l *rateLimiter) reset() {
 	l.mu.Lock()
@@ -80,7 +87,7 @@ func (s *Server) withRateLimit(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		now := s.cfg.Clock.Now()
+		now := s.now(info.claimed.ClientID)
 		res := b.ReserveN(now, 1)
 		wait := res.DelayFrom(now)
 		if !res.OK() || wait > 0 {

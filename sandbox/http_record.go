@@ -69,7 +69,7 @@ func (s *Server) withJournal(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		start := s.cfg.Clock.Now()
+		start := s.now(info.claimed.ClientID)
 		rec := &statusRecorder{ResponseWriter: w}
 		defer func() {
 			s.journal.Add(s.journalEntry(r, rec, info, obs, start))
@@ -88,7 +88,7 @@ func (s *Server) identify(r *http.Request, endpoint string) idp.Claimed {
 }
 
 func (s *Server) journalEntry(r *http.Request, rec *statusRecorder, info *requestInfo, obs *idp.Observation, start time.Time) JournalEntry {
-	now := s.cfg.Clock.Now()
+	now := s.now(info.claimed.ClientID)
 	e := JournalEntry{
 		At:           start.UTC().Format(fixtures.TimestampLayout),
 		Method:       r.Method,

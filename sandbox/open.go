@@ -50,7 +50,9 @@ type Instance struct {
 	Server   *Server
 	Provider *idp.Provider
 	Clock    *clock.Adjustable
-	Fixtures *fixtures.Set
+	// ClientClocks are the clocks of clients moved on their own.
+	ClientClocks *clock.PerClient
+	Fixtures     *fixtures.Set
 	// EmbeddedFixtures is true when the defaults are in use (their public
 	// credentials may be printed).
 	EmbeddedFixtures bool
@@ -94,6 +96,7 @@ func Open(opts Options) (*Instance, error) {
 	if err != nil {
 		return nil, fmt.Errorf("signing key %s: %w", opts.SigningKeyFile, err)
 	}
+	clocks := clock.NewPerClient(opts.Clock)
 	provider, err := idp.New(idp.Config{
 		Tenant: opts.Tenant, Environment: opts.Environment, Clients: set.Clients,
 		TokenLifetime: opts.TokenLifetime, Keys: keys, PublicURL: opts.PublicURL, Clock: opts.Clock, Logger: opts.Logger,
@@ -105,7 +108,7 @@ func Open(opts Options) (*Instance, error) {
 	if err != nil {
 		return nil, err
 	}
-	in := &Instance{Provider: provider, Clock: opts.Clock, Fixtures: set, EmbeddedFixtures: embedded}
+	in := &Instance{Provider: provider, Clock: opts.Clock, ClientClocks: clocks, Fixtures: set, EmbeddedFixtures: embedded}
 	if err := in.setUpTLS(opts); err != nil {
 		return nil, err
 	}
@@ -116,7 +119,7 @@ func Open(opts Options) (*Instance, error) {
 		Provider: provider, Fixtures: set, Clock: opts.Clock, Logger: opts.Logger, Store: in.store,
 		Library: library, Scenarios: engine, JournalSize: opts.JournalSize,
 		RateLimit: opts.RateLimit, RateBurst: opts.RateBurst, AdminToken: opts.AdminToken, CACertPEM: in.CACertPEM,
-		HTTPSOnly: in.TLS != nil,
+		HTTPSOnly: in.TLS != nil, ClientClocks: clocks,
 	})
 	if err != nil {
 		_ = in.store.Close()

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/gorilla/mux"
 
@@ -56,6 +57,10 @@ type Config struct {
 	// (they are still journaled, for the conformance report): the sandbox
 	// serves --tls, as the real service serves only HTTPS.
 	HTTPSOnly bool
+	// ClientClocks moves single clients' time apart from Clock (POST
+	// /__sandbox/clock with a clientId); default: clocks over Clock. Pass the
+	// ones the Provider's ClientClock reads, so tokens follow them too.
+	ClientClocks *clock.PerClient
 }
 
 // DefaultJournalSize is how many requests the journal keeps by default.
@@ -100,12 +105,21 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Scenarios == nil {
 		cfg.Scenarios = scenarios.New(scenarios.Config{Library: cfg.Library, Clock: cfg.Clock})
 	}
+	if cfg.ClientClocks == nil {
+		cfg.ClientClocks = clock.NewPerClient(cfg.Clock)
+	}
 	if cfg.JournalSize <= 0 {
 		cfg.JournalSize = DefaultJournalSize
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	// The provider keeps runtime clients in the sandbox's store and judges
+	// each client's tokens on that client's clock.
+	if err := cfg.Provider.UseClientStore(cfg.Store); err != nil {
+		return nil, err
+	}
+	cfg.Provider.UseClientClock(cfg.ClientClocks.Now)
 	if err := checkFixtureRecords(cfg.Fixtures, cfg.Clock.Now()); err != nil {
 		return nil, err
 	}
@@ -126,6 +140,10 @@ func New(cfg Config) (*Server, error) {
 }
 
 // ServeHTTP serves every sandbox route.
+// now is clientID's time: the sandbox clock, moved by the client's own
+// offset when it has one ("" is the sandbox-wide time).
+func (s *Server) now(clientID string) time.Time { return s.cfg.ClientClocks.Now(clientID) }
+
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
 func (s *Server) routes() http.Handler {

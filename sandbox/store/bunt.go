@@ -55,18 +55,26 @@ func (s *BuntStore) Close() error {
 	return nil
 }
 
-// Empty reports whether the store holds no record. Every key is a record.
+// Empty reports whether the store holds no record: no key in either
+// record index (runtime clients do not count).
 func (s *BuntStore) Empty() (bool, error) {
-	var n int
+	empty := true
 	err := s.db.View(func(tx *buntdb.Tx) error {
-		var err error
-		n, err = tx.Len()
-		return err
+		for _, index := range []string{referralsNewest, qualifiedNewest} {
+			n, err := tx.Len()
+			if err != nil || n == 0 {
+				return err
+			}
+			if err := tx.Ascend(index, func(_, _ string) bool { empty = false; return false }); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return false, fmt.Errorf("count records: %w", err)
 	}
-	return n == 0, nil
+	return empty, nil
 }
 
 // Clients returns the sorted ids of the clients owning a record. It visits

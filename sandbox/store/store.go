@@ -56,7 +56,8 @@ type Store interface {
 	// Clients returns, sorted, the client ids that own at least one record
 	// of either kind.
 	Clients() ([]string, error)
-	// Empty reports whether the store holds no record at all.
+	// Empty reports whether the store holds no record at all (runtime
+	// clients are not records).
 	Empty() (bool, error)
 	// Load inserts every referral and qualified referral of set in one
 	// transaction: on any conflict or invalid record nothing is inserted. A
@@ -65,6 +66,20 @@ type Store interface {
 	// Reset deletes every record and loads set, atomically: if set cannot be
 	// loaded the old records stay. Reset(nil) empties the store.
 	Reset(set *fixtures.Set) error
+	// ResetClient replaces the client's records of both kinds with its
+	// records in set (none for a nil set), atomically, leaving every other
+	// client's records as they are.
+	ResetClient(clientID string, set *fixtures.Set) error
+
+	// PutClient stores or replaces a client created at run time, so it
+	// survives a restart on a file.
+	PutClient(c fixtures.Client) error
+	// DeleteClient removes a runtime client; a missing one is not an error.
+	DeleteClient(clientID string) error
+	// RuntimeClients returns every stored runtime client. Reset removes
+	// them with the records.
+	RuntimeClients() ([]fixtures.Client, error)
+
 	// Close releases the store; for a file it syncs the file first.
 	Close() error
 }

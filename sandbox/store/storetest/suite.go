@@ -37,6 +37,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"LoadResetEmptyClients", testLoadResetEmptyClients},
 		{"LoadAtomic", testLoadAtomic},
 		{"ColonsInIDs", testColonsInIDs},
+		{"RuntimeClients", testRuntimeClients},
+		{"ResetClient", testResetClient},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,0 +1,368 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/gorilla/mux"
+
+	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/idp"
+)
+
+// Bounds of a runtime client's settings, so one careless call cannot make
+// a client that outlives the sandbox's purpose or floods it.
+const (
+	maxClientTTL          = 30 * 24 * time.Hour
+	maxSecretLifetime     = 2 * 365 * 24 * time.Hour
+	maxClientTokenSeconds = 24 * 60 * 60
+)
+
+// partnerRoles are the roles a runtime client gets unless told otherwise:
+// every permission of the API, like sandbox-partner.
+var partnerRoles = []string{RoleTrialsRead, RoleReferralsRead, RoleReferralsWrite, RoleQualifiedReferralsRead, RoleQualifiedReferralsWrite}
+
+// clientRequest is the body of POST /__sandbox/clients; every field is
+// optional.
+type clientRequest struct {
+	ClientID             string   `json:"clientId"`
+	Roles                []string `json:"roles"`
+	Resources            []string `json:"resources"`
+	TokenLifetimeSeconds int      `json:"tokenLifetimeSeconds"`
+	RateLimit            *float64 `json:"rateLimit"`
+	RateBurst            *int     `json:"rateBurst"`
+	Environment          string   `json:"environment"`
+	Description          string   `json:"description"`
+	// TTL is how long the client lives (a Go duration such as 1h); empty
+	// means until deleted or reset.
+	TTL string `json:"ttl"`
+	// SecretExpiresIn ends the first secret after this long; empty: never.
+	SecretExpiresIn string `json:"secretExpiresIn"`
+}
+
+// secretRequest is the body of POST /__sandbox/clients/{id}/secrets.
+type secretRequest struct {
+	ExpiresIn string `json:"expiresIn"`
+}
+
+// secretView is a secret as the admin API lists it: never the value.
+type secretView struct {
+	ID        string `json:"id"`
+	Hint      string `json:"hint"`
+	CreatedAt string `json:"createdAt"`
+	ExpiresAt string `json:"expiresAt,omitempty"`
+	Expired   bool   `json:"expired"`
+}
+
+// registeredClient is a client as GET /__sandbox/clients shows it: never a
+// secret. Fixture clients are marked so.
+type registeredClient struct {
+	ClientID             string       `json:"clientId"`
+	Origin               string       `json:"origin"` // "fixtures" or "runtime"
+	Roles                []string     `json:"roles"`
+	Resources            []string     `json:"resources"`
+	Environment          string       `json:"environment"`
+	TokenLifetimeSeconds int          `json:"tokenLifetimeSeconds,omitempty"`
+	RateLimit            *float64     `json:"rateLimit,omitempty"`
+	RateBurst            *int         `json:"rateBurst,omitempty"`
+	Description          string       `json:"description,omitempty"`
+	CreatedAt            string       `json:"createdAt,omitempty"`
+	ExpiresAt            string       `json:"expiresAt,omitempty"`
+	Secrets              []secretView `json:"secrets,omitempty"`
+}
+
+// createdClient is the answer to POST /__sandbox/clients: the client, its
+// secret (shown this once) and the addresses a job configures.
+type createdClient struct {
+	registeredClient
+	ClientSecret string `json:"clientSecret"`
+	SecretID     string `json:"secretId"`
+	Scope        string `json:"scope"`
+	TokenURL     string `json:"tokenUrl"`
+	AuthURL      string `json:"authUrl"`
+	BaseURL      string `json:"baseUrl"`
+	RootURL      string `json:"rootUrl"`
+}
+
+func formatTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+func (s *Server) clientViewOf(c fixtures.Client) registeredClient {
+	v := registeredClient{
+		ClientID: c.ClientID, Origin: "fixtures", Roles: orEmpty(c.Roles), Resources: orEmpty(c.Resources),
+		Environment: c.EnvironmentOrDefault(), TokenLifetimeSeconds: c.TokenLifetimeSeconds,
+		RateLimit: c.RateLimit, RateBurst: c.RateBurst, Description: c.Description,
+	}
+	if !c.Runtime {
+		return v
+	}
+	v.Origin, v.CreatedAt, v.ExpiresAt = "runtime", formatTime(c.CreatedAt), formatTime(c.ExpiresAt)
+	now := s.now(c.ClientID)
+	v.Secrets = make([]secretView, 0, len(c.Secrets))
+	for _, sec := range c.Secrets {
+		v.Secrets = append(v.Secrets, secretViewOf(sec, now))
+	}
+	return v
+}
+
+func secretViewOf(sec idp.Secret, now time.Time) secretView {
+	return secretView{
+		ID: sec.ID, Hint: sec.Hint, CreatedAt: formatTime(sec.CreatedAt), ExpiresAt: formatTime(sec.ExpiresAt),
+		Expired: !sec.ExpiresAt.IsZero() && !now.Before(sec.ExpiresAt),
+	}
+}
+
+// listClients answers GET /__sandbox/clients: every client that exists now.
+func (s *Server) listClients(w http.ResponseWriter, r *http.Request) {
+	s.forgetExpiredClients(r)
+	out := []registeredClient{}
+	for _, c := range s.cfg.Provider.Clients() {
+		out = append(out, s.clientViewOf(c))
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"clients": out})
+}
+
+// getClient answers GET /__sandbox/clients/{id}.
+func (s *Server) getClient(w http.ResponseWriter, r *http.Request) {
+	id := mux.Vars(r)["id"]
+	c, ok := s.cfg.Provider.Client(id)
+	if !ok {
+		s.problem(w, r, newProblem(http.StatusNotFound, fmt.Sprintf("no client %q in this sandbox", id)))
+		return
+	}
+	writeJSON(w, http.StatusOK, s.clientViewOf(c))
+}
+
+// createClient answers POST /__sandbox/clients.
+func (s *Server) createClient(w http.ResponseWriter, r *http.Request) {
+	var req clientRequest
+	if err := decodeAdmin(r, &req); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.forgetExpiredClients(r)
+	client, secretExpires, errs := s.clientFrom(req)
+	if len(errs) > 0 {
+		s.problem(w, r, validationProblem(errs))
+		return
+	}
+	created, secret, err := s.cfg.Provider.CreateClient(client, secretExpires)
+	switch {
+	case errors.Is(err, idp.ErrClientExists):
+		s.problem(w, r, newProblem(http.StatusConflict, fmt.Sprintf("a client %q already exists; leave clientId out for a generated one", client.ClientID)))
+		return
+	case errors.Is(err, idp.ErrBadClientID):
+		s.problem(w, r, validationProblem([]FieldError{{Field: "clientId", Message: "1 to 64 characters of A-Z a-z 0-9 . _ -, starting with a letter or digit"}}))
+		return
+	case errors.Is(err, idp.ErrTooManyClients):
+		s.problem(w, r, validationProblem([]FieldError{{Field: "clientId", Message: fmt.Sprintf("this sandbox already has %d runtime clients, its limit: delete some, or give new ones a ttl", idp.MaxRuntimeClients)}}))
+		return
+	case err != nil:
+		s.fail(w, r, fmt.Errorf("create client: %w", err))
+		return
+	}
+	s.log.Info("client created", "client_id", created.ClientID, "expires_at", formatTime(created.ExpiresAt))
+	base := s.cfg.Provider.BaseURL(r)
+	w.Header().Set("Location", "/__sandbox/clients/"+url.PathEscape(created.ClientID))
+	writeJSON(w, http.StatusCreated, createdClient{
+		registeredClient: s.clientViewOf(created),
+		ClientSecret:     secret, SecretID: created.Secrets[0].ID,
+		Scope:    created.Resources[0] + "/.default",
+		TokenURL: s.cfg.Provider.TokenURL(base), AuthURL: s.cfg.Provider.AuthURL(base),
+		BaseURL: base + "/api/v1", RootURL: base,
+	})
+}
+
+// clientFrom checks a creation request and builds the client, naming every
+// field that is wrong.
+func (s *Server) clientFrom(req clientRequest) (fixtures.Client, time.Time, []FieldError) {
+	var errs []FieldError
+	add := func(field, msg string) { errs = append(errs, FieldError{Field: field, Message: msg}) }
+	now := s.now("")
+	c := fixtures.Client{
+		ClientID: req.ClientID, Roles: req.Roles, Resources: req.Resources, TokenLifetimeSeconds: req.TokenLifetimeSeconds,
+		RateLimit: req.RateLimit, RateBurst: req.RateBurst, Environment: req.Environment, Description: req.Description,
+	}
+	if c.Roles == nil {
+		c.Roles = partnerRoles
+	}
+	for i, role := range c.Roles {
+		if role == "" {
+			add(fmt.Sprintf("roles[%d]", i), "must not be empty")
+		}
+	}
+	if len(c.Resources) == 0 {
+		c.Resources = []string{s.audience}
+	}
+	for i, res := range c.Resources {
+		if res == "" {
+			add(fmt.Sprintf("resources[%d]", i), "must not be empty")
+		}
+	}
+	if c.TokenLifetimeSeconds < 0 || c.TokenLifetimeSeconds > maxClientTokenSeconds {
+		add("tokenLifetimeSeconds", fmt.Sprintf("must be from 1 to %d (0 or absent: the sandbox's --token-lifetime)", maxClientTokenSeconds))
+	}
+	if c.RateLimit != nil && *c.RateLimit < 0 {
+		add("rateLimit", "must not be negative (0 turns limiting off for this client)")
+	}
+	if c.RateBurst != nil && *c.RateBurst < 0 {
+		add("rateBurst", "must not be negative")
+	}
+	env := s.cfg.Provider.Environment()
+	if c.Environment != "" && c.Environment != env {
+		add("environment", fmt.Sprintf("this sandbox runs as %s; a client of another environment would not exist here", env))
+	}
+	if req.TTL != "" {
+		ttl, err := time.ParseDuration(req.TTL)
+		if err != nil || ttl < time.Second || ttl > maxClientTTL {
+			add("ttl", fmt.Sprintf("a Go duration from 1s to %s, such as 1h; absent: until deleted", maxClientTTL))
+		} else {
+			c.ExpiresAt = now.Add(ttl)
+		}
+	}
+	secretExpires, msg := expiryOf(req.SecretExpiresIn, s.now(req.ClientID))
+	if msg != "" {
+		add("secretExpiresIn", msg)
+	}
+	return c, secretExpires, errs
+}
+
+// expiryOf reads a secret lifetime: "" is never; it returns a message when
+// the value is wrong.
+func expiryOf(in string, now time.Time) (time.Time, string) {
+	if in == "" {
+		return time.Time{}, ""
+	}
+	d, err := time.ParseDuration(in)
+	if err != nil || d < time.Second || d > maxSecretLifetime {
+		return time.Time{}, fmt.Sprintf("a Go duration from 1s to %s, such as 720h; absent: never expires", maxSecretLifetime)
+	}
+	return now.Add(d), ""
+}
+
+// deleteClient answers DELETE /__sandbox/clients/{id}: the client's tokens
+// are refused from now on, and its records, rules, journal entries, rate
+// limit and clock go with it.
+func (s *Server) deleteClient(w http.ResponseWriter, r *http.Request) {
+	id := mux.Vars(r)["id"]
+	switch err := s.cfg.Provider.DeleteClient(id); {
+	case errors.Is(err, idp.ErrNoClient):
+		s.problem(w, r, newProblem(http.StatusNotFound, fmt.Sprintf("no client %q in this sandbox", id)))
+		return
+	case errors.Is(err, idp.ErrFixtureClient):
+		s.problem(w, r, newProblem(http.StatusConflict, fmt.Sprintf("%q is a fixture client; only clients created at run time can be deleted", id)))
+		return
+	case err != nil:
+		s.fail(w, r, err)
+		return
+	}
+	if err := s.forgetClient(id); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.log.Info("client deleted", "client_id", id)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// addClientSecret answers POST /__sandbox/clients/{id}/secrets: a second
+// secret for a rotation; the old ones keep working until deleted or until
+// they expire.
+func (s *Server) addClientSecret(w http.ResponseWriter, r *http.Request) {
+	id := mux.Vars(r)["id"]
+	var req secretRequest
+	if err := decodeAdmin(r, &req); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	now := s.now(id)
+	expires, msg := expiryOf(req.ExpiresIn, now)
+	if msg != "" {
+		s.problem(w, r, validationProblem([]FieldError{{Field: "expiresIn", Message: msg}}))
+		return
+	}
+	sec, value, err := s.cfg.Provider.AddClientSecret(id, expires)
+	if s.clientChangeFailed(w, r, id, err) {
+		return
+	}
+	w.Header().Set("Location", "/__sandbox/clients/"+url.PathEscape(id)+"/secrets/"+url.PathEscape(sec.ID))
+	writeJSON(w, http.StatusCreated, struct {
+		secretView
+		ClientSecret string `json:"clientSecret"`
+	}{secretViewOf(sec, now), value})
+}
+
+// deleteClientSecret answers DELETE /__sandbox/clients/{id}/secrets/{secretId}.
+func (s *Server) deleteClientSecret(w http.ResponseWriter, r *http.Request) {
+	vars := mux.Vars(r)
+	err := s.cfg.Provider.DeleteClientSecret(vars["id"], vars["secretId"])
+	if s.clientChangeFailed(w, r, vars["id"], err) {
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// clientChangeFailed answers the errors of a secret change.
+func (s *Server) clientChangeFailed(w http.ResponseWriter, r *http.Request, id string, err error) bool {
+	switch {
+	case err == nil:
+		return false
+	case errors.Is(err, idp.ErrNoClient):
+		s.problem(w, r, newProblem(http.StatusNotFound, fmt.Sprintf("no client %q in this sandbox", id)))
+	case errors.Is(err, idp.ErrNoSecret):
+		s.problem(w, r, newProblem(http.StatusNotFound, fmt.Sprintf("client %q has no secret with that id", id)))
+	case errors.Is(err, idp.ErrFixtureClient):
+		s.problem(w, r, newProblem(http.StatusConflict, fmt.Sprintf("%q is a fixture client; its secret is fixed", id)))
+	case errors.Is(err, idp.ErrLastSecret):
+		s.problem(w, r, newProblem(http.StatusConflict, "a client keeps at least one secret: add the new one first, or delete the client"))
+	case errors.Is(err, idp.ErrTooManySecrets):
+		s.problem(w, r, newProblem(http.StatusConflict, fmt.Sprintf("a client holds at most %d secrets: delete an old one first", idp.MaxSecretsPerClient)))
+	default:
+		s.fail(w, r, err)
+	}
+	return true
+}
+
+// forgetClient drops everything the sandbox holds for one client: records,
+// rules and scenario bindings, journal entries, rate-limit bucket, clock.
+func (s *Server) forgetClient(id string) error {
+	if err := s.store.ResetClient(id, nil); err != nil {
+		return fmt.Errorf("delete records of %s: %w", id, err)
+	}
+	s.forgetClientState(id)
+	return nil
+}
+
+// forgetClientState clears what the sandbox keeps for a client outside the
+// store: rules and bindings, journal entries, rate limit, clock.
+func (s *Server) forgetClientState(id string) {
+	s.scenarios.ClearClient(id)
+	s.journal.ClearClient(id)
+	s.limiter.forget(id)
+	s.cfg.ClientClocks.Reset(id)
+}
+
+// forgetExpiredClients drops the clients whose ttl ran out, and their data.
+// It runs when clients are listed or created, which is when a shared
+// sandbox's client count matters; an expired client's tokens are refused
+// at once in any case.
+func (s *Server) forgetExpiredClients(r *http.Request) {
+	gone, err := s.cfg.Provider.ExpireClients()
+	for _, id := range gone {
+		if ferr := s.forgetClient(id); ferr != nil {
+			err = errors.Join(err, ferr)
+		}
+	}
+	if err != nil {
+		s.log.Error("expire runtime clients", "request_id", requestID(r), "err", err)
+	}
+	if len(gone) > 0 {
+		s.log.Info("runtime clients expired", "count", len(gone))
+	}
+}

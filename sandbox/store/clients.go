@@ -1,0 +1,99 @@
+package store
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/tidwall/buntdb"
+
+	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+)
+
+// clientPrefix starts the key of every runtime client. Its value is the
+// client's JSON (secrets only as digests), without a sort line: clients are
+// not listed through an index.
+const clientPrefix = "c:"
+
+// PutClient stores or replaces a runtime client.
+func (s *BuntStore) PutClient(c fixtures.Client) error {
+	if c.ClientID == "" {
+		return fmt.Errorf("store client: %w: clientId is empty", ErrInvalid)
+	}
+	data, err := json.Marshal(c)
+	if err != nil {
+		return fmt.Errorf("encode client %q: %w", c.ClientID, err)
+	}
+	err = s.db.Update(func(tx *buntdb.Tx) error {
+		_, _, err := tx.Set(clientPrefix+escape(c.ClientID), string(data), nil)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("store client %q: %w", c.ClientID, err)
+	}
+	return nil
+}
+
+// DeleteClient removes a runtime client; a missing one is not an error.
+func (s *BuntStore) DeleteClient(clientID string) error {
+	err := s.db.Update(func(tx *buntdb.Tx) error {
+		_, err := tx.Delete(clientPrefix + escape(clientID))
+		return err
+	})
+	if err != nil && err != buntdb.ErrNotFound {
+		return fmt.Errorf("delete client %q: %w", clientID, err)
+	}
+	return nil
+}
+
+// RuntimeClients returns every stored runtime client, by key order.
+func (s *BuntStore) RuntimeClients() ([]fixtures.Client, error) {
+	var out []fixtures.Client
+	err := s.db.View(func(tx *buntdb.Tx) error {
+		var decodeErr error
+		err := tx.AscendKeys(clientPrefix+"*", func(k, v string) bool {
+			var c fixtures.Client
+			if decodeErr = json.Unmarshal([]byte(v), &c); decodeErr != nil {
+				decodeErr = fmt.Errorf("decode client %q: %w", k, decodeErr)
+				return false
+			}
+			out = append(out, c)
+			return true
+		})
+		if err != nil {
+			return err
+		}
+		return decodeErr
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list runtime clients: %w", err)
+	}
+	return out, nil
+}
+
+// ResetClient replaces the client's records of both kinds with its records
+// in set (none when set is nil), in one transaction; other clients' records
+// are untouched.
+func (s *BuntStore) ResetClient(clientID string, set *fixtures.Set) error {
+	err := s.db.Update(func(tx *buntdb.Tx) error {
+		for _, index := range []string{referralsNewest, qualifiedNewest} {
+			var keys []string
+			err := tx.AscendRange(index, clientSortPrefix(clientID), clientSortEnd(clientID), func(k, _ string) bool {
+				keys = append(keys, k)
+				return true
+			})
+			if err != nil {
+				return err
+			}
+			for _, k := range keys {
+				if _, err := tx.Delete(k); err != nil {
+					return fmt.Errorf("delete %q: %w", k, err)
+				}
+			}
+		}
+		return loadSet(tx, set.OfClient(clientID))
+	})
+	if err != nil {
+		return fmt.Errorf("reset client %q: %w", clientID, err)
+	}
+	return nil
+}
