@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
 // runtimeClient is the answer to POST /__sandbox/clients.
@@ -296,4 +298,31 @@ func TestClockAndResetPerClient(t *testing.T) {
 			t.Errorf("clock of an unknown client: %d", r.Status)
 		}
 	}
+}
+
+// TestRuntimeClientSurvivesRestart: runtime clients live in the store, so a
+// sandbox restarted on its --data file knows them, with the same secret.
+func TestRuntimeClientSurvivesRestart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "data.db")
+	firstStore, err := store.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := newSandbox(t, useStore(firstStore))
+	kept, gone := first.newClient(nil), first.newClient(nil)
+	if r := first.admin(http.MethodDelete, "/__sandbox/clients/"+gone.ClientID, nil); r.Status != http.StatusNoContent {
+		t.Fatalf("delete: %d", r.Status)
+	}
+	if err := firstStore.Close(); err != nil {
+		t.Fatal(err)
+	}
+	secondStore, err := store.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := newSandbox(t, useStore(secondStore))
+	if r := second.trials(second.clientToken(kept)); r.Status != http.StatusOK {
+		t.Errorf("kept client after restart: %d", r.Status)
+	}
+	checkEntraError(t, second.tokenResponse(gone.ClientID, gone.ClientSecret, apiScope), http.StatusUnauthorized, "invalid_client")
 }

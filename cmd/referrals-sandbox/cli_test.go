@@ -23,6 +23,7 @@ func flagSetCases() []flagSetCase {
 		{[]string{"scenario", "list"}, func(e env) *options { o, _ := scenarioFlags(e, "list", ""); return o }},
 		{[]string{"scenario", "apply"}, func(e env) *options { o, _ := scenarioApplyFlags(e); return o }},
 		{[]string{"scenario", "clear"}, func(e env) *options { o, _ := scenarioFlags(e, "clear", ""); return o }},
+		{[]string{"client", "create"}, func(e env) *options { o, _ := clientCreateFlags(e); return o }},
 		{[]string{"fixtures", "generate"}, func(e env) *options { o, _ := generateFlags(e); return o }},
 		{[]string{"version"}, func(e env) *options { return newOptions("version", "", e.getenv, e.stdout) }},
 	}
