@@ -40,7 +40,12 @@ type Options struct {
 	TLSHosts       []string
 	TLSCertFile    string
 	TLSKeyFile     string
-	Logger         *slog.Logger
+	// ListenAddr is the --addr; a host name in it is one the admin API
+	// answers to.
+	ListenAddr string
+	// AllowedHosts are more host names the admin API answers to (--allowed-host).
+	AllowedHosts []string
+	Logger       *slog.Logger
 	// Clock is the sandbox clock; default real time.
 	Clock *clock.Adjustable
 }
@@ -109,6 +114,10 @@ func Open(opts Options) (*Instance, error) {
 	if err := in.setUpTLS(opts); err != nil {
 		return nil, err
 	}
+	hosts, err := allowedHosts(opts)
+	if err != nil {
+		return nil, err
+	}
 	if in.store, err = openStore(opts.DataFile); err != nil {
 		return nil, err
 	}
@@ -116,7 +125,7 @@ func Open(opts Options) (*Instance, error) {
 		Provider: provider, Fixtures: set, Clock: opts.Clock, Logger: opts.Logger, Store: in.store,
 		Library: library, Scenarios: engine, JournalSize: opts.JournalSize,
 		RateLimit: opts.RateLimit, RateBurst: opts.RateBurst, AdminToken: opts.AdminToken, CACertPEM: in.CACertPEM,
-		HTTPSOnly: in.TLS != nil,
+		HTTPSOnly: in.TLS != nil, AllowedHosts: hosts,
 	})
 	if err != nil {
 		_ = in.store.Close()
