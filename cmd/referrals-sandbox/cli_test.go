@@ -50,13 +50,13 @@ func TestHelpListsEveryFlagWithEnvAndDefault(t *testing.T) {
 				if def == "" {
 					def = `""`
 				}
-				for _, want := range []string{"  --" + f.Name + "\n", "      " + f.Usage + "\n", "(env " + envName(f.Name) + ", default " + def + ")"} {
+				for _, want := range []string{"  --" + f.Name + "\n", "      " + f.Usage + "\n", "(env " + o.envOf(f.Name) + ", default " + def + ")"} {
 					if !strings.Contains(res.stdout, want) {
 						t.Errorf("help lacks %q for --%s:\n%s", want, f.Name, res.stdout)
 					}
 				}
-				if !strings.HasPrefix(envName(f.Name), "SANDBOX_") {
-					t.Errorf("--%s has environment variable %s without the SANDBOX_ prefix", f.Name, envName(f.Name))
+				if !strings.HasPrefix(o.envOf(f.Name), "SANDBOX_") {
+					t.Errorf("--%s has environment variable %s without the SANDBOX_ prefix", f.Name, o.envOf(f.Name))
 				}
 			}
 		})

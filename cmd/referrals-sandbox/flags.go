@@ -24,6 +24,9 @@ type options struct {
 	summary string
 	getenv  func(string) string
 	out     io.Writer
+	// envNames holds the flags whose variable is not envName's (a list
+	// flag named in the singular, read from a plural variable).
+	envNames map[string]string
 }
 
 // newOptions makes a subcommand's flag set; --help prints to out.
@@ -38,6 +41,23 @@ func newOptions(name, summary string, getenv func(string) string, out io.Writer)
 
 func envName(flagName string) string {
 	return envPrefix + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+// envOf is the environment variable of a flag of o.
+func (o *options) envOf(flagName string) string {
+	if name, ok := o.envNames[flagName]; ok {
+		return name
+	}
+	return envName(flagName)
+}
+
+// ListEnv is List read from the variable env instead of envName's.
+func (o *options) ListEnv(p *[]string, name, env, usage string) {
+	o.List(p, name, usage)
+	if o.envNames == nil {
+		o.envNames = map[string]string{}
+	}
+	o.envNames[name] = env
 }
 
 func (o *options) String(p *string, name, def, usage string) {
@@ -93,9 +113,9 @@ func (o *options) parse(args []string) error {
 		if set[f.Name] || err != nil {
 			return
 		}
-		if v := o.getenv(envName(f.Name)); v != "" {
+		if v := o.getenv(o.envOf(f.Name)); v != "" {
 			if e := f.Value.Set(v); e != nil {
-				err = fmt.Errorf("%w: invalid value %q for %s (--%s): %v", errUsage, v, envName(f.Name), f.Name, e)
+				err = fmt.Errorf("%w: invalid value %q for %s (--%s): %v", errUsage, v, o.envOf(f.Name), f.Name, e)
 			}
 		}
 	})
@@ -114,6 +134,6 @@ func (o *options) usage() {
 		if def == "" {
 			def = `""`
 		}
-		fmt.Fprintf(w, "  --%s\n      %s\n      (env %s, default %s)\n", f.Name, f.Usage, envName(f.Name), def)
+		fmt.Fprintf(w, "  --%s\n      %s\n      (env %s, default %s)\n", f.Name, f.Usage, o.envOf(f.Name), def)
 	}
 }
