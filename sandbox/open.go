@@ -40,14 +40,16 @@ type Options struct {
 	TLSHosts       []string
 	TLSCertFile    string
 	TLSKeyFile     string
+	Logger         *slog.Logger
+	// Clock is the sandbox clock; default real time.
+	Clock *clock.Adjustable
 	// ListenAddr is the --addr; a host name in it is one the admin API
 	// answers to.
 	ListenAddr string
-	// AllowedHosts are more host names the admin API answers to (--allowed-host).
+	// AllowedHosts are more host names the admin API answers to
+	// (--allowed-host), besides loopback names, the connection's own
+	// address, ListenAddr's host, PublicURL's host and TLSHosts.
 	AllowedHosts []string
-	Logger       *slog.Logger
-	// Clock is the sandbox clock; default real time.
-	Clock *clock.Adjustable
 }
 
 // Instance is an opened sandbox: the handler and what it was built from.
