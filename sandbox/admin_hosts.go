@@ -25,11 +25,11 @@ func newHostPolicy(extra []string) (hostPolicy, error) {
 	p := hostPolicy{names: map[string]bool{}}
 	for _, e := range extra {
 		if strings.Contains(e, "/") || strings.Contains(e, "*") {
-			return p, fmt.Errorf("allowed host %q: give a host name or IP address (optionally with :port), not a URL or pattern", e)
+			return p, fmt.Errorf("--allowed-host %q: give a host name or IP address (optionally with :port), not a URL or pattern", e)
 		}
 		h := normalizeHost(e)
 		if h == "" {
-			return p, fmt.Errorf("allowed host %q: no host name in it", e)
+			return p, fmt.Errorf("--allowed-host %q: no host name in it", e)
 		}
 		p.names[h] = true
 	}
