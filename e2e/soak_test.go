@@ -193,7 +193,7 @@ func toggleFlaky(t *testing.T, client *http.Client, base string, d time.Duration
 		t.Errorf("activate flaky: %v status %d %s", err, a.status, a.body)
 	}
 	sleepUntil(t, start.Add(2*d/3))
-	a, err = do(t.Context(), client, http.MethodDelete, base+"/__sandbox/library/flaky", "", "", nil, nil)
+	a, err = do(t.Context(), client, http.MethodDelete, base+"/__sandbox/library/flaky", "", "application/json", []byte(`{}`), nil)
 	if err != nil || a.status/100 != 2 {
 		t.Errorf("deactivate flaky: %v status %d %s", err, a.status, a.body)
 	}

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"crypto/sha256"
 	"crypto/subtle"
 	"net/http"
 
@@ -14,17 +15,17 @@ func (s *Server) adminRoutes(r *mux.Router) {
 	s.handle(r, "/__sandbox/scenarios", methods{
 		http.MethodGet:    admin(s.listRules),
 		http.MethodPost:   admin(s.addRule),
-		http.MethodDelete: admin(s.clearRules),
+		http.MethodDelete: admin(s.noParams(s.clearRules)),
 	})
 	s.handle(r, "/__sandbox/scenarios/{id}", methods{
 		http.MethodGet:    admin(s.getRule),
-		http.MethodDelete: admin(s.deleteRule),
+		http.MethodDelete: admin(s.noParams(s.deleteRule)),
 	})
 	s.handle(r, "/__sandbox/library", methods{http.MethodGet: admin(s.listLibrary)})
 	s.handle(r, "/__sandbox/library/{name}", methods{
 		http.MethodGet:    admin(s.getScenario),
 		http.MethodPost:   admin(s.activateScenario),
-		http.MethodDelete: admin(s.deactivateScenario),
+		http.MethodDelete: admin(s.noParams(s.deactivateScenario)),
 	})
 	s.handle(r, "/__sandbox/clock", methods{
 		http.MethodGet:  admin(s.getClock),
@@ -37,44 +38,66 @@ func (s *Server) adminRoutes(r *mux.Router) {
 	})
 	s.handle(r, "/__sandbox/clients/{id}", methods{
 		http.MethodGet:    admin(s.getClient),
-		http.MethodDelete: admin(s.deleteClient),
+		http.MethodDelete: admin(s.noParams(s.deleteClient)),
 	})
 	s.handle(r, "/__sandbox/clients/{id}/secrets", methods{http.MethodPost: admin(s.addClientSecret)})
-	s.handle(r, "/__sandbox/clients/{id}/secrets/{secretId}", methods{http.MethodDelete: admin(s.deleteClientSecret)})
+	s.handle(r, "/__sandbox/clients/{id}/secrets/{secretId}", methods{http.MethodDelete: admin(s.noParams(s.deleteClientSecret))})
 	s.handle(r, "/__sandbox/referrals/{trial_id}/{outcomes_id}/status", methods{http.MethodPost: admin(s.moveReferralStatus)})
 	s.handle(r, "/__sandbox/qualified/{external_source_id}/status", methods{http.MethodPost: admin(s.moveQualifiedStatus)})
 	s.handle(r, "/__sandbox/requests", methods{
 		http.MethodGet:    admin(s.listRequests),
-		http.MethodDelete: admin(s.clearRequests),
+		http.MethodDelete: admin(s.noParams(s.clearRequests)),
 	})
 	s.handle(r, "/__sandbox/report", methods{http.MethodGet: admin(s.serveReport)})
 	s.consoleRoutes(r) // QA console (/__sandbox/ui/) and its data (/__sandbox/data/...)
 }
 
 // adminOnly requires the admin token when one is configured (--admin-token).
-// Without one the admin API is open, as befits a sandbox on localhost.
+// Without one the admin API is open, as befits a sandbox on localhost, and
+// withAdminGuard keeps other sites' pages out. Either way a state-changing
+// call must be declared application/json, else 415: a web page can send
+// text/plain or a form anywhere without asking, but JSON only after a CORS
+// preflight, which the sandbox never grants.
 func (s *Server) adminOnly(h http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.cfg.AdminToken != "" {
-			got := bearerToken(r)
-			if subtle.ConstantTimeCompare([]byte(got), []byte(s.cfg.AdminToken)) != 1 {
+			if !adminTokenMatches(bearerToken(r), s.cfg.AdminToken) {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="referrals-sandbox admin"`)
 				s.problem(w, r, newProblem(http.StatusUnauthorized, "the admin API needs the admin token (--admin-token) as a bearer token"))
 				return
 			}
 		}
 		w.Header().Set("Cache-Control", "no-store")
+		if stateChanging(r.Method) {
+			if err := checkAdminContentType(r.Header.Get("Content-Type")); err != nil {
+				s.problem(w, r, newProblem(http.StatusUnsupportedMediaType, err.Error()))
+				return
+			}
+		}
 		h(w, r)
 	})
 }
 
-// decodeAdmin decodes an admin request body; an empty body is allowed and
-// leaves into as it is.
-func decodeAdmin(r *http.Request, into any) error {
-	if r.ContentLength == 0 && r.Header.Get("Content-Type") == "" {
-		return nil
+// adminTokenMatches compares the SHA-256 digests of the two tokens in
+// constant time: subtle.ConstantTimeCompare returns at once for inputs of
+// different lengths, which would let a caller time its way to the token's
+// length; digests always have the same length.
+func adminTokenMatches(got, want string) bool {
+	g, w := sha256.Sum256([]byte(got)), sha256.Sum256([]byte(want))
+	return subtle.ConstantTimeCompare(g[:], w[:]) == 1
+}
+
+// noParams wraps a state-changing admin call that takes no parameters: its
+// body must still be a JSON object, with no fields ({}), so that no call
+// can be made without a body a web page cannot send (see withAdminGuard).
+func (s *Server) noParams(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := decodeAdminBody(r, &struct{}{}); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		h(w, r)
 	}
-	return decodeAdminBody(r, into)
 }
 
 // decodeAdminBody decodes an admin request body strictly: unlike the API,
@@ -82,6 +105,9 @@ func decodeAdmin(r *http.Request, into any) error {
 // fields, because a misspelt rule field (probabilty) would silently make a
 // rule fire every time.
 func decodeAdminBody(r *http.Request, into any) error {
+	if r.ContentLength == 0 {
+		return newRequestError(http.StatusBadRequest, "the request body is empty; "+adminJSONHint)
+	}
 	unknown, err := decodeJSON(r, maxBodyBytes, into)
 	if err != nil {
 		return err

@@ -143,7 +143,7 @@ func (s *Server) getClient(w http.ResponseWriter, r *http.Request) {
 // createClient answers POST /__sandbox/clients.
 func (s *Server) createClient(w http.ResponseWriter, r *http.Request) {
 	var req clientRequest
-	if err := decodeAdmin(r, &req); err != nil {
+	if err := decodeAdminBody(r, &req); err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -277,7 +277,7 @@ func (s *Server) deleteClient(w http.ResponseWriter, r *http.Request) {
 func (s *Server) addClientSecret(w http.ResponseWriter, r *http.Request) {
 	id := mux.Vars(r)["id"]
 	var req secretRequest
-	if err := decodeAdmin(r, &req); err != nil {
+	if err := decodeAdminBody(r, &req); err != nil {
 		s.fail(w, r, err)
 		return
 	}

@@ -136,7 +136,7 @@ func (s *Server) applyClockMove(m clockMove, d time.Duration, at time.Time) {
 // other client changes.
 func (s *Server) reset(w http.ResponseWriter, r *http.Request) {
 	var req resetRequest
-	if err := decodeAdmin(r, &req); err != nil {
+	if err := decodeAdminBody(r, &req); err != nil {
 		s.fail(w, r, err)
 		return
 	}

@@ -96,7 +96,7 @@ type activation struct {
 
 func (s *Server) activateScenario(w http.ResponseWriter, r *http.Request) {
 	var body activation
-	if err := decodeAdmin(r, &body); err != nil {
+	if err := decodeAdminBody(r, &body); err != nil {
 		s.fail(w, r, err)
 		return
 	}

@@ -126,6 +126,8 @@ type request struct {
 	token   string
 	body    any
 	headers map[string]string
+	// host, when set, is sent as the Host header instead of the server's.
+	host string
 	// invalid marks a deliberately bad request: the contract check then
 	// validates only the response.
 	invalid bool
@@ -178,9 +180,14 @@ func (s *testSandbox) token(clientID string) string {
 	return tok.AccessToken
 }
 
-// admin calls the admin API (not in the OpenAPI document) with a plain client.
+// admin calls the admin API (not in the OpenAPI document) with a plain
+// client. A state-changing call without a body sends {}, as the admin API
+// requires.
 func (s *testSandbox) admin(method, path string, body any) *response {
 	s.t.Helper()
+	if body == nil && method != http.MethodGet && method != http.MethodHead {
+		body = map[string]any{}
+	}
 	return s.do(request{method: method, path: path, body: body, plain: true})
 }
 

@@ -43,6 +43,13 @@ type Options struct {
 	Logger         *slog.Logger
 	// Clock is the sandbox clock; default real time.
 	Clock *clock.Adjustable
+	// ListenAddr is the --addr; a host name in it is one the admin API
+	// answers to.
+	ListenAddr string
+	// AllowedHosts are more host names the admin API answers to
+	// (--allowed-host), besides loopback names, the connection's own
+	// address, ListenAddr's host, PublicURL's host and TLSHosts.
+	AllowedHosts []string
 }
 
 // Instance is an opened sandbox: the handler and what it was built from.
@@ -112,6 +119,10 @@ func Open(opts Options) (*Instance, error) {
 	if err := in.setUpTLS(opts); err != nil {
 		return nil, err
 	}
+	hosts, err := allowedHosts(opts)
+	if err != nil {
+		return nil, err
+	}
 	if in.store, err = openStore(opts.DataFile); err != nil {
 		return nil, err
 	}
@@ -119,7 +130,7 @@ func Open(opts Options) (*Instance, error) {
 		Provider: provider, Fixtures: set, Clock: opts.Clock, Logger: opts.Logger, Store: in.store,
 		Library: library, Scenarios: engine, JournalSize: opts.JournalSize,
 		RateLimit: opts.RateLimit, RateBurst: opts.RateBurst, AdminToken: opts.AdminToken, CACertPEM: in.CACertPEM,
-		HTTPSOnly: in.TLS != nil, ClientClocks: clocks,
+		HTTPSOnly: in.TLS != nil, ClientClocks: clocks, AllowedHosts: hosts,
 	})
 	if err != nil {
 		_ = in.store.Close()

@@ -66,6 +66,9 @@ func newHTTPRequest(base string, req request) (*http.Request, error) {
 	for k, v := range req.headers {
 		hr.Header.Set(k, v)
 	}
+	if req.host != "" {
+		hr.Host = req.host
+	}
 	switch {
 	case req.unknownRoute:
 		contract.MarkUnknownRoute(hr)

@@ -51,6 +51,10 @@ type Config struct {
 	RateBurst int
 	// AdminToken, when set, protects the admin API.
 	AdminToken string
+	// AllowedHosts are the host names, besides loopback ones and the
+	// address a connection arrives on, that the admin API answers to (see
+	// withAdminGuard).
+	AllowedHosts []string
 	// CACertPEM, when set, is served at /__sandbox/ca.pem.
 	CACertPEM []byte
 	// HTTPSOnly answers requests that arrive over plain HTTP with a 400
@@ -77,6 +81,7 @@ type Server struct {
 	scenarios  *scenarios.Engine
 	journal    *journal.Journal
 	limiter    *rateLimiter
+	hosts      hostPolicy
 	handler    http.Handler
 }
 
@@ -135,6 +140,9 @@ func New(cfg Config) (*Server, error) {
 		library: cfg.Library, scenarios: cfg.Scenarios, journal: journal.New(cfg.JournalSize),
 		limiter: newRateLimiter(cfg.Provider, cfg.RateLimit, cfg.RateBurst),
 	}
+	if s.hosts, err = newHostPolicy(cfg.AllowedHosts); err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
 	s.handler = s.routes()
 	return s, nil
 }
@@ -175,7 +183,7 @@ func (s *Server) routes() http.Handler {
 	s.cfg.Provider.Register(r)
 	// Outermost first: every response gets a request id; the journal sees
 	// the final answer, including forced ones and 429s.
-	return withRequestID(s.withJournal(s.withHTTPSOnly(s.withScenarios(s.withRateLimit(r)))))
+	return withRequestID(s.withAdminGuard(s.withJournal(s.withHTTPSOnly(s.withScenarios(s.withRateLimit(r))))))
 }
 
 // serveCA serves the local CA certificate clients trust (--tls).

@@ -109,9 +109,13 @@ func (s *Sandbox) Reset(t testing.TB) {
 	}
 }
 
-// admin sends one admin API request with body as JSON (none when nil),
-// expects status want and decodes the answer into into (when not nil).
+// admin sends one admin API request with body as JSON, expects status want
+// and decodes the answer into into (when not nil). A nil body is no body on
+// a GET and {} otherwise: the admin API refuses bodiless state changes.
 func (s *Sandbox) admin(ctx context.Context, method, path string, body any, want int, into any) error {
+	if body == nil && method != http.MethodGet && method != http.MethodHead {
+		body = struct{}{}
+	}
 	var reader io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)

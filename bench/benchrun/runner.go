@@ -391,10 +391,11 @@ func (r *runner) runLoads(ctx context.Context, loads []load) {
 
 // resetSandbox puts a sandbox back to its fixtures (POST /__sandbox/reset).
 func resetSandbox(ctx context.Context, base string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/__sandbox/reset", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/__sandbox/reset", strings.NewReader("{}"))
 	if err != nil {
 		return fmt.Errorf("reset: %w", err)
 	}
+	req.Header.Set("Content-Type", "application/json") // the admin API refuses other bodies
 	resp, err := (&http.Client{Timeout: time.Minute}).Do(req)
 	if err != nil {
 		return fmt.Errorf("reset: %w", err)

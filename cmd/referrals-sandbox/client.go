@@ -148,8 +148,12 @@ func (a *adminClient) open() error {
 
 // do sends one admin request with an optional JSON body and decodes a
 // successful JSON answer into out (when out is not nil). An answer of 300
-// or more becomes an error carrying the problem's detail.
+// or more becomes an error carrying the problem's detail. A state-changing
+// call without a body sends {}: the admin API refuses bodiless ones.
 func (a *adminClient) do(ctx context.Context, method, path string, body, out any) error {
+	if body == nil && method != http.MethodGet && method != http.MethodHead {
+		body = struct{}{}
+	}
 	var reader io.Reader
 	if body != nil {
 		data, err := json.Marshal(body)

@@ -34,7 +34,7 @@ func repoFile(t *testing.T, name string) []byte {
 func serveEnvVars() map[string]bool {
 	o, _ := serveFlags(env{stdout: io.Discard, stderr: io.Discard, getenv: mapGetenv(nil)})
 	vars := map[string]bool{}
-	o.fs.VisitAll(func(f *flag.Flag) { vars[envName(f.Name)] = true })
+	o.fs.VisitAll(func(f *flag.Flag) { vars[o.envOf(f.Name)] = true })
 	return vars
 }
 

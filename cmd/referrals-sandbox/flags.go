@@ -73,6 +73,13 @@ func (o *options) Env(flagName, variable string) {
 	o.envNames[flagName] = variable
 }
 
+// ListEnv is List read from the variable env instead of envName's (a list
+// flag named in the singular, read from a plural variable).
+func (o *options) ListEnv(p *[]string, name, env, usage string) {
+	o.List(p, name, usage)
+	o.Env(name, env)
+}
+
 // Arg declares a positional argument (scenario apply NAME). Positional
 // arguments may stand before, between or after the flags.
 func (o *options) Arg(p *string, name string) {

@@ -89,7 +89,7 @@ func TestReadmeShellBlocks(t *testing.T) {
 		t.Fatalf("README blocks failed: %v\n%s", err, out)
 	}
 	text := string(out)
-	for _, want := range []string{`"message":"pong"`, `"trialId":"TRIAL-ONCO-002"`, `"externalSourceId":"partner-ref-0001"`, `"action":"viewed"`, "503\n", "403\n", "401\n"} {
+	for _, want := range []string{`"message":"pong"`, `"trialId":"TRIAL-ONCO-002"`, `"externalSourceId":"partner-ref-0001"`, `"action":"viewed"`, "503\n", "403\n", "401\n", "415\n403\n403\n"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("README output lacks %q:\n%s", want, text)
 		}

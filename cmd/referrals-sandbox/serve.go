@@ -58,6 +58,8 @@ func addServeFlags(o *options, c *serveConfig) {
 	o.Int(&so.RateBurst, "rate-burst", sandbox.DefaultRateBurst, "burst size of each client's rate limit")
 	o.Int(&so.JournalSize, "journal-size", sandbox.DefaultJournalSize, "how many requests the request journal keeps")
 	o.String(&so.AdminToken, "admin-token", "", "bearer token the admin API requires (default: admin API open)")
+	o.ListEnv(&so.AllowedHosts, "allowed-host", envPrefix+"ALLOWED_HOSTS",
+		"host name the admin API also answers to, besides loopback names, the listen address, the --public-url host and --tls-host names (e.g. a compose service name); repeatable, comma-separated in the environment")
 	o.Bool(&so.TLS, "tls", false, "serve HTTPS with a certificate from a local CA created at start")
 	o.String(&so.TLSDir, "tls-dir", filepath.Join(os.TempDir(), "referrals-sandbox-tls"), "directory the CA certificate (ca.pem) is written to with --tls")
 	o.List(&so.TLSHosts, "tls-host", "extra host name for the certificate (e.g. a compose service name); repeatable")
@@ -123,6 +125,7 @@ func runServe(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	c.opts.Logger = logger
+	c.opts.ListenAddr = c.addr
 	in, err := sandbox.Open(c.opts)
 	if err != nil {
 		return err
@@ -135,6 +138,9 @@ func runServe(ctx context.Context, e env, args []string) error {
 	ln, err := net.Listen("tcp", c.addr)
 	if err != nil {
 		return listenError(c.addr, err)
+	}
+	if warning := sandbox.AdminExposureWarning(ln.Addr(), c.opts.AdminToken); warning != "" {
+		logger.Warn(warning, "addr", ln.Addr().String())
 	}
 	announce(e.stdout, logger, in, ln.Addr().(*net.TCPAddr), c)
 	return serveUntilDone(ctx, logger, in, ln, c.shutdownGrace)

@@ -142,6 +142,8 @@
   }
 
   async function api(method, path, body) {
+    // The admin API refuses a state change without a JSON body ({} at least).
+    if (body === undefined && method !== 'GET') body = {};
     const headers = { Accept: 'application/json' };
     if (body !== undefined) headers['Content-Type'] = 'application/json';
     if (state.token) headers.Authorization = 'Bearer ' + state.token;
