@@ -44,6 +44,9 @@ type Config struct {
 	Scenarios *scenarios.Engine
 	// JournalSize bounds the request journal; default DefaultJournalSize.
 	JournalSize int
+	// JournalBytes is the journal's byte budget (see journal.Entry.Size);
+	// default journal.DefaultMaxBytes, at least journal.MinMaxBytes.
+	JournalBytes int64
 	// RateLimit is each client's requests per second on the API and ping;
 	// 0 turns limiting off. RateBurst is the bucket size.
 	RateLimit float64
@@ -60,6 +63,13 @@ type Config struct {
 
 // DefaultJournalSize is how many requests the journal keeps by default.
 const DefaultJournalSize = 10000
+
+// DefaultJournalBytes and MinJournalBytes bound the journal's byte budget
+// (--journal-bytes).
+const (
+	DefaultJournalBytes = journal.DefaultMaxBytes
+	MinJournalBytes     = journal.MinMaxBytes
+)
 
 // Server is the whole sandbox as an http.Handler.
 type Server struct {
@@ -103,6 +113,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.JournalSize <= 0 {
 		cfg.JournalSize = DefaultJournalSize
 	}
+	if cfg.JournalBytes <= 0 {
+		cfg.JournalBytes = journal.DefaultMaxBytes
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -118,7 +131,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{
 		cfg: cfg, log: cfg.Logger, store: cfg.Store, audience: cfg.Audience, trialsJSON: trialsJSON,
-		library: cfg.Library, scenarios: cfg.Scenarios, journal: journal.New(cfg.JournalSize),
+		library: cfg.Library, scenarios: cfg.Scenarios, journal: journal.NewBounded(cfg.JournalSize, cfg.JournalBytes),
 		limiter: newRateLimiter(cfg.Provider, cfg.RateLimit, cfg.RateBurst),
 	}
 	s.handler = s.routes()

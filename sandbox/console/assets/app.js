@@ -486,6 +486,22 @@
     showJournalCount(rows.children.length);
   }
 
+  // fetchJournal returns the newest 500 entries on the first load, then the
+  // entries after the last one it has. The journal answers in pages
+  // (nextAfterId); it follows them up to journalKeep entries a turn.
+  async function fetchJournal() {
+    if (!state.journalLoaded) return (await api('GET', 'requests?limit=500')).requests || [];
+    const fresh = [];
+    let after = state.lastId;
+    while (fresh.length < journalKeep) {
+      const body = await api('GET', 'requests?limit=1000&afterId=' + after);
+      fresh.push(...(body.requests || []));
+      if (body.nextAfterId == null) break;
+      after = body.nextAfterId;
+    }
+    return fresh;
+  }
+
   // pollJournal asks for the entries after the last one it has, once a
   // second; a hidden tab skips its turns and catches up when shown again.
   async function pollJournal() {
@@ -493,9 +509,7 @@
       try {
         state.polls += 1;
         if (state.journalLoaded && state.polls % 10 === 0) await checkRestart();
-        const q = state.journalLoaded ? 'afterId=' + state.lastId : 'limit=500';
-        const body = await api('GET', 'requests?' + q);
-        const fresh = body.requests || [];
+        const fresh = await fetchJournal();
         const first = !state.journalLoaded;
         state.journalLoaded = true;
         if (fresh.length) {
