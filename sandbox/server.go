@@ -165,6 +165,7 @@ func (s *Server) routes() http.Handler {
 		http.MethodPost: s.authenticated(RoleQualifiedReferralsWrite, s.createQualified),
 	})
 	s.handle(r, "/api/v1/referrals/qualified/{external_source_id}", get(RoleQualifiedReferralsRead, s.getQualified))
+	s.handle(r, "/api/v1/referrals/qualified/{external_source_id}/audit-trail", get(RoleQualifiedReferralsRead, s.getQualifiedAuditTrail))
 	s.handle(r, "/api/v1/referrals/{trial_id}/{outcomes_id}", get(RoleReferralsRead, s.getReferral))
 	s.adminRoutes(r)
 	s.cfg.Provider.Register(r)

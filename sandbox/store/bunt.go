@@ -55,7 +55,8 @@ func (s *BuntStore) Close() error {
 	return nil
 }
 
-// Empty reports whether the store holds no record. Every key is a record.
+// Empty reports whether the store holds no record. Every key is a record
+// or an audit entry of one.
 func (s *BuntStore) Empty() (bool, error) {
 	var n int
 	err := s.db.View(func(tx *buntdb.Tx) error {
@@ -158,11 +159,7 @@ func loadSet(tx *buntdb.Tx, set *fixtures.Set) error {
 		}
 	}
 	for i, q := range set.QualifiedReferrals {
-		key, value, err := encodeQualified(q)
-		if err == nil {
-			err = insert(tx, key, value)
-		}
-		if err != nil {
+		if err := insertQualified(tx, q); err != nil {
 			return fmt.Errorf("qualified referral %d (%q): %w", i, q.ExternalSourceID, err)
 		}
 	}
