@@ -719,7 +719,7 @@
         el('td', { text: patientName(q.patient) }),
         el('td', null, statusBadge(q.status)),
         el('td', null, moveButtons(q.nextStatuses, 'qualified referral ' + q.externalSourceId, (s) => moveQualified(q, s))),
-        el('td', null, button('Audit trail (' + q.auditTrail.length + ')', {
+        el('td', null, button('Audit trail (' + (q.auditTrailTotal || q.auditTrail.length) + ')', {
           class: 'small link',
           attrs: { 'aria-expanded': open ? 'true' : 'false', 'aria-controls': auditId },
         }, () => {
@@ -727,20 +727,24 @@
           else d.openAudits.add(q.externalSourceId);
           loadQualified(false);
         }))));
-      if (open) rows.push(el('tr', { class: 'audit-row', attrs: { id: auditId } }, el('td', { attrs: { colspan: 6 } }, auditTrail(q.auditTrail))));
+      if (open) rows.push(el('tr', { class: 'audit-row', attrs: { id: auditId } }, el('td', { attrs: { colspan: 6 } }, auditTrail(q.auditTrail, q.auditTrailTotal))));
     }
     put($('qualified'),
       rows.length ? table([{ text: 'Submitted (UTC)', class: 'opt' }, { text: 'External source id · trial' }, { text: 'Patient' }, { text: 'Status' }, { text: 'Move to' }, { text: 'Audit' }], rows) : empty('This partner has no qualified referrals.'),
       d.qualCursor ? button('Load more qualified referrals', { class: 'more' }, () => loadQualified(true)) : null);
   }
 
-  function auditTrail(entries) {
-    return el('ol', { class: 'audit' }, ...entries.map((a) => el('li', { class: 'audit-' + a.action },
+  // auditTrail lists the entries a record carries: its newest ones, with a
+  // note when the whole trail (total) is longer.
+  function auditTrail(entries, total) {
+    const older = (total || entries.length) - entries.length;
+    const note = older > 0 ? el('p', { class: 'sub', text: older + ' older entries not shown (the API pages them at …/audit-trail)' }) : null;
+    return el('div', null, note, el('ol', { class: 'audit' }, ...entries.map((a) => el('li', { class: 'audit-' + a.action },
       el('span', { class: 'mono', text: dateTime(a.at) }), ' ',
       el('strong', { text: a.action }),
       a.fromStatus ? ' ' + a.fromStatus + ' → ' + a.toStatus : '',
       ' by ', el('code', { text: a.actor }),
-      a.requestId ? el('span', { class: 'sub', text: ' · request ' + a.requestId }) : null)));
+      a.requestId ? el('span', { class: 'sub', text: ' · request ' + a.requestId }) : null))));
   }
 
   async function moveReferral(r, status) {
