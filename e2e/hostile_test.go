@@ -204,3 +204,35 @@ func residentMB(pid int) (int, error) {
 	}
 	return 0, fmt.Errorf("no VmRSS in /proc/%d/status", pid)
 }
+
+// TestJournalBytesFlag: --journal-bytes reaches the journal of the running
+// binary: with the smallest budget, 1 MiB, requests with 58 KB of headers
+// each (kept about 58 KB after truncation) push the oldest out long before
+// --journal-size would.
+func TestJournalBytesFlag(t *testing.T) {
+	p := startSandbox(t, "--journal-bytes", "1048576")
+	c := newClient(1)
+	header := http.Header{}
+	for i := range 64 {
+		header.Set(fmt.Sprintf("X-Pad-%02d", i), strings.Repeat("p", 900))
+	}
+	const sent = 40
+	for range sent {
+		if _, err := do(t.Context(), c, http.MethodGet, p.base+"/health/ping", "", "", nil, header); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, err := do(t.Context(), c, http.MethodGet, p.base+"/__sandbox/requests?limit=1000", "", "", nil, nil)
+	if err != nil || a.status != http.StatusOK {
+		t.Fatalf("journal: %v, status %d", err, a.status)
+	}
+	var page struct {
+		Requests []json.RawMessage `json:"requests"`
+	}
+	if err := json.Unmarshal(a.body, &page); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(page.Requests); n == 0 || n >= sent || len(a.body) > 1<<20 {
+		t.Errorf("the journal keeps %d of %d requests in %d bytes; a 1 MiB budget keeps about 17", n, sent, len(a.body))
+	}
+}
