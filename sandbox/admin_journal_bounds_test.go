@@ -12,12 +12,12 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
 )
 
-// paddedHeaders is n headers of size bytes each: what a hostile caller
-// sends to make journal entries large.
-func paddedHeaders(n, size int) map[string]string {
+// paddedHeaders is n headers of size bytes of pad each: what a hostile
+// caller sends to make journal entries large.
+func paddedHeaders(n, size int, pad string) map[string]string {
 	h := map[string]string{}
 	for i := range n {
-		h[fmt.Sprintf("X-Pad-%03d", i)] = strings.Repeat("p", size)
+		h[fmt.Sprintf("X-Pad-%03d", i)] = strings.Repeat(pad, size)
 	}
 	return h
 }
@@ -72,7 +72,7 @@ func TestJournalByteBudget(t *testing.T) {
 	s := newSandbox(t, func(c *sandbox.Config) { c.JournalBytes = sandbox.MinJournalBytes })
 	const sent = 40
 	for i := 1; i <= sent; i++ {
-		h := paddedHeaders(journal.MaxHeaders+6, 2000) // about 64 KB kept per entry
+		h := paddedHeaders(journal.MaxHeaders+6, 2000, "p") // about 64 KB kept per entry
 		h[sandbox.RequestIDHeader] = fmt.Sprintf("req-%d", i)
 		s.do(request{path: trialsPath, headers: h})
 	}
@@ -106,6 +106,27 @@ func TestJournalByteBudget(t *testing.T) {
 	s.do(request{path: trialsPath, headers: map[string]string{sandbox.RequestIDHeader: "small"}})
 	if got := s.journal(queryOf("limit", "1")); len(got) != 1 || got[0].RequestID != "small" || got[0].Truncated != nil {
 		t.Errorf("after the flood, latest entry %+v", got)
+	}
+}
+
+// TestJournalBudgetCountsJSON: the budget counts an entry as its JSON, so
+// headers full of '<' (six bytes each in JSON) cannot make the journal's
+// answer several times the budget.
+func TestJournalBudgetCountsJSON(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t, func(c *sandbox.Config) { c.JournalBytes = sandbox.MinJournalBytes })
+	const sent = 20
+	for range sent {
+		s.do(request{path: trialsPath, headers: paddedHeaders(journal.MaxHeaders, 1000, "<")})
+	}
+	r := s.admin(http.MethodGet, "/__sandbox/requests?limit=1000", nil)
+	var page requestsPage
+	r.decode(t, &page)
+	if n := len(page.Requests); n == 0 || n >= sent {
+		t.Errorf("the journal keeps %d of %d entries of 384 KB of JSON each; a 1 MiB budget holds two", n, sent)
+	}
+	if len(r.Body) > int(sandbox.MinJournalBytes)+4096 {
+		t.Errorf("the whole journal answers %d bytes, over its %d byte budget", len(r.Body), sandbox.MinJournalBytes)
 	}
 }
 

@@ -18,8 +18,12 @@ import (
 )
 
 // maxBodyBytes bounds what the helpers read of a sandbox answer; a journal
-// of the default 10,000 entries fits well within it.
+// page of requestsPageSize entries fits within it however large each entry
+// is (see journal.Entry.Size).
 const maxBodyBytes = 64 << 20
+
+// requestsPageSize is how many journal entries Requests asks for at once.
+const requestsPageSize = journal.DefaultPageLimit
 
 // The admin helpers below go through the admin API over HTTP, exactly as a
 // partner's tooling or CI script would, so they also work with an admin
@@ -52,7 +56,7 @@ func (s *Sandbox) AddRule(t testing.TB, rule scenarios.Rule) scenarios.RuleStatu
 // Limit of them. It follows the journal's pages, however many there are.
 func (s *Sandbox) Requests(t testing.TB, filter journal.Filter) []sandbox.JournalEntry {
 	t.Helper()
-	if filter.Limit > 0 && filter.Limit <= journal.MaxPageLimit {
+	if filter.Limit > 0 && filter.Limit <= requestsPageSize {
 		// One page of the newest entries is exactly the answer.
 		page, err := s.requestsPage(journalQuery(filter, false, filter.Limit))
 		if err != nil {
@@ -62,7 +66,7 @@ func (s *Sandbox) Requests(t testing.TB, filter journal.Filter) []sandbox.Journa
 	}
 	var all []sandbox.JournalEntry
 	for {
-		page, err := s.requestsPage(journalQuery(filter, true, journal.MaxPageLimit))
+		page, err := s.requestsPage(journalQuery(filter, true, requestsPageSize))
 		if err != nil {
 			t.Fatalf("sandboxtest: requests: %v", err)
 		}

@@ -9,8 +9,9 @@ import (
 )
 
 // TestRequestsFollowsPages: the journal answers at most
-// journal.MaxPageLimit entries a call; Requests still returns every
-// matching one, oldest first, and Limit still means the latest N.
+// journal.MaxPageLimit entries a call (Requests asks for fewer); Requests
+// still returns every matching one, oldest first, and Limit still means
+// the latest N.
 func TestRequestsFollowsPages(t *testing.T) {
 	t.Parallel()
 	sb := sandboxtest.Start(t)

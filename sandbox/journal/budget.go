@@ -33,20 +33,54 @@ const (
 const TruncatedMark = "…"
 
 // Size is what the entry counts against the journal's byte budget: the
-// bytes of its strings plus a fixed overhead per entry and per header. It
-// approximates both the entry's memory and its JSON in GET
-// /__sandbox/requests.
+// length of its strings as JSON writes them plus a fixed overhead per entry
+// and per header. It bounds the entry's JSON in GET /__sandbox/requests
+// (which is built in memory) and approximates its memory: counting raw
+// bytes instead would let a caller whose headers are full of '<' (six bytes
+// each in JSON) make a page six times the budget.
 func (e *Entry) Size() int64 {
-	n := entryOverhead + len(e.At) + len(e.Method) + len(e.Path) + len(e.Query) + len(e.Endpoint) +
-		len(e.ClientID) + len(e.TokenID) + len(e.TokenExpiresAt) + len(e.Fault) + len(e.RuleID) +
-		len(e.Scenario) + len(e.RequestID)
+	n := entryOverhead
+	for _, s := range []string{e.At, e.Method, e.Path, e.Query, e.Endpoint, e.ClientID, e.TokenID,
+		e.TokenExpiresAt, e.Fault, e.RuleID, e.Scenario, e.RequestID} {
+		n += jsonLen(s)
+	}
 	for name, value := range e.Headers {
-		n += headerOverhead + len(name) + len(value)
+		n += headerOverhead + jsonLen(name) + jsonLen(value)
 	}
 	for _, t := range e.Truncated {
-		n += len(t)
+		n += jsonLen(t)
 	}
 	return int64(n)
+}
+
+// jsonLen is the length of s inside a JSON string as encoding/json writes
+// it: HTML characters and control characters as \u00XX, invalid UTF-8 as
+// \ufffd, U+2028 and U+2029 escaped.
+func jsonLen(s string) int {
+	n := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t':
+				n += 2
+			case c < 0x20 || c == '<' || c == '>' || c == '&':
+				n += 6
+			default:
+				n++
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if (r == utf8.RuneError && size == 1) || r == '\u2028' || r == '\u2029' {
+			n += 6
+		} else {
+			n += size
+		}
+		i += size
+	}
+	return n
 }
 
 // truncate cuts every value of e to the per-entry bounds and lists what it

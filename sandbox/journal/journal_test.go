@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -72,5 +73,21 @@ func TestCutValueKeepsUTF8(t *testing.T) {
 	}
 	if got, cut := cutValue(strings.Repeat("a", MaxValueBytes)); cut || len(got) != MaxValueBytes {
 		t.Errorf("a value of exactly MaxValueBytes was cut")
+	}
+}
+
+// TestJSONLenMatchesEncodingJSON: Size counts strings exactly as
+// encoding/json writes them, escapes included, so the budget bounds the
+// answer of GET /__sandbox/requests.
+func TestJSONLenMatchesEncodingJSON(t *testing.T) {
+	for _, s := range []string{"", "plain", `"quoted" \ back`, "<script>&amp;</script>", "tab\tnew\nline\r\x00\x1f",
+		"é€𝄞", "bad \xff\xfe utf-8", "sep\u2028\u2029", strings.Repeat("<", 100)} {
+		b, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := jsonLen(s), len(b)-2; got != want {
+			t.Errorf("jsonLen(%q) = %d, encoding/json writes %d", s, got, want)
+		}
 	}
 }
