@@ -24,6 +24,7 @@ func flagSetCases() []flagSetCase {
 		{[]string{"scenario", "apply"}, func(e env) *options { o, _ := scenarioApplyFlags(e); return o }},
 		{[]string{"scenario", "clear"}, func(e env) *options { o, _ := scenarioFlags(e, "clear", ""); return o }},
 		{[]string{"fixtures", "generate"}, func(e env) *options { o, _ := generateFlags(e); return o }},
+		{[]string{"requests"}, func(e env) *options { o, _ := requestsFlags(e); return o }},
 		{[]string{"version"}, func(e env) *options { return newOptions("version", "", e.getenv, e.stdout) }},
 	}
 }

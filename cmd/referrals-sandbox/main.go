@@ -34,6 +34,7 @@ func commands() []command {
 		{"healthcheck", "Exit 0 when a running sandbox is healthy (for a container HEALTHCHECK).", runHealthcheck},
 		{"token", "Print an access token from a running sandbox, for curl.", runToken},
 		{"scenario", "List, apply or clear failure scenarios on a running sandbox.", runScenario},
+		{"requests", "Print the request journal of a running sandbox, following its pages.", runRequests},
 		{"report", "Judge the clients in a running sandbox's journal against the interface's rules; exit 1 on failures.", runReport},
 		{"fixtures", "Generate a fixtures directory from a seed.", runFixtures},
 		{"version", "Print the version.", runVersion},
