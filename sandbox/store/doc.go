@@ -13,6 +13,7 @@
 // per entry, appended and never rewritten (see audit.go):
 //
 //	a:<externalSourceId>:<client>:<seq>
+//
 // Identifiers are escaped ('%', ':' and control characters become %XX) so
 // that a ':' inside a client id or an external id cannot move the boundary
 // between the parts of a key: client "a" with id "b:c" and client "a:b" with
