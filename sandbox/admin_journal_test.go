@@ -159,6 +159,8 @@ func TestJournalRefusesBadQueries(t *testing.T) {
 		{"limit=0", "limit"},
 		{"limit=-3", "limit"},
 		{"limit=all", "limit"},
+		{"limit=1001", "limit"},
+		{"afterId=-1", "afterId"},
 	} {
 		t.Run(tc.query, func(t *testing.T) {
 			r := s.as(t).admin(http.MethodGet, "/__sandbox/requests?"+tc.query, nil)

@@ -3,17 +3,31 @@ package sandbox
 import (
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
 
+	"fmt"
 	"net/http"
 	"strconv"
 	"time"
 )
 
-// listRequests answers GET /__sandbox/requests: the journal, oldest first,
-// filtered by afterId (entries newer than that id), clientId, path (exact, or a prefix ending in *), status, since
-// (RFC 3339) and limit (the latest N).
+// requestsPage is the body of GET /__sandbox/requests.
+type requestsPage struct {
+	Requests []JournalEntry `json:"requests"`
+	// NextAfterID is the afterId of the next page, nil when this page
+	// reached the newest matching entry.
+	NextAfterID *uint64 `json:"nextAfterId"`
+}
+
+// listRequests answers GET /__sandbox/requests: one page of the journal,
+// oldest first, filtered by clientId, path (exact, or a prefix ending in *),
+// status and since (RFC 3339). limit is the page size (default 100, at most
+// 1000). Without afterId the page is the newest limit entries, which is
+// what a person looking at the journal wants; with afterId (0 for the
+// oldest entry kept) it is the first limit entries after that id, and
+// nextAfterId continues the walk.
 func (s *Server) listRequests(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	f := journal.Filter{ClientID: q.Get("clientId"), Path: q.Get("path")}
+	limit := journal.DefaultPageLimit
 	var errs []FieldError
 	if v := q.Get("status"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -38,10 +52,10 @@ func (s *Server) listRequests(w http.ResponseWriter, r *http.Request) {
 	}
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			errs = append(errs, FieldError{Field: "limit", Message: "must be a positive whole number"})
+		if err != nil || n < 1 || n > journal.MaxPageLimit {
+			errs = append(errs, FieldError{Field: "limit", Message: fmt.Sprintf("must be a whole number from 1 to %d", journal.MaxPageLimit)})
 		}
-		f.Limit = n
+		limit = n
 	}
 	if len(errs) > 0 {
 		p := newProblem(http.StatusBadRequest, "invalid query parameters")
@@ -49,11 +63,16 @@ func (s *Server) listRequests(w http.ResponseWriter, r *http.Request) {
 		s.problem(w, r, p)
 		return
 	}
-	entries := s.journal.Find(f)
-	if entries == nil {
-		entries = []JournalEntry{}
+	page := requestsPage{Requests: []JournalEntry{}}
+	if !q.Has("afterId") {
+		page.Requests = append(page.Requests, s.journal.Latest(f, limit)...)
+	} else if entries, more := s.journal.After(f, limit); len(entries) > 0 {
+		page.Requests = entries
+		if more {
+			page.NextAfterID = &entries[len(entries)-1].ID
+		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"requests": entries})
+	writeJSON(w, http.StatusOK, page)
 }
 
 // clearRequests answers DELETE /__sandbox/requests: the whole journal, or

@@ -47,6 +47,9 @@ func ruleProblem(err error) Problem {
 	if errors.Is(err, scenarios.ErrDuplicateID) {
 		return newProblem(http.StatusConflict, err.Error())
 	}
+	if errors.Is(err, scenarios.ErrTooManyRules) {
+		return newProblem(http.StatusUnprocessableEntity, err.Error())
+	}
 	var fe *scenarios.FieldError
 	if errors.As(err, &fe) {
 		return validationProblem([]FieldError{{Field: fe.Field, Message: fe.Message}})
@@ -104,6 +107,10 @@ func (s *Server) activateScenario(w http.ResponseWriter, r *http.Request) {
 	rules, err := s.scenarios.Activate(name, body.ClientID)
 	if errors.Is(err, scenarios.ErrUnknownScenario) {
 		s.problem(w, r, s.unknownScenario(name))
+		return
+	}
+	if errors.Is(err, scenarios.ErrTooManyRules) {
+		s.problem(w, r, ruleProblem(err))
 		return
 	}
 	if err != nil {

@@ -38,6 +38,7 @@ func (s *Server) createQualified(w http.ResponseWriter, r *http.Request, caller 
 		AuditTrail: []fixtures.AuditEntry{{
 			At: at, Action: fixtures.AuditSubmitted, Actor: caller.ClientID, RequestID: requestID(r),
 		}},
+		AuditTrailTotal: 1,
 	}
 	err := s.store.CreateQualified(q)
 	if errors.Is(err, store.ErrConflict) {

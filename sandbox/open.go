@@ -34,6 +34,7 @@ type Options struct {
 	RateLimit      float64
 	RateBurst      int
 	JournalSize    int
+	JournalBytes   int64
 	AdminToken     string
 	TLS            bool
 	TLSDir         string
@@ -86,8 +87,8 @@ func Open(opts Options) (*Instance, error) {
 	if opts.Environment != fixtures.EnvironmentDevelopment && opts.Environment != fixtures.EnvironmentProduction {
 		return nil, fmt.Errorf("environment must be development or production, not %q", opts.Environment)
 	}
-	if opts.RateLimit < 0 || opts.RateBurst < 0 || opts.JournalSize < 0 {
-		return nil, errors.New("rate limit, rate burst and journal size must not be negative")
+	if opts.RateLimit < 0 || opts.RateBurst < 0 || opts.JournalSize < 0 || opts.JournalBytes < 0 {
+		return nil, errors.New("rate limit, rate burst, journal size and journal bytes must not be negative")
 	}
 	set, embedded, err := loadFixtures(opts.FixturesDir)
 	if err != nil {
@@ -128,7 +129,7 @@ func Open(opts Options) (*Instance, error) {
 	}
 	in.Server, err = New(Config{
 		Provider: provider, Fixtures: set, Clock: opts.Clock, Logger: opts.Logger, Store: in.store,
-		Library: library, Scenarios: engine, JournalSize: opts.JournalSize,
+		Library: library, Scenarios: engine, JournalSize: opts.JournalSize, JournalBytes: opts.JournalBytes,
 		RateLimit: opts.RateLimit, RateBurst: opts.RateBurst, AdminToken: opts.AdminToken, CACertPEM: in.CACertPEM,
 		HTTPSOnly: in.TLS != nil, ClientClocks: clocks, AllowedHosts: hosts,
 	})

@@ -45,6 +45,9 @@ type Config struct {
 	Scenarios *scenarios.Engine
 	// JournalSize bounds the request journal; default DefaultJournalSize.
 	JournalSize int
+	// JournalBytes is the journal's byte budget (see journal.Entry.Size);
+	// default journal.DefaultMaxBytes, at least journal.MinMaxBytes.
+	JournalBytes int64
 	// RateLimit is each client's requests per second on the API and ping;
 	// 0 turns limiting off. RateBurst is the bucket size.
 	RateLimit float64
@@ -69,6 +72,13 @@ type Config struct {
 
 // DefaultJournalSize is how many requests the journal keeps by default.
 const DefaultJournalSize = 10000
+
+// DefaultJournalBytes and MinJournalBytes bound the journal's byte budget
+// (--journal-bytes).
+const (
+	DefaultJournalBytes = journal.DefaultMaxBytes
+	MinJournalBytes     = journal.MinMaxBytes
+)
 
 // Server is the whole sandbox as an http.Handler.
 type Server struct {
@@ -116,6 +126,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.JournalSize <= 0 {
 		cfg.JournalSize = DefaultJournalSize
 	}
+	if cfg.JournalBytes <= 0 {
+		cfg.JournalBytes = journal.DefaultMaxBytes
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -137,7 +150,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{
 		cfg: cfg, log: cfg.Logger, store: cfg.Store, audience: cfg.Audience, trialsJSON: trialsJSON,
-		library: cfg.Library, scenarios: cfg.Scenarios, journal: journal.New(cfg.JournalSize),
+		library: cfg.Library, scenarios: cfg.Scenarios, journal: journal.NewBounded(cfg.JournalSize, cfg.JournalBytes),
 		limiter: newRateLimiter(cfg.Provider, cfg.RateLimit, cfg.RateBurst),
 	}
 	if s.hosts, err = newHostPolicy(cfg.AllowedHosts); err != nil {
@@ -178,6 +191,7 @@ func (s *Server) routes() http.Handler {
 		http.MethodPost: s.authenticated(RoleQualifiedReferralsWrite, s.createQualified),
 	})
 	s.handle(r, "/api/v1/referrals/qualified/{external_source_id}", get(RoleQualifiedReferralsRead, s.getQualified))
+	s.handle(r, "/api/v1/referrals/qualified/{external_source_id}/audit-trail", get(RoleQualifiedReferralsRead, s.getQualifiedAuditTrail))
 	s.handle(r, "/api/v1/referrals/{trial_id}/{outcomes_id}", get(RoleReferralsRead, s.getReferral))
 	s.adminRoutes(r)
 	s.cfg.Provider.Register(r)

@@ -18,8 +18,12 @@ import (
 )
 
 // maxBodyBytes bounds what the helpers read of a sandbox answer; a journal
-// of the default 10,000 entries fits well within it.
+// page of requestsPageSize entries fits within it however large each entry
+// is (see journal.Entry.Size).
 const maxBodyBytes = 64 << 20
+
+// requestsPageSize is how many journal entries Requests asks for at once.
+const requestsPageSize = journal.DefaultPageLimit
 
 // The admin helpers below go through the admin API over HTTP, exactly as a
 // partner's tooling or CI script would, so they also work with an admin
@@ -48,26 +52,53 @@ func (s *Sandbox) AddRule(t testing.TB, rule scenarios.Rule) scenarios.RuleStatu
 
 // Requests returns the journal entries filter selects, oldest first: what
 // the client under test sent and what the sandbox answered. The admin API
-// and health check are never journaled.
+// and health check are never journaled. With filter.Limit, only the latest
+// Limit of them. It follows the journal's pages, however many there are.
 func (s *Sandbox) Requests(t testing.TB, filter journal.Filter) []sandbox.JournalEntry {
 	t.Helper()
-	var answer struct {
-		Requests []sandbox.JournalEntry `json:"requests"`
+	if filter.Limit > 0 && filter.Limit <= requestsPageSize {
+		// One page of the newest entries is exactly the answer.
+		page, err := s.requestsPage(journalQuery(filter, false, filter.Limit))
+		if err != nil {
+			t.Fatalf("sandboxtest: requests: %v", err)
+		}
+		return page.Requests
 	}
-	path := "/__sandbox/requests"
-	if q := journalQuery(filter); q != "" {
-		path += "?" + q
+	var all []sandbox.JournalEntry
+	for {
+		page, err := s.requestsPage(journalQuery(filter, true, requestsPageSize))
+		if err != nil {
+			t.Fatalf("sandboxtest: requests: %v", err)
+		}
+		all = append(all, page.Requests...)
+		if page.NextAfterID == nil {
+			break
+		}
+		filter.AfterID = *page.NextAfterID
 	}
-	if err := s.admin(context.Background(), http.MethodGet, path, nil, http.StatusOK, &answer); err != nil {
-		t.Fatalf("sandboxtest: requests: %v", err)
+	if filter.Limit > 0 && len(all) > filter.Limit {
+		all = all[len(all)-filter.Limit:]
 	}
-	return answer.Requests
+	return all
 }
 
-// journalQuery writes filter as the query of GET /__sandbox/requests.
-func journalQuery(f journal.Filter) string {
+// requestsPage is one answer of GET /__sandbox/requests.
+type requestsPage struct {
+	Requests    []sandbox.JournalEntry `json:"requests"`
+	NextAfterID *uint64                `json:"nextAfterId"`
+}
+
+func (s *Sandbox) requestsPage(query string) (requestsPage, error) {
+	page := requestsPage{Requests: []sandbox.JournalEntry{}}
+	err := s.admin(context.Background(), http.MethodGet, "/__sandbox/requests?"+query, nil, http.StatusOK, &page)
+	return page, err
+}
+
+// journalQuery writes filter as the query of GET /__sandbox/requests: a
+// walk from filter.AfterID when walk is set, else the newest entries.
+func journalQuery(f journal.Filter, walk bool, limit int) string {
 	q := url.Values{}
-	if f.AfterID != 0 {
+	if walk {
 		q.Set("afterId", strconv.FormatUint(f.AfterID, 10))
 	}
 	if f.ClientID != "" {
@@ -82,9 +113,7 @@ func journalQuery(f journal.Filter) string {
 	if !f.Since.IsZero() {
 		q.Set("since", f.Since.UTC().Format(time.RFC3339Nano))
 	}
-	if f.Limit > 0 {
-		q.Set("limit", strconv.Itoa(f.Limit))
-	}
+	q.Set("limit", strconv.Itoa(limit))
 	return q.Encode()
 }
 

@@ -35,6 +35,12 @@ func (e *Engine) Activate(name, clientID string) ([]Rule, error) {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	// Room is counted without the activation this one replaces, and checked
+	// before it is removed, so a refused activation changes nothing.
+	replaced := e.countActivation(name, clientID)
+	if err := e.checkRoom(len(sc.Rules)-replaced, !e.hasActivation(name, clientID)); err != nil {
+		return nil, fmt.Errorf("activate scenario %q: %w", name, err)
+	}
 	e.removeActivation(name, clientID)
 	now := e.clock.Now()
 	added := make([]Rule, 0, len(sc.Rules))
@@ -114,6 +120,24 @@ func (e *Engine) scenario(name string) (Scenario, error) {
 		return Scenario{}, fmt.Errorf("%w %q; known: %s", ErrUnknownScenario, name, strings.Join(e.lib.Names(), ", "))
 	}
 	return sc, nil
+}
+
+// countActivation counts the active rules of activation (name, clientID).
+// e.mu must be held.
+func (e *Engine) countActivation(name, clientID string) int {
+	n := 0
+	for _, en := range e.entries {
+		if en.rule.Scenario == name && en.binding == clientID {
+			n++
+		}
+	}
+	return n
+}
+
+// hasActivation reports whether (name, clientID) is listed. e.mu must be
+// held.
+func (e *Engine) hasActivation(name, clientID string) bool {
+	return slices.ContainsFunc(e.activations, func(a Activation) bool { return a.Name == name && a.ClientID == clientID })
 }
 
 // removeActivation drops the activation (name, clientID) and its rules and

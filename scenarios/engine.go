@@ -34,6 +34,8 @@ type Config struct {
 	// NewID names new rules; nil means "rule-1", "rule-2", ... per engine.
 	// It is called with the engine locked and must not call the engine.
 	NewID func() string
+	// MaxRules caps the active rules; 0 means DefaultMaxRules.
+	MaxRules int
 }
 
 // Engine holds the active rules and decides, per request, which failure to
@@ -44,6 +46,8 @@ type Engine struct {
 	lib   *Library
 	clock clock.Clock
 	newID func() string
+	// maxRules caps len(entries); see checkRoom.
+	maxRules int
 
 	mu          sync.Mutex
 	entries     []*entry // active rules, in insertion order
@@ -54,7 +58,10 @@ type Engine struct {
 
 // New returns an Engine with no active rules.
 func New(cfg Config) *Engine {
-	e := &Engine{lib: cfg.Library, clock: cfg.Clock, newID: cfg.NewID, adhoc: newRNG(0)}
+	e := &Engine{lib: cfg.Library, clock: cfg.Clock, newID: cfg.NewID, maxRules: cfg.MaxRules, adhoc: newRNG(0)}
+	if e.maxRules <= 0 {
+		e.maxRules = DefaultMaxRules
+	}
 	if e.lib == nil {
 		e.lib = NewLibrary()
 	}
@@ -88,7 +95,8 @@ type RuleStatus struct {
 
 // Add validates r, gives it an id when it has none and appends it to the
 // active rules. Scenario is read-only and cleared. A taken id gives an error
-// wrapping ErrDuplicateID; an invalid rule a *FieldError.
+// wrapping ErrDuplicateID; an invalid rule a *FieldError; a full rule list
+// (see DefaultMaxRules) an error wrapping ErrTooManyRules.
 func (e *Engine) Add(r Rule) (Rule, error) {
 	r = cloneRule(r)
 	r.Scenario = ""
@@ -97,6 +105,9 @@ func (e *Engine) Add(r Rule) (Rule, error) {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if err := e.checkRoom(1, false); err != nil {
+		return Rule{}, err
+	}
 	if r.ID == "" {
 		id, err := e.assignID()
 		if err != nil {

@@ -26,6 +26,7 @@ func flagSetCases() []flagSetCase {
 		{[]string{"client", "create"}, func(e env) *options { o, _ := clientCreateFlags(e); return o }},
 		{[]string{"clock", "show"}, func(e env) *options { o, _ := clockFlags(e, "show", ""); return o }},
 		{[]string{"fixtures", "generate"}, func(e env) *options { o, _ := generateFlags(e); return o }},
+		{[]string{"requests"}, func(e env) *options { o, _ := requestsFlags(e); return o }},
 		{[]string{"version"}, func(e env) *options { return newOptions("version", "", e.getenv, e.stdout) }},
 	}
 }
@@ -137,6 +138,8 @@ func TestUsageErrorsExit2NamingTheCulprit(t *testing.T) {
 		{"environment", nil, []string{"serve", "--environment", "staging"}, "--environment"},
 		{"environment variable", map[string]string{"SANDBOX_ENVIRONMENT": "staging"}, []string{"serve"}, "--environment"},
 		{"log format", nil, []string{"serve", "--log-format", "xml"}, "--log-format"},
+		{"journal bytes below 1 MiB", nil, []string{"serve", "--journal-bytes", "1000"}, "--journal-bytes"},
+		{"journal bytes variable", map[string]string{"SANDBOX_JOURNAL_BYTES": "64MB"}, []string{"serve"}, "SANDBOX_JOURNAL_BYTES"},
 		{"serve argument", nil, []string{"serve", "extra"}, `"extra"`},
 		{"unknown command", nil, []string{"frobnicate"}, `"frobnicate"`},
 		{"token timeout", nil, []string{"token", "--timeout", "forever"}, "timeout"},

@@ -92,6 +92,10 @@ func (o *options) String(p *string, name, def, usage string) {
 
 func (o *options) Int(p *int, name string, def int, usage string) { o.fs.IntVar(p, name, def, usage) }
 
+func (o *options) Int64(p *int64, name string, def int64, usage string) {
+	o.fs.Int64Var(p, name, def, usage)
+}
+
 func (o *options) Float(p *float64, name string, def float64, usage string) {
 	o.fs.Float64Var(p, name, def, usage)
 }

@@ -36,6 +36,7 @@ func commands() []command {
 		{"scenario", "List, apply or clear failure scenarios on a running sandbox.", runScenario},
 		{"client", "Create, list or delete clients of a running sandbox, one per CI job.", runClient},
 		{"clock", "Show, advance or reset sandbox time, for every client or one.", runClock},
+		{"requests", "Print the request journal of a running sandbox, following its pages.", runRequests},
 		{"report", "Judge the clients in a running sandbox's journal against the interface's rules; exit 1 on failures.", runReport},
 		{"fixtures", "Generate a fixtures directory from a seed.", runFixtures},
 		{"version", "Print the version.", runVersion},

@@ -57,6 +57,7 @@ func addServeFlags(o *options, c *serveConfig) {
 	o.Float(&so.RateLimit, "rate-limit", sandbox.DefaultRateLimit, "requests per second per client on the API and ping; 0 turns limiting off")
 	o.Int(&so.RateBurst, "rate-burst", sandbox.DefaultRateBurst, "burst size of each client's rate limit")
 	o.Int(&so.JournalSize, "journal-size", sandbox.DefaultJournalSize, "how many requests the request journal keeps")
+	o.Int64(&so.JournalBytes, "journal-bytes", sandbox.DefaultJournalBytes, "byte budget of the request journal: the oldest requests are dropped beyond it (at least 1048576)")
 	o.String(&so.AdminToken, "admin-token", "", "bearer token the admin API requires (default: admin API open)")
 	o.ListEnv(&so.AllowedHosts, "allowed-host", envPrefix+"ALLOWED_HOSTS",
 		"host name the admin API also answers to, besides loopback names, the listen address, the --public-url host and --tls-host names (e.g. a compose service name); repeatable, comma-separated in the environment")
@@ -81,6 +82,8 @@ func (c *serveConfig) check() error {
 		return fmt.Errorf("%w: --rate-burst must not be negative", errUsage)
 	case so.JournalSize < 1:
 		return fmt.Errorf("%w: --journal-size must be at least 1", errUsage)
+	case so.JournalBytes < sandbox.MinJournalBytes:
+		return fmt.Errorf("%w: --journal-bytes must be at least %d (1 MiB)", errUsage, sandbox.MinJournalBytes)
 	case so.TokenLifetime < time.Second:
 		return fmt.Errorf("%w: --token-lifetime must be at least 1s", errUsage)
 	case c.shutdownGrace < 0:

@@ -9,13 +9,20 @@ func (j *Journal) ClearClient(clientID string) {
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	var kept []Entry
-	j.each(func(e Entry) {
-		if e.ClientID != clientID {
-			kept = append(kept, e)
+	kept := 0
+	for i := range j.n {
+		src := (j.head + i) % len(j.entries)
+		if j.entries[src].ClientID == clientID {
+			j.bytes -= j.sizes[src]
+			continue
 		}
-	})
-	clear(j.entries)
-	j.next = copy(j.entries, kept) % len(j.entries)
-	j.full = len(kept) == len(j.entries)
+		// Compact towards the head; dst never passes src.
+		dst := (j.head + kept) % len(j.entries)
+		j.entries[dst], j.sizes[dst] = j.entries[src], j.sizes[src]
+		kept++
+	}
+	for i := kept; i < j.n; i++ {
+		j.entries[(j.head+i)%len(j.entries)] = Entry{}
+	}
+	j.n = kept
 }

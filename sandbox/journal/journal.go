@@ -33,6 +33,10 @@ type Entry struct {
 	TLS               bool              `json:"tls"`
 	RequestBytes      int64             `json:"requestBytes"`
 	Headers           map[string]string `json:"headers"`
+	// Truncated names what was cut to fit the journal's per-entry bounds
+	// (see truncate): "path", "query", "headers.<Name>" for one value,
+	// "headers" when headers were dropped. Absent when nothing was cut.
+	Truncated []string `json:"truncated,omitempty"`
 }
 
 // Filter selects journal entries; zero fields match everything.
@@ -47,35 +51,63 @@ type Filter struct {
 	Limit    int
 }
 
-// Journal is a bounded ring buffer of the latest requests. Safe for
-// concurrent use.
+// Journal is a bounded ring buffer of the latest requests: it keeps at most
+// maxEntries entries and at most maxBytes bytes of them (see Entry.Size),
+// dropping the oldest first. Safe for concurrent use.
 type Journal struct {
-	mu      sync.Mutex
-	entries []Entry // ring of capacity len; next is the write position
-	next    int
-	full    bool
-	lastID  uint64
+	mu       sync.Mutex
+	entries  []Entry // ring of capacity maxEntries; head is the oldest
+	sizes    []int64 // Size of each entry, so eviction need not recount
+	head     int
+	n        int
+	bytes    int64
+	maxBytes int64
+	lastID   uint64
 }
 
-// New returns a journal keeping the latest size entries.
-func New(size int) *Journal {
-	if size < 1 {
-		size = 1
+// New returns a journal keeping the latest size entries, within
+// DefaultMaxBytes.
+func New(size int) *Journal { return NewBounded(size, DefaultMaxBytes) }
+
+// NewBounded returns a journal keeping the latest entries, at most
+// maxEntries of them and at most maxBytes bytes. maxBytes below MinMaxBytes
+// is raised to it, so that any one (truncated) entry fits.
+func NewBounded(maxEntries int, maxBytes int64) *Journal {
+	if maxEntries < 1 {
+		maxEntries = 1
 	}
-	return &Journal{entries: make([]Entry, size)}
+	if maxBytes < MinMaxBytes {
+		maxBytes = MinMaxBytes
+	}
+	return &Journal{entries: make([]Entry, maxEntries), sizes: make([]int64, maxEntries), maxBytes: maxBytes}
 }
 
-// Add stores e, numbering it, and drops the oldest entry when full.
+// Add stores e, numbering it, after truncating its long values (see
+// truncate), and drops the oldest entries until both bounds hold.
 func (j *Journal) Add(e Entry) {
+	truncate(&e)
+	size := e.Size()
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	for j.n > 0 && (j.n == len(j.entries) || j.bytes+size > j.maxBytes) {
+		j.bytes -= j.sizes[j.head]
+		j.entries[j.head] = Entry{} // let the dropped headers be collected
+		j.head = (j.head + 1) % len(j.entries)
+		j.n--
+	}
 	j.lastID++
 	e.ID = j.lastID
-	j.entries[j.next] = e
-	j.next = (j.next + 1) % len(j.entries)
-	if j.next == 0 {
-		j.full = true
-	}
+	i := (j.head + j.n) % len(j.entries)
+	j.entries[i], j.sizes[i] = e, size
+	j.n++
+	j.bytes += size
+}
+
+// Usage returns how many entries the journal holds and their Size in bytes.
+func (j *Journal) Usage() (entries int, bytes int64) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.n, j.bytes
 }
 
 // Clear empties the journal; ids keep counting up so a client polling with
@@ -84,7 +116,7 @@ func (j *Journal) Clear() {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	clear(j.entries)
-	j.next, j.full = 0, false
+	j.head, j.n, j.bytes = 0, 0, 0
 }
 
 // Find returns the matching entries, oldest first; with a limit, the latest
@@ -93,28 +125,19 @@ func (j *Journal) Find(f Filter) []Entry {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	var out []Entry
-	j.each(func(e Entry) {
-		if f.matches(e) {
+	for i := range j.n {
+		if e := j.at(i); f.matches(e) {
 			out = append(out, e)
 		}
-	})
+	}
 	if f.Limit > 0 && len(out) > f.Limit {
 		out = out[len(out)-f.Limit:]
 	}
 	return out
 }
 
-// each visits entries oldest first; the caller holds the lock.
-func (j *Journal) each(visit func(Entry)) {
-	if j.full {
-		for _, e := range j.entries[j.next:] {
-			visit(e)
-		}
-	}
-	for _, e := range j.entries[:j.next] {
-		visit(e)
-	}
-}
+// at is the i-th oldest entry; the caller holds the lock.
+func (j *Journal) at(i int) Entry { return j.entries[(j.head+i)%len(j.entries)] }
 
 func (f Filter) matches(e Entry) bool {
 	switch {

@@ -137,6 +137,7 @@ func operations() []operation {
 		{method: "POST", path: "/api/v1/referrals/qualified", tag: "Qualified referrals", role: "QualifiedReferrals.Write", statuses: []int{201, 400, 401, 403, 409, 413, 415, 422, 429, 500, 503}},
 		{method: "GET", path: "/api/v1/referrals/qualified", tag: "Qualified referrals", role: "QualifiedReferrals.Read", statuses: with(200, apiErrors)},
 		{method: "GET", path: "/api/v1/referrals/qualified/{external_source_id}", tag: "Qualified referrals", role: "QualifiedReferrals.Read", statuses: with(200, readErrors)},
+		{method: "GET", path: "/api/v1/referrals/qualified/{external_source_id}/audit-trail", tag: "Qualified referrals", role: "QualifiedReferrals.Read", statuses: with(200, readErrors)},
 		{method: "GET", path: "/api/v1/openapi.json", tag: "Sandbox", public: true, statuses: []int{200, 500}},
 		{method: "GET", path: "/__sandbox/health", tag: "Sandbox", public: true, statuses: []int{200, 500}},
 		{method: "POST", path: "/{tenant}/oauth2/v2.0/token", tag: "Identity provider", public: true, idp: true, statuses: tokenCodes},

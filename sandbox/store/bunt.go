@@ -166,11 +166,7 @@ func loadSet(tx *buntdb.Tx, set *fixtures.Set) error {
 		}
 	}
 	for i, q := range set.QualifiedReferrals {
-		key, value, err := encodeQualified(q)
-		if err == nil {
-			err = insert(tx, key, value)
-		}
-		if err != nil {
+		if err := insertQualified(tx, q); err != nil {
 			return fmt.Errorf("qualified referral %d (%q): %w", i, q.ExternalSourceID, err)
 		}
 	}

@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/tidwall/buntdb"
 
@@ -88,12 +89,42 @@ func (s *BuntStore) ResetClient(clientID string, set *fixtures.Set) error {
 				if _, err := tx.Delete(k); err != nil {
 					return fmt.Errorf("delete %q: %w", k, err)
 				}
+				if index == qualifiedNewest {
+					if err := deleteAuditOf(tx, k); err != nil {
+						return err
+					}
+				}
 			}
 		}
 		return loadSet(tx, set.OfClient(clientID))
 	})
 	if err != nil {
 		return fmt.Errorf("reset client %q: %w", clientID, err)
+	}
+	return nil
+}
+
+// deleteAuditOf deletes the audit entries of the qualified record at key,
+// which are kept apart from it.
+func deleteAuditOf(tx *buntdb.Tx, key string) error {
+	rest := strings.TrimPrefix(key, qualifiedPrefix) // <escaped id>:<escaped client>
+	escapedID, escapedClient, ok := strings.Cut(rest, ":")
+	if !ok {
+		return fmt.Errorf("%w: qualified key %q", ErrInvalid, key)
+	}
+	prefix := auditPrefix + escapedID + ":" + escapedClient + ":"
+	var audit []string
+	err := tx.AscendRange("", prefix, auditEnd(prefix), func(k, _ string) bool {
+		audit = append(audit, k)
+		return true
+	})
+	if err != nil {
+		return fmt.Errorf("walk audit of %q: %w", key, err)
+	}
+	for _, k := range audit {
+		if _, err := tx.Delete(k); err != nil {
+			return fmt.Errorf("delete %q: %w", k, err)
+		}
 	}
 	return nil
 }

@@ -29,6 +29,28 @@ func encodeCursor(kind, line string) (string, error) {
 // kind for clientID and returns its sort line. Every failure is
 // ErrBadCursor; the details stay in the message for logs.
 func decodeCursor(s, kind, clientID string) (string, error) {
+	line, err := parseCursor(s, kind)
+	if err != nil {
+		return "", err
+	}
+	rest, ok := strings.CutPrefix(line, clientSortPrefix(clientID))
+	if !ok {
+		return "", fmt.Errorf("%w: cursor of another client", ErrBadCursor)
+	}
+	// rest is <submittedAt>:<escaped id>; the id holds no ':'.
+	i := strings.LastIndexByte(rest, ':')
+	if i < 0 || i == len(rest)-1 || strings.ContainsRune(rest, '\n') {
+		return "", fmt.Errorf("%w: no record id", ErrBadCursor)
+	}
+	if at, err := CanonicalTimestamp(rest[:i]); err != nil || at != rest[:i] {
+		return "", fmt.Errorf("%w: bad timestamp", ErrBadCursor)
+	}
+	return line, nil
+}
+
+// parseCursor decodes a cursor of the listing kind and returns its line,
+// which the listing checks further. Every failure is ErrBadCursor.
+func parseCursor(s, kind string) (string, error) {
 	raw, err := base64.RawURLEncoding.DecodeString(s)
 	if err != nil {
 		return "", fmt.Errorf("%w: not base64url", ErrBadCursor)
@@ -41,18 +63,6 @@ func decodeCursor(s, kind, clientID string) (string, error) {
 	}
 	if c.Kind != kind {
 		return "", fmt.Errorf("%w: cursor of another listing", ErrBadCursor)
-	}
-	rest, ok := strings.CutPrefix(c.Line, clientSortPrefix(clientID))
-	if !ok {
-		return "", fmt.Errorf("%w: cursor of another client", ErrBadCursor)
-	}
-	// rest is <submittedAt>:<escaped id>; the id holds no ':'.
-	i := strings.LastIndexByte(rest, ':')
-	if i < 0 || i == len(rest)-1 || strings.ContainsRune(rest, '\n') {
-		return "", fmt.Errorf("%w: no record id", ErrBadCursor)
-	}
-	if at, err := CanonicalTimestamp(rest[:i]); err != nil || at != rest[:i] {
-		return "", fmt.Errorf("%w: bad timestamp", ErrBadCursor)
 	}
 	return c.Line, nil
 }

@@ -9,6 +9,11 @@
 //
 // whose value is a sort line and the record's JSON (see sortLine). The two
 // kinds live in separate key spaces, as the real service stores them apart.
+// A qualified referral's audit trail is not in its record but in one key
+// per entry, appended and never rewritten (see audit.go):
+//
+//	a:<externalSourceId>:<client>:<seq>
+//
 // Identifiers are escaped ('%', ':' and control characters become %XX) so
 // that a ':' inside a client id or an external id cannot move the boundary
 // between the parts of a key: client "a" with id "b:c" and client "a:b" with

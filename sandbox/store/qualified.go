@@ -2,17 +2,16 @@ package store
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/tidwall/buntdb"
 )
 
-// CreateQualified stores a new qualified referral.
+// CreateQualified stores a new qualified referral; its audit trail goes to
+// audit keys (see audit.go).
 func (s *BuntStore) CreateQualified(q fixtures.QualifiedReferral) error {
-	key, value, err := encodeQualified(q)
-	if err == nil {
-		err = s.db.Update(func(tx *buntdb.Tx) error { return insert(tx, key, value) })
-	}
+	err := s.db.Update(func(tx *buntdb.Tx) error { return insertQualified(tx, q) })
 	if err != nil {
 		return fmt.Errorf("create qualified referral %q of client %q: %w", q.ExternalSourceID, q.ClientID, err)
 	}
@@ -20,21 +19,28 @@ func (s *BuntStore) CreateQualified(q fixtures.QualifiedReferral) error {
 }
 
 // GetQualified returns the client's qualified referral, recording view in
-// its audit trail when view is not nil.
+// its audit trail when view is not nil. Recording appends one audit key;
+// the record itself is not rewritten.
 func (s *BuntStore) GetQualified(clientID, externalSourceID string, view *fixtures.AuditEntry) (fixtures.QualifiedReferral, error) {
 	key := recordKey(qualifiedPrefix, clientID, externalSourceID)
 	var rec fixtures.QualifiedReferral
+	read := func(tx *buntdb.Tx) error {
+		var err error
+		if rec, _, err = lookup[fixtures.QualifiedReferral](tx, key); err != nil {
+			return err
+		}
+		if view != nil {
+			if err := recordView(tx, key, &rec, *view); err != nil {
+				return err
+			}
+		}
+		return fillTrail(tx, &rec)
+	}
 	var err error
 	if view == nil {
-		err = s.db.View(func(tx *buntdb.Tx) error {
-			rec, _, err = lookup[fixtures.QualifiedReferral](tx, key)
-			return err
-		})
+		err = s.db.View(read)
 	} else {
-		err = s.db.Update(func(tx *buntdb.Tx) error {
-			rec, err = update(tx, key, encodeQualified, appendAudit(*view))
-			return err
-		})
+		err = s.db.Update(read)
 	}
 	if err != nil {
 		return fixtures.QualifiedReferral{}, fmt.Errorf("get qualified referral %q of client %q: %w", externalSourceID, clientID, err)
@@ -55,15 +61,18 @@ func (s *BuntStore) ListQualified(clientID string, page Page, view *fixtures.Aud
 		}
 		out = make([]fixtures.QualifiedReferral, 0, len(items))
 		for _, it := range items {
-			var rec fixtures.QualifiedReferral
-			if view == nil {
-				rec, err = decode[fixtures.QualifiedReferral](it.key, it.value)
-			} else {
-				// buntdb refuses writes during a walk, so the page is
-				// written after it, still inside the transaction.
-				rec, err = update(tx, it.key, encodeQualified, appendAudit(*view))
-			}
+			rec, err := decode[fixtures.QualifiedReferral](it.key, it.value)
 			if err != nil {
+				return err
+			}
+			// buntdb refuses writes during a walk, so views are recorded
+			// after it, still inside the transaction.
+			if view != nil {
+				if err := recordView(tx, it.key, &rec, *view); err != nil {
+					return err
+				}
+			}
+			if err := fillTrail(tx, &rec); err != nil {
 				return err
 			}
 			out = append(out, rec)
@@ -82,16 +91,66 @@ func (s *BuntStore) ListQualified(clientID string, page Page, view *fixtures.Aud
 	return out, next, nil
 }
 
+// recordView appends view to the trail of rec, stored at key.
+func recordView(tx *buntdb.Tx, key string, rec *fixtures.QualifiedReferral, view fixtures.AuditEntry) error {
+	if err := migrateTrail(tx, key, rec); err != nil {
+		return err
+	}
+	return appendAudit(tx, auditKeyPrefix(rec.ClientID, rec.ExternalSourceID), view)
+}
+
 // UpdateQualified changes the client's qualified referral with fn,
-// atomically.
+// atomically. fn sees the record as GetQualified returns it; entries it
+// appends to AuditTrail are appended to the stored trail, and changing the
+// entries it was given is refused (ErrInvalid): the trail is append-only.
 func (s *BuntStore) UpdateQualified(clientID, externalSourceID string, fn func(*fixtures.QualifiedReferral) error) (fixtures.QualifiedReferral, error) {
+	key := recordKey(qualifiedPrefix, clientID, externalSourceID)
 	var rec fixtures.QualifiedReferral
 	var fnErr error
 	err := s.db.Update(func(tx *buntdb.Tx) error {
 		var err error
-		rec, err = update(tx, recordKey(qualifiedPrefix, clientID, externalSourceID), encodeQualified,
-			func(q *fixtures.QualifiedReferral) error { fnErr = fn(q); return fnErr })
-		return err
+		if rec, _, err = lookup[fixtures.QualifiedReferral](tx, key); err != nil {
+			return err
+		}
+		if err := migrateTrail(tx, key, &rec); err != nil {
+			return err
+		}
+		if err := fillTrail(tx, &rec); err != nil {
+			return err
+		}
+		_, old, err := encodeQualified(rec)
+		if err != nil {
+			return err
+		}
+		given := slices.Clone(rec.AuditTrail)
+		if fnErr = fn(&rec); fnErr != nil {
+			return fnErr
+		}
+		if len(rec.AuditTrail) < len(given) || !slices.Equal(rec.AuditTrail[:len(given)], given) {
+			return fmt.Errorf("%w: the update changed or removed audit entries; the trail is append-only", ErrInvalid)
+		}
+		newKey, value, err := encodeQualified(rec)
+		if err != nil {
+			return err
+		}
+		if newKey != key {
+			return fmt.Errorf("%w: the update changed the record's client or identifier", ErrInvalid)
+		}
+		// An unchanged record is not rewritten, which spares a file store
+		// bytes and an fsync.
+		if value != old {
+			if _, _, err := tx.Set(key, value, nil); err != nil {
+				return fmt.Errorf("write %q: %w", key, err)
+			}
+		}
+		if err := appendAudit(tx, auditKeyPrefix(clientID, externalSourceID), rec.AuditTrail[len(given):]...); err != nil {
+			return err
+		}
+		// Return what is stored, with the canonical submittedAt.
+		if rec, err = decode[fixtures.QualifiedReferral](key, value); err != nil {
+			return err
+		}
+		return fillTrail(tx, &rec)
 	})
 	switch {
 	case fnErr != nil:
@@ -100,12 +159,4 @@ func (s *BuntStore) UpdateQualified(clientID, externalSourceID string, fn func(*
 		return fixtures.QualifiedReferral{}, fmt.Errorf("update qualified referral %q of client %q: %w", externalSourceID, clientID, err)
 	}
 	return rec, nil
-}
-
-// appendAudit returns an update that adds entry to the audit trail.
-func appendAudit(entry fixtures.AuditEntry) func(*fixtures.QualifiedReferral) error {
-	return func(q *fixtures.QualifiedReferral) error {
-		q.AuditTrail = append(q.AuditTrail, entry)
-		return nil
-	}
 }

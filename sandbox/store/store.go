@@ -41,16 +41,28 @@ type Store interface {
 	// CreateQualified stores a new qualified referral; ErrConflict when the
 	// client already has one with that externalSourceId.
 	CreateQualified(q fixtures.QualifiedReferral) error
-	// GetQualified returns the client's qualified referral. When view is not
-	// nil it is appended to the audit trail and stored in the same
-	// transaction, and the returned record includes it.
+	// GetQualified returns the client's qualified referral. Its AuditTrail
+	// holds the newest TrailInRecord entries, oldest first, and
+	// AuditTrailTotal counts them all. When view is not nil it is appended
+	// to the audit trail in the same transaction, and the returned record
+	// includes it. Appending costs the same whatever the trail's length:
+	// the record is not rewritten.
 	GetQualified(clientID, externalSourceID string, view *fixtures.AuditEntry) (fixtures.QualifiedReferral, error)
 	// ListQualified pages through the client's qualified referrals like
-	// ListReferrals. When view is not nil it is appended to every returned
-	// record, and only to those, in the same transaction.
+	// ListReferrals, each with its trail as GetQualified returns it. When
+	// view is not nil it is appended to every returned record, and only to
+	// those, in the same transaction.
 	ListQualified(clientID string, page Page, view *fixtures.AuditEntry) ([]fixtures.QualifiedReferral, string, error)
+	// QualifiedAuditTrail returns one page of the whole audit trail of the
+	// client's qualified referral, oldest first, and the cursor of the next
+	// page ("" on the last). Page limits are those of listings; a cursor
+	// that did not come from this record's trail gives ErrBadCursor, an
+	// unknown record ErrNotFound. Reading the trail records nothing.
+	QualifiedAuditTrail(clientID, externalSourceID string, page Page) ([]fixtures.AuditEntry, string, error)
 	// UpdateQualified is UpdateReferral for qualified referrals; fn must not
-	// change clientId or externalSourceId.
+	// change clientId or externalSourceId. fn sees the record as
+	// GetQualified returns it and may append to AuditTrail; changing the
+	// entries it was given is ErrInvalid.
 	UpdateQualified(clientID, externalSourceID string, fn func(*fixtures.QualifiedReferral) error) (fixtures.QualifiedReferral, error)
 
 	// Clients returns, sorted, the client ids that own at least one record

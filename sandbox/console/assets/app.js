@@ -488,6 +488,22 @@
     showJournalCount(rows.children.length);
   }
 
+  // fetchJournal returns the newest 500 entries on the first load, then the
+  // entries after the last one it has. The journal answers in pages
+  // (nextAfterId); it follows them up to journalKeep entries a turn.
+  async function fetchJournal() {
+    if (!state.journalLoaded) return (await api('GET', 'requests?limit=500')).requests || [];
+    const fresh = [];
+    let after = state.lastId;
+    while (fresh.length < journalKeep) {
+      const body = await api('GET', 'requests?limit=1000&afterId=' + after);
+      fresh.push(...(body.requests || []));
+      if (body.nextAfterId == null) break;
+      after = body.nextAfterId;
+    }
+    return fresh;
+  }
+
   // pollJournal asks for the entries after the last one it has, once a
   // second; a hidden tab skips its turns and catches up when shown again.
   async function pollJournal() {
@@ -495,9 +511,7 @@
       try {
         state.polls += 1;
         if (state.journalLoaded && state.polls % 10 === 0) await checkRestart();
-        const q = state.journalLoaded ? 'afterId=' + state.lastId : 'limit=500';
-        const body = await api('GET', 'requests?' + q);
-        const fresh = body.requests || [];
+        const fresh = await fetchJournal();
         const first = !state.journalLoaded;
         state.journalLoaded = true;
         if (fresh.length) {
@@ -707,7 +721,7 @@
         el('td', { text: patientName(q.patient) }),
         el('td', null, statusBadge(q.status)),
         el('td', null, moveButtons(q.nextStatuses, 'qualified referral ' + q.externalSourceId, (s) => moveQualified(q, s))),
-        el('td', null, button('Audit trail (' + q.auditTrail.length + ')', {
+        el('td', null, button('Audit trail (' + (q.auditTrailTotal || q.auditTrail.length) + ')', {
           class: 'small link',
           attrs: { 'aria-expanded': open ? 'true' : 'false', 'aria-controls': auditId },
         }, () => {
@@ -715,20 +729,24 @@
           else d.openAudits.add(q.externalSourceId);
           loadQualified(false);
         }))));
-      if (open) rows.push(el('tr', { class: 'audit-row', attrs: { id: auditId } }, el('td', { attrs: { colspan: 6 } }, auditTrail(q.auditTrail))));
+      if (open) rows.push(el('tr', { class: 'audit-row', attrs: { id: auditId } }, el('td', { attrs: { colspan: 6 } }, auditTrail(q.auditTrail, q.auditTrailTotal))));
     }
     put($('qualified'),
       rows.length ? table([{ text: 'Submitted (UTC)', class: 'opt' }, { text: 'External source id · trial' }, { text: 'Patient' }, { text: 'Status' }, { text: 'Move to' }, { text: 'Audit' }], rows) : empty('This partner has no qualified referrals.'),
       d.qualCursor ? button('Load more qualified referrals', { class: 'more' }, () => loadQualified(true)) : null);
   }
 
-  function auditTrail(entries) {
-    return el('ol', { class: 'audit' }, ...entries.map((a) => el('li', { class: 'audit-' + a.action },
+  // auditTrail lists the entries a record carries: its newest ones, with a
+  // note when the whole trail (total) is longer.
+  function auditTrail(entries, total) {
+    const older = (total || entries.length) - entries.length;
+    const note = older > 0 ? el('p', { class: 'sub', text: older + ' older entries not shown (the API pages them at …/audit-trail)' }) : null;
+    return el('div', null, note, el('ol', { class: 'audit' }, ...entries.map((a) => el('li', { class: 'audit-' + a.action },
       el('span', { class: 'mono', text: dateTime(a.at) }), ' ',
       el('strong', { text: a.action }),
       a.fromStatus ? ' ' + a.fromStatus + ' → ' + a.toStatus : '',
       ' by ', el('code', { text: a.actor }),
-      a.requestId ? el('span', { class: 'sub', text: ' · request ' + a.requestId }) : null)));
+      a.requestId ? el('span', { class: 'sub', text: ' · request ' + a.requestId }) : null))));
   }
 
   async function moveReferral(r, status) {

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -67,7 +68,14 @@ func testResetClient(t *testing.T, s store.Store) {
 	must(t, s.CreateQualified(qualified("alpha", "Q-new", at(6))))
 	must(t, s.CreateReferral(referral("beta", "R-beta-new", at(7))))
 
+	for i := range 3 { // reads add to Q-1's audit trail, kept apart from the record
+		_, err := s.GetQualified("alpha", "Q-1", view(fmt.Sprint("req-", i)))
+		must(t, err)
+	}
 	must(t, s.ResetClient("alpha", set))
+	if back, err := s.GetQualified("alpha", "Q-1", nil); err != nil || back.AuditTrailTotal != len(qualified("alpha", "Q-1", at(3)).AuditTrail) {
+		t.Errorf("Q-1 after ResetClient: %v, trail of %d, want its fixture trail only", err, back.AuditTrailTotal)
+	}
 	for _, gone := range []string{"R-new"} {
 		if _, err := s.GetReferral("alpha", gone); err == nil {
 			t.Errorf("ResetClient kept alpha's %s", gone)

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
+)
+
+// getWithID sends an unauthenticated GET (answered 401) with a request id.
+func getWithID(t *testing.T, url, requestID string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set(sandbox.RequestIDHeader, requestID)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+}
+
+// TestRequestsFollowsEveryPage: requests prints the whole journal, oldest
+// first, across many pages, filtered as asked; --after-id continues where
+// a previous run stopped; cut values show in the TRUNCATED column.
+func TestRequestsFollowsEveryPage(t *testing.T) {
+	base := startSandbox(t, sandbox.Options{})
+	const sent = 3*requestsPageSize + 2
+	for i := 1; i <= sent; i++ {
+		getWithID(t, base+"/api/v1/referrals/trials", fmt.Sprintf("cli-%d", i))
+	}
+	getWithID(t, base+"/api/v1/referrals/"+strings.Repeat("x", 2000), "cli-long")
+
+	res := runCLI(t, nil, "requests", "--url", base, "--json", "--path", "/api/v1/referrals/trials")
+	if res.code != 0 {
+		t.Fatalf("exit %d, stderr %s", res.code, res.stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(res.stdout), "\n")
+	var ids []uint64
+	for i, line := range lines {
+		var e sandbox.JournalEntry
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatalf("line %d is not a journal entry: %v\n%s", i+1, err, line)
+		}
+		if want := fmt.Sprintf("cli-%d", i+1); e.RequestID != want || e.Status != http.StatusUnauthorized {
+			t.Errorf("line %d: request %s status %d, want %s 401", i+1, e.RequestID, e.Status, want)
+		}
+		ids = append(ids, e.ID)
+	}
+	if len(lines) != sent {
+		t.Fatalf("printed %d entries, want all %d (%d pages)", len(lines), sent, sent/requestsPageSize+1)
+	}
+
+	res = runCLI(t, nil, "requests", "--url", base, "--after-id", fmt.Sprint(ids[sent-2]))
+	if res.code != 0 {
+		t.Fatalf("--after-id: exit %d, stderr %s", res.code, res.stderr)
+	}
+	rows := strings.Split(strings.TrimSpace(res.stdout), "\n")
+	if len(rows) != 3 || !strings.HasPrefix(rows[0], "ID ") || !strings.Contains(rows[2], "path") ||
+		!strings.Contains(rows[1], fmt.Sprint(ids[sent-1])) {
+		t.Errorf("--after-id of the second-last entry printed:\n%s\nwant the header, the last entry and the long path marked truncated", res.stdout)
+	}
+
+	if res := runCLI(t, nil, "requests", "--url", base, "--client-id", "nobody"); res.code != 0 || !strings.Contains(res.stdout, "No matching requests") {
+		t.Errorf("no match: exit %d, stdout %q", res.code, res.stdout)
+	}
+	for _, args := range [][]string{{"--status", "7"}, {"--since", "yesterday"}, {"--after-id", "-1"}} {
+		res := runCLI(t, nil, append([]string{"requests", "--url", base}, args...)...)
+		if res.code != 2 || !strings.Contains(res.stderr, args[0]) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 naming the flag", args, res.code, res.stderr)
+		}
+	}
+}

@@ -1,0 +1,45 @@
+package sandbox
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/gorilla/mux"
+
+	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
+)
+
+// auditTrailPage is the body of GET
+// /api/v1/referrals/qualified/{external_source_id}/audit-trail.
+type auditTrailPage struct {
+	AuditTrail []fixtures.AuditEntry `json:"auditTrail"`
+	NextCursor *string               `json:"nextCursor"`
+}
+
+// getQualifiedAuditTrail pages through the whole audit trail of one of the
+// caller's qualified referrals, oldest first. A record carries only its
+// newest store.TrailInRecord entries; this is how the rest are read.
+// Reading the trail is not itself recorded in it: it shows no patient data,
+// and recording it would make the trail grow while being paged.
+func (s *Server) getQualifiedAuditTrail(w http.ResponseWriter, r *http.Request, caller idp.Principal) {
+	page, err := pageFrom(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	trail, next, err := s.store.QualifiedAuditTrail(caller.ClientID, mux.Vars(r)["external_source_id"], page)
+	if errors.Is(err, store.ErrNotFound) {
+		s.problem(w, r, newProblem(http.StatusNotFound, "no qualified referral with that externalSourceId"))
+		return
+	}
+	if err != nil {
+		s.fail(w, r, listError(err))
+		return
+	}
+	if trail == nil {
+		trail = []fixtures.AuditEntry{}
+	}
+	writeJSON(w, http.StatusOK, auditTrailPage{AuditTrail: trail, NextCursor: nextCursor(next)})
+}

@@ -1,0 +1,245 @@
+package store
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/tidwall/buntdb"
+)
+
+// A qualified referral's audit entries live apart from the record, one key
+// each, appended and never rewritten:
+//
+//	a:<escaped externalSourceId>:<escaped client>:<seq>
+//
+// seq counts from 1 (the oldest entry) and is zero-padded to a fixed width,
+// so the keys of one record order by it. Before, every read appended to a
+// trail inside the record and rewrote the whole record: after 6,000 reads
+// one record was 792 KB and each read wrote and fsynced all of it. Now a
+// read writes one small key and reads at most TrailInRecord entries back.
+const auditPrefix = "a:"
+
+// TrailInRecord is how many of its newest audit entries a qualified
+// referral read from the store carries in AuditTrail; AuditTrailTotal
+// counts them all and QualifiedAuditTrail pages through every one.
+const TrailInRecord = 20
+
+// auditSeqWidth is the digits of a seq in a key: any uint64 fits.
+const auditSeqWidth = 20
+
+// auditCursorKind is the cursor kind of audit trail listings.
+const auditCursorKind = "a"
+
+// auditKeyPrefix is the common prefix of every audit key of one record.
+// Neither escaped part holds ':', so no other record's keys share it.
+func auditKeyPrefix(clientID, externalSourceID string) string {
+	return auditPrefix + escape(externalSourceID) + ":" + escape(clientID) + ":"
+}
+
+func auditKey(prefix string, seq uint64) string {
+	return fmt.Sprintf("%s%0*d", prefix, auditSeqWidth, seq)
+}
+
+// auditSeq parses the seq of an audit key under prefix.
+func auditSeq(prefix, key string) (uint64, bool) {
+	digits, ok := strings.CutPrefix(key, prefix)
+	if !ok || len(digits) != auditSeqWidth {
+		return 0, false
+	}
+	seq, err := strconv.ParseUint(digits, 10, 64)
+	return seq, err == nil
+}
+
+// auditEnd sorts after every audit key under prefix (digits sort before
+// '~').
+func auditEnd(prefix string) string { return prefix + "~" }
+
+// lastAuditSeq returns the seq of the newest audit entry under prefix, 0
+// when there is none: one seek in the key order, whatever the trail's
+// length.
+func lastAuditSeq(tx *buntdb.Tx, prefix string) (uint64, error) {
+	var last uint64
+	err := tx.DescendLessOrEqual("", auditEnd(prefix), func(key, _ string) bool {
+		last, _ = auditSeq(prefix, key)
+		return false
+	})
+	if err != nil {
+		return 0, fmt.Errorf("seek audit trail %q: %w", prefix, err)
+	}
+	return last, nil
+}
+
+// appendAudit stores entries after the newest audit entry under prefix.
+func appendAudit(tx *buntdb.Tx, prefix string, entries ...fixtures.AuditEntry) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	last, err := lastAuditSeq(tx, prefix)
+	if err != nil {
+		return err
+	}
+	for i, e := range entries {
+		b, err := json.Marshal(e)
+		if err != nil {
+			return fmt.Errorf("encode audit entry: %w", err)
+		}
+		key := auditKey(prefix, last+uint64(i)+1)
+		if _, _, err := tx.Set(key, string(b), nil); err != nil {
+			return fmt.Errorf("write %q: %w", key, err)
+		}
+	}
+	return nil
+}
+
+// fillTrail sets the record's AuditTrail to its newest TrailInRecord entries,
+// oldest first, and AuditTrailTotal to their number. A record written before
+// audit keys existed still holds its whole trail (see migrateTrail) and is
+// shown the same way.
+func fillTrail(tx *buntdb.Tx, q *fixtures.QualifiedReferral) error {
+	if len(q.AuditTrail) > 0 {
+		q.AuditTrailTotal = len(q.AuditTrail)
+		q.AuditTrail = q.AuditTrail[max(0, len(q.AuditTrail)-TrailInRecord):]
+		return nil
+	}
+	prefix := auditKeyPrefix(q.ClientID, q.ExternalSourceID)
+	trail := make([]fixtures.AuditEntry, 0, TrailInRecord)
+	total := uint64(0)
+	var decodeErr error
+	err := tx.DescendLessOrEqual("", auditEnd(prefix), func(key, value string) bool {
+		seq, ok := auditSeq(prefix, key)
+		if !ok {
+			return false
+		}
+		if total == 0 {
+			total = seq
+		}
+		var e fixtures.AuditEntry
+		if decodeErr = json.Unmarshal([]byte(value), &e); decodeErr != nil {
+			decodeErr = fmt.Errorf("decode audit entry %q: %w", key, decodeErr)
+			return false
+		}
+		trail = append(trail, e)
+		return len(trail) < TrailInRecord
+	})
+	if err == nil {
+		err = decodeErr
+	}
+	if err != nil {
+		return fmt.Errorf("read audit trail %q: %w", prefix, err)
+	}
+	for i, j := 0, len(trail)-1; i < j; i, j = i+1, j-1 {
+		trail[i], trail[j] = trail[j], trail[i]
+	}
+	q.AuditTrail, q.AuditTrailTotal = trail, int(total)
+	return nil
+}
+
+// migrateTrail moves the trail of a record written before audit keys
+// existed (a --data file of an older sandbox) into audit keys and rewrites
+// the record without it, once, before the first entry is appended.
+func migrateTrail(tx *buntdb.Tx, key string, q *fixtures.QualifiedReferral) error {
+	if len(q.AuditTrail) == 0 {
+		return nil
+	}
+	if err := appendAudit(tx, auditKeyPrefix(q.ClientID, q.ExternalSourceID), q.AuditTrail...); err != nil {
+		return err
+	}
+	q.AuditTrail = nil
+	_, value, err := encodeQualified(*q)
+	if err != nil {
+		return err
+	}
+	if _, _, err := tx.Set(key, value, nil); err != nil {
+		return fmt.Errorf("write %q: %w", key, err)
+	}
+	return nil
+}
+
+// insertQualified stores a new qualified referral and its audit trail.
+func insertQualified(tx *buntdb.Tx, q fixtures.QualifiedReferral) error {
+	key, value, err := encodeQualified(q)
+	if err != nil {
+		return err
+	}
+	if err := insert(tx, key, value); err != nil {
+		return err
+	}
+	return appendAudit(tx, auditKeyPrefix(q.ClientID, q.ExternalSourceID), q.AuditTrail...)
+}
+
+// QualifiedAuditTrail returns one page of the whole audit trail of the
+// client's qualified referral, oldest first.
+func (s *BuntStore) QualifiedAuditTrail(clientID, externalSourceID string, page Page) ([]fixtures.AuditEntry, string, error) {
+	var out []fixtures.AuditEntry
+	var next string
+	err := s.db.View(func(tx *buntdb.Tx) error {
+		rec, _, err := lookup[fixtures.QualifiedReferral](tx, recordKey(qualifiedPrefix, clientID, externalSourceID))
+		if err != nil {
+			return err
+		}
+		out, next, err = auditPage(tx, rec, page)
+		return err
+	})
+	if err != nil {
+		return nil, "", fmt.Errorf("audit trail of qualified referral %q of client %q: %w", externalSourceID, clientID, err)
+	}
+	return out, next, nil
+}
+
+// auditPage reads the page of rec's trail after the cursor: limit entries
+// from the seq after the cursor's, plus one to tell whether more follow.
+func auditPage(tx *buntdb.Tx, rec fixtures.QualifiedReferral, page Page) ([]fixtures.AuditEntry, string, error) {
+	limit, err := pageLimit(page.Limit)
+	if err != nil {
+		return nil, "", err
+	}
+	prefix := auditKeyPrefix(rec.ClientID, rec.ExternalSourceID)
+	after := uint64(0)
+	if page.Cursor != "" {
+		line, err := parseCursor(page.Cursor, auditCursorKind)
+		if err != nil {
+			return nil, "", err
+		}
+		var ok bool
+		if after, ok = auditSeq(prefix, line); !ok {
+			return nil, "", fmt.Errorf("%w: cursor of another record", ErrBadCursor)
+		}
+	}
+	out := make([]fixtures.AuditEntry, 0, limit+1)
+	if len(rec.AuditTrail) > 0 { // not migrated yet: the record holds it all
+		if after < uint64(len(rec.AuditTrail)) {
+			out = append(out, rec.AuditTrail[after:min(uint64(len(rec.AuditTrail)), after+uint64(limit)+1)]...)
+		}
+	} else {
+		var decodeErr error
+		err = tx.AscendGreaterOrEqual("", auditKey(prefix, after+1), func(key, value string) bool {
+			if _, ok := auditSeq(prefix, key); !ok {
+				return false
+			}
+			var e fixtures.AuditEntry
+			if decodeErr = json.Unmarshal([]byte(value), &e); decodeErr != nil {
+				decodeErr = fmt.Errorf("decode audit entry %q: %w", key, decodeErr)
+				return false
+			}
+			out = append(out, e)
+			return len(out) <= limit
+		})
+		if err == nil {
+			err = decodeErr
+		}
+		if err != nil {
+			return nil, "", fmt.Errorf("walk audit trail %q: %w", prefix, err)
+		}
+	}
+	if len(out) <= limit {
+		return out, "", nil
+	}
+	next, err := encodeCursor(auditCursorKind, auditKey(prefix, after+uint64(limit)))
+	if err != nil {
+		return nil, "", err
+	}
+	return out[:limit], next, nil
+}

@@ -1,0 +1,136 @@
+package store
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/tidwall/buntdb"
+)
+
+func auditedRecord(client, id string) fixtures.QualifiedReferral {
+	at := "2025-10-13T09:00:00.000000Z"
+	return fixtures.QualifiedReferral{ExternalSourceID: id, ClientID: client, Status: fixtures.StatusReceived, SubmittedAt: at,
+		Patient:    fixtures.Patient{FirstName: "Grace", LastName: "Hopper", DateOfBirth: "1985-12-09", Gender: "female"},
+		AuditTrail: []fixtures.AuditEntry{{At: at, Action: fixtures.AuditSubmitted, Actor: client}}}
+}
+
+func readView(i int) *fixtures.AuditEntry {
+	return &fixtures.AuditEntry{At: "2025-10-13T10:00:00.000000Z", Action: fixtures.AuditViewed, Actor: "alice", RequestID: fmt.Sprintf("%08d", i)}
+}
+
+// storedValue is the record's value as buntdb holds it.
+func storedValue(t *testing.T, s *BuntStore, client, id string) string {
+	t.Helper()
+	var v string
+	err := s.db.View(func(tx *buntdb.Tx) error {
+		var err error
+		v, err = tx.Get(recordKey(qualifiedPrefix, client, id))
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func fileSize(t *testing.T, path string) int64 {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
+}
+
+// TestAuditedReadsCostConstantBytes: a read records its view without
+// rewriting the record, so the record's stored value stays the same and
+// every read adds the same few bytes to the file, the 500th as the 1st.
+// Before, each read rewrote the whole record with a trail one entry longer.
+func TestAuditedReadsCostConstantBytes(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "data.db")
+	s, err := Open(path, WithoutAutoShrink())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.CreateQualified(auditedRecord("alice", "Q-1")); err != nil {
+		t.Fatal(err)
+	}
+	record := storedValue(t, s, "alice", "Q-1")
+	growth := func(i int) int64 {
+		before := fileSize(t, path)
+		if _, err := s.GetQualified("alice", "Q-1", readView(i)); err != nil {
+			t.Fatal(err)
+		}
+		return fileSize(t, path) - before
+	}
+	first := growth(1)
+	for i := 2; i < 500; i++ {
+		growth(i)
+	}
+	last := growth(500)
+	if first != last || first > 400 {
+		t.Errorf("the first read wrote %d bytes and the 500th %d; want the same few hundred", first, last)
+	}
+	if got := storedValue(t, s, "alice", "Q-1"); got != record {
+		t.Errorf("500 reads rewrote the record: %d bytes, was %d", len(got), len(record))
+	}
+	q, err := s.GetQualified("alice", "Q-1", nil)
+	if err != nil || q.AuditTrailTotal != 501 || len(q.AuditTrail) != TrailInRecord {
+		t.Errorf("after 500 reads: total %d, %d entries in the record (err %v); want 501 and %d", q.AuditTrailTotal, len(q.AuditTrail), err, TrailInRecord)
+	}
+}
+
+// TestLegacyTrailMigrates: a record written by an older sandbox, with its
+// whole trail inside, reads the same, and its first audited read moves the
+// trail to audit keys, after which the record no longer holds it.
+func TestLegacyTrailMigrates(t *testing.T) {
+	s, err := Open(MemoryPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	legacy := auditedRecord("alice", "Q-1")
+	for i := range TrailInRecord + 5 {
+		legacy.AuditTrail = append(legacy.AuditTrail, *readView(i))
+	}
+	b, err := json.Marshal(legacy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What an older sandbox stored: the sort line, then the whole record.
+	key := recordKey(qualifiedPrefix, "alice", "Q-1")
+	err = s.db.Update(func(tx *buntdb.Tx) error {
+		_, _, err := tx.Set(key, sortLine("alice", legacy.SubmittedAt, "Q-1")+"\n"+string(b), nil)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := len(legacy.AuditTrail)
+	before, err := s.GetQualified("alice", "Q-1", nil)
+	if err != nil || before.AuditTrailTotal != total || len(before.AuditTrail) != TrailInRecord {
+		t.Fatalf("legacy record: total %d, %d in the record (err %v); want %d and %d", before.AuditTrailTotal, len(before.AuditTrail), err, total, TrailInRecord)
+	}
+	page, _, err := s.QualifiedAuditTrail("alice", "Q-1", Page{Limit: MaxLimit})
+	if err != nil || len(page) != total {
+		t.Fatalf("legacy trail pages %d entries (err %v), want %d", len(page), err, total)
+	}
+
+	after, err := s.GetQualified("alice", "Q-1", readView(999))
+	if err != nil || after.AuditTrailTotal != total+1 || after.AuditTrail[len(after.AuditTrail)-1].RequestID != "00000999" {
+		t.Fatalf("first audited read: total %d, last %+v (err %v)", after.AuditTrailTotal, after.AuditTrail[len(after.AuditTrail)-1], err)
+	}
+	var stored fixtures.QualifiedReferral
+	if _, record := splitValue(storedValue(t, s, "alice", "Q-1")); json.Unmarshal([]byte(record), &stored) != nil || len(stored.AuditTrail) != 0 {
+		t.Errorf("the record still holds %d audit entries after migrating", len(stored.AuditTrail))
+	}
+	page, _, err = s.QualifiedAuditTrail("alice", "Q-1", Page{Limit: MaxLimit})
+	if err != nil || len(page) != total+1 || page[0].Action != fixtures.AuditSubmitted || page[1].RequestID != "00000000" {
+		t.Errorf("migrated trail: %d entries (err %v), want %d in the old order", len(page), err, total+1)
+	}
+}
