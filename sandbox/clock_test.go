@@ -117,7 +117,7 @@ func TestClockRefusesBadMoves(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := s.as(t).admin(http.MethodPost, "/__sandbox/clock", tc.body)
+			r := s.as(t).adminInvalid(http.MethodPost, "/__sandbox/clock", tc.body)
 			if r.Status != tc.status {
 				t.Fatalf("status %d, want %d; body %s", r.Status, tc.status, r.Body)
 			}
