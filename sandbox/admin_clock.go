@@ -17,10 +17,12 @@ type clockView struct {
 
 // clockMove is the body of POST /__sandbox/clock: exactly one of advance (a
 // Go duration, e.g. 3600s or 1h) or set (RFC 3339), or reset: true.
+// Pointers tell a field given empty ("set": "") from one left out: an empty
+// value is a mistake to report, not a move to drop silently.
 type clockMove struct {
-	Advance string `json:"advance"`
-	Set     string `json:"set"`
-	Reset   bool   `json:"reset"`
+	Advance *string `json:"advance"`
+	Set     *string `json:"set"`
+	Reset   bool    `json:"reset"`
 }
 
 func (s *Server) clockView() clockView {
@@ -43,7 +45,7 @@ func (s *Server) moveClock(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	given := 0
-	for _, set := range []bool{m.Advance != "", m.Set != "", m.Reset} {
+	for _, set := range []bool{m.Advance != nil, m.Set != nil, m.Reset} {
 		if set {
 			given++
 		}
@@ -53,17 +55,17 @@ func (s *Server) moveClock(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch {
-	case m.Advance != "":
-		d, err := time.ParseDuration(m.Advance)
+	case m.Advance != nil:
+		d, err := time.ParseDuration(*m.Advance)
 		if err != nil {
-			s.problem(w, r, validationProblem([]FieldError{{Field: "advance", Message: fmt.Sprintf("not a duration such as 3600s or 90m: %q", m.Advance)}}))
+			s.problem(w, r, validationProblem([]FieldError{{Field: "advance", Message: fmt.Sprintf("not a duration such as 3600s or 90m: %q", *m.Advance)}}))
 			return
 		}
 		s.cfg.Clock.Advance(d)
-	case m.Set != "":
-		t, err := time.Parse(time.RFC3339Nano, m.Set)
+	case m.Set != nil:
+		t, err := time.Parse(time.RFC3339Nano, *m.Set)
 		if err != nil {
-			s.problem(w, r, validationProblem([]FieldError{{Field: "set", Message: fmt.Sprintf("not an RFC 3339 time such as 2026-01-02T15:04:05Z: %q", m.Set)}}))
+			s.problem(w, r, validationProblem([]FieldError{{Field: "set", Message: fmt.Sprintf("not an RFC 3339 time such as 2026-01-02T15:04:05Z: %q", *m.Set)}}))
 			return
 		}
 		s.cfg.Clock.Set(t)

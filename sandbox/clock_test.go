@@ -112,6 +112,11 @@ func TestClockRefusesBadMoves(t *testing.T) {
 		{"advance bare number", map[string]any{"advance": "3600"}, 422, "advance"},
 		{"set not a time", map[string]any{"set": "next tuesday"}, 422, "set"},
 		{"set without zone", map[string]any{"set": "2030-01-02T15:04:05"}, 422, "set"},
+		// A field given empty counts as given: it was once dropped, and the
+		// other move made silently.
+		{"advance and set empty", map[string]any{"advance": "1h", "set": ""}, 422, "advance"},
+		{"set empty", map[string]any{"set": ""}, 422, "set"},
+		{"advance empty", map[string]any{"advance": ""}, 422, "advance"},
 		{"advance wrong type", map[string]any{"advance": 3600}, 400, ""},
 		{"broken JSON", `{"advance":`, 400, ""},
 	}

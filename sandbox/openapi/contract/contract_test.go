@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -201,13 +202,17 @@ func TestCheckerFailsTheTestOnViolations(t *testing.T) {
 		{name: "405 without Allow", method: "PUT", path: "/api/v1/referrals/trials", mark: SkipRoute, reply: problemReply(405), want: `"Allow" missing`},
 		{name: "404 as plain text", method: "GET", path: "/nope", mark: SkipRoute, reply: replyOf(404, "text/plain", "404 page not found"), want: "Content-Type"},
 	}
+	// One server and one checker for every case (building a checker loads
+	// and validates both documents, which is slow under -race): the server
+	// answers the current case's reply, and Exchange returns the violations
+	// Transport would fail the test with (TestTransportFailsTheTest).
+	var current atomic.Pointer[reply]
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { current.Load().ServeHTTP(w, r) }))
+	defer srv.Close()
+	checker := New(t, srv.URL)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := httptest.NewServer(tc.reply)
-			defer srv.Close()
-			rec := &recorder{TB: t}
-			client := New(rec, srv.URL).Client()
-
+			current.Store(&tc.reply)
 			req, err := http.NewRequestWithContext(t.Context(), tc.method, srv.URL+tc.path, bodyReader(tc.body))
 			if err != nil {
 				t.Fatal(err)
@@ -218,13 +223,13 @@ func TestCheckerFailsTheTestOnViolations(t *testing.T) {
 			if tc.mark != "" {
 				req.Header.Set(SkipHeader, tc.mark)
 			}
-			resp, err := client.Do(req)
+			res, err := checker.Exchange(nil, req)
 			if err != nil {
 				t.Fatalf("request: %v", err)
 			}
-			_ = resp.Body.Close()
+			_ = res.Response.Body.Close()
 
-			got := rec.recorded()
+			got := res.Violations
 			switch {
 			case tc.want == "" && len(got) > 0:
 				t.Errorf("a conforming exchange failed the test:\n%s", strings.Join(got, "\n"))
@@ -249,6 +254,23 @@ func bodyReader(body string) io.Reader {
 		return nil
 	}
 	return strings.NewReader(body)
+}
+
+// A violation seen through Transport fails the test (with t.Errorf), and
+// the response still reaches the caller.
+func TestTransportFailsTheTest(t *testing.T) {
+	srv := httptest.NewServer(jsonReply(418, ping))
+	defer srv.Close()
+	rec := &recorder{TB: t}
+	resp, err := New(rec, srv.URL).Client().Get(srv.URL + "/health/ping")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	got := rec.recorded()
+	if resp.StatusCode != 418 || len(got) != 1 || !strings.Contains(got[0], "status is not supported") {
+		t.Errorf("status %d, violations %q; want 418 and one undocumented-status violation", resp.StatusCode, got)
+	}
 }
 
 // The server must see exactly the request the test built, minus the mark;
