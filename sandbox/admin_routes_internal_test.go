@@ -1,9 +1,9 @@
 package sandbox
 
 import (
+	"encoding/json"
 	"testing"
 
-	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/gorilla/mux"
 
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/openapi"
@@ -19,11 +19,11 @@ func TestEveryAdminRouteIsDocumented(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, data := range [][]byte{openapi.Document(), admin} {
-		doc, err := openapi3.NewLoader().LoadFromData(data)
-		if err != nil {
+		var doc struct{ Paths map[string]json.RawMessage }
+		if err := json.Unmarshal(data, &doc); err != nil {
 			t.Fatal(err)
 		}
-		for path := range doc.Paths.Map() {
+		for path := range doc.Paths {
 			documented[path] = true
 		}
 	}
