@@ -92,6 +92,8 @@ func TestNegativeProbes(t *testing.T) {
 				return map[string]any{"clientId": "probe-nobody", "endpoint": "api", "status": 503, "times": 1}, true
 			case "activateScenario":
 				return map[string]any{"clientId": "probe-nobody"}, true
+			case "requestToken", "requestTokenWithoutTenant":
+				return url.Values{"grant_type": {"client_credentials"}, "client_id": {partner}, "client_secret": {partner + "-secret"}, "scope": {apiScope}}, true
 			case "moveClock":
 				return map[string]any{"advance": "1s"}, true
 			case "moveReferralStatus", "moveQualifiedStatus":

@@ -132,13 +132,21 @@ func (g *probeGen) body(in ProbeInputs) error {
 	if g.op.RequestBody == nil || g.op.RequestBody.Value == nil {
 		return nil
 	}
-	mt := g.op.RequestBody.Value.Content.Get("application/json")
-	if mt == nil || mt.Schema == nil || mt.Schema.Value == nil {
-		return nil // a form (the token endpoint): not probed here
-	}
 	valid, ok := any(nil), false
 	if in.Body != nil {
 		valid, ok = in.Body(g.op.OperationID)
+	}
+	if form := g.op.RequestBody.Value.Content.Get(formMediaType); form != nil && form.Schema != nil && form.Schema.Value != nil {
+		fields, isForm := valid.(url.Values)
+		if !isForm {
+			return fmt.Errorf("probes: %s %s (%s) takes a form, but there is no valid one: give ProbeInputs.Body a url.Values", g.method, g.path, g.op.OperationID)
+		}
+		g.form(form.Schema.Value, fields)
+		return nil
+	}
+	mt := g.op.RequestBody.Value.Content.Get("application/json")
+	if mt == nil || mt.Schema == nil || mt.Schema.Value == nil {
+		return nil
 	}
 	if !ok && mt.Schema.Value.Example != nil {
 		valid, ok = mt.Schema.Value.Example, true
@@ -162,6 +170,34 @@ func (g *probeGen) body(in ProbeInputs) error {
 	}
 	g.fields("", mt.Schema.Value, nil)
 	return nil
+}
+
+// formMediaType is the media type of form bodies (the token endpoint).
+const formMediaType = "application/x-www-form-urlencoded"
+
+// form adds the probes of a form body: each field of the schema left out,
+// empty, given twice and over-long, and an unknown field.
+func (g *probeGen) form(s *openapi3.Schema, valid url.Values) {
+	with := func(what string, change func(url.Values)) {
+		v := url.Values{}
+		for k, vs := range valid {
+			v[k] = append([]string(nil), vs...)
+		}
+		change(v)
+		g.add("form "+what, Probe{Body: []byte(v.Encode()), ContentType: formMediaType})
+	}
+	names := make([]string, 0, len(s.Properties))
+	for name := range s.Properties {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		with(name+": left out", func(v url.Values) { v.Del(name) })
+		with(name+": empty", func(v url.Values) { v.Set(name, "") })
+		with(name+": given twice", func(v url.Values) { v.Add(name, v.Get(name)+"x") })
+		with(name+": 10000 characters", func(v url.Values) { v.Set(name, strings.Repeat("a", 10000)) })
+	}
+	with(unknownField+": unknown field", func(v url.Values) { v.Set(unknownField, "1") })
 }
 
 // fields adds the probes of every property of schema s, found at path

@@ -1,6 +1,7 @@
 package contract
 
 import (
+	"net/url"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -16,6 +17,8 @@ func validAdminBody(op string) (any, bool) {
 	switch op {
 	case "addRule":
 		return map[string]any{"status": 503}, true
+	case "requestToken", "requestTokenWithoutTenant":
+		return url.Values{"grant_type": {"client_credentials"}, "scope": {"api://referrals-sandbox/.default"}}, true
 	case "moveClock":
 		return map[string]any{"advance": "1s"}, true
 	case "moveReferralStatus", "moveQualifiedStatus":
@@ -52,6 +55,8 @@ func TestProbesCoverFieldsAndParameters(t *testing.T) {
 		"GET /api/v1/referrals/ query limit: above the maximum",
 		"GET /api/v1/referrals/ query cursor: malformed escape",
 		`GET /__sandbox/requests query since: bad date-time "yesterday"`,
+		"POST /oauth2/v2.0/token form grant_type: left out",
+		"POST /{tenant}/oauth2/v2.0/token form scope: given twice",
 	} {
 		if _, ok := byName[want]; !ok {
 			t.Errorf("no probe %q", want)
