@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"sort"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -28,24 +29,45 @@ var partnerRoles = []string{RoleTrialsRead, RoleReferralsRead, RoleReferralsWrit
 // clientRequest is the body of POST /__sandbox/clients; every field is
 // optional.
 type clientRequest struct {
-	ClientID             string   `json:"clientId"`
+	ClientID             *string  `json:"clientId"`
 	Roles                []string `json:"roles"`
 	Resources            []string `json:"resources"`
 	TokenLifetimeSeconds int      `json:"tokenLifetimeSeconds"`
 	RateLimit            *float64 `json:"rateLimit"`
 	RateBurst            *int     `json:"rateBurst"`
-	Environment          string   `json:"environment"`
+	Environment          *string  `json:"environment"`
 	Description          string   `json:"description"`
 	// TTL is how long the client lives (a Go duration such as 1h); empty
 	// means until deleted or reset.
-	TTL string `json:"ttl"`
-	// SecretExpiresIn ends the first secret after this long; empty: never.
-	SecretExpiresIn string `json:"secretExpiresIn"`
+	TTL *string `json:"ttl"`
+	// SecretExpiresIn ends the first secret after this long; absent: never.
+	SecretExpiresIn *string `json:"secretExpiresIn"`
 }
 
 // secretRequest is the body of POST /__sandbox/clients/{id}/secrets.
 type secretRequest struct {
-	ExpiresIn string `json:"expiresIn"`
+	ExpiresIn *string `json:"expiresIn"`
+}
+
+// emptyGiven names the string fields a body gave empty: a field given ""
+// is a mistake to report, not an absent one (pointers tell them apart).
+func emptyGiven(fields map[string]*string) []FieldError {
+	var errs []FieldError
+	for name, v := range fields {
+		if v != nil && *v == "" {
+			errs = append(errs, FieldError{Field: name, Message: "must not be empty; leave the field out instead"})
+		}
+	}
+	sort.Slice(errs, func(i, j int) bool { return errs[i].Field < errs[j].Field })
+	return errs
+}
+
+// value is a pointer's string, "" when absent.
+func value(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
 }
 
 // secretView is a secret as the admin API lists it: never the value.
@@ -183,12 +205,12 @@ func (s *Server) createClient(w http.ResponseWriter, r *http.Request) {
 // clientFrom checks a creation request and builds the client, naming every
 // field that is wrong.
 func (s *Server) clientFrom(req clientRequest) (fixtures.Client, time.Time, []FieldError) {
-	var errs []FieldError
+	errs := emptyGiven(map[string]*string{"clientId": req.ClientID, "environment": req.Environment, "ttl": req.TTL, "secretExpiresIn": req.SecretExpiresIn})
 	add := func(field, msg string) { errs = append(errs, FieldError{Field: field, Message: msg}) }
 	now := s.now("")
 	c := fixtures.Client{
-		ClientID: req.ClientID, Roles: req.Roles, Resources: req.Resources, TokenLifetimeSeconds: req.TokenLifetimeSeconds,
-		RateLimit: req.RateLimit, RateBurst: req.RateBurst, Environment: req.Environment, Description: req.Description,
+		ClientID: value(req.ClientID), Roles: req.Roles, Resources: req.Resources, TokenLifetimeSeconds: req.TokenLifetimeSeconds,
+		RateLimit: req.RateLimit, RateBurst: req.RateBurst, Environment: value(req.Environment), Description: req.Description,
 	}
 	if c.Roles == nil {
 		c.Roles = partnerRoles
@@ -219,15 +241,15 @@ func (s *Server) clientFrom(req clientRequest) (fixtures.Client, time.Time, []Fi
 	if c.Environment != "" && c.Environment != env {
 		add("environment", fmt.Sprintf("this sandbox runs as %s; a client of another environment would not exist here", env))
 	}
-	if req.TTL != "" {
-		ttl, err := time.ParseDuration(req.TTL)
+	if value(req.TTL) != "" {
+		ttl, err := time.ParseDuration(*req.TTL)
 		if err != nil || ttl < time.Second || ttl > maxClientTTL {
 			add("ttl", fmt.Sprintf("a Go duration from 1s to %s, such as 1h; absent: until deleted", maxClientTTL))
 		} else {
 			c.ExpiresAt = now.Add(ttl)
 		}
 	}
-	secretExpires, msg := expiryOf(req.SecretExpiresIn, s.now(req.ClientID))
+	secretExpires, msg := expiryOf(value(req.SecretExpiresIn), s.now(c.ClientID))
 	if msg != "" {
 		add("secretExpiresIn", msg)
 	}
@@ -282,7 +304,11 @@ func (s *Server) addClientSecret(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := s.now(id)
-	expires, msg := expiryOf(req.ExpiresIn, now)
+	if errs := emptyGiven(map[string]*string{"expiresIn": req.ExpiresIn}); len(errs) > 0 {
+		s.problem(w, r, validationProblem(errs))
+		return
+	}
+	expires, msg := expiryOf(value(req.ExpiresIn), now)
 	if msg != "" {
 		s.problem(w, r, validationProblem([]FieldError{{Field: "expiresIn", Message: msg}}))
 		return

@@ -23,17 +23,19 @@ type clockView struct {
 
 // clockMove is the body of POST /__sandbox/clock: exactly one of advance (a
 // Go duration, e.g. 3600s or 1h) or set (RFC 3339), or reset: true; with
-// clientId, for that client alone.
+// clientId, for that client alone. Pointers tell a field given empty
+// ("set": "") from one left out: an empty value is a mistake to report, not
+// a move to drop silently.
 type clockMove struct {
-	ClientID string `json:"clientId"`
-	Advance  string `json:"advance"`
-	Set      string `json:"set"`
-	Reset    bool   `json:"reset"`
+	ClientID *string `json:"clientId"`
+	Advance  *string `json:"advance"`
+	Set      *string `json:"set"`
+	Reset    bool    `json:"reset"`
 }
 
 // resetRequest is the optional body of POST /__sandbox/reset.
 type resetRequest struct {
-	ClientID string `json:"clientId"`
+	ClientID *string `json:"clientId"`
 }
 
 func (s *Server) clockView(clientID string) clockView {
@@ -70,11 +72,16 @@ func (s *Server) moveClock(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	if m.ClientID != "" && !s.clientExists(w, r, m.ClientID) {
+	if errs := emptyGiven(map[string]*string{"clientId": m.ClientID}); len(errs) > 0 {
+		s.problem(w, r, validationProblem(errs))
+		return
+	}
+	clientID := value(m.ClientID)
+	if clientID != "" && !s.clientExists(w, r, clientID) {
 		return
 	}
 	given := 0
-	for _, set := range []bool{m.Advance != "", m.Set != "", m.Reset} {
+	for _, set := range []bool{m.Advance != nil, m.Set != nil, m.Reset} {
 		if set {
 			given++
 		}
@@ -87,41 +94,41 @@ func (s *Server) moveClock(w http.ResponseWriter, r *http.Request) {
 	var at time.Time
 	var err error
 	switch {
-	case m.Advance != "":
-		if d, err = time.ParseDuration(m.Advance); err != nil {
-			s.problem(w, r, validationProblem([]FieldError{{Field: "advance", Message: fmt.Sprintf("not a duration such as 3600s or 90m: %q", m.Advance)}}))
+	case m.Advance != nil:
+		if d, err = time.ParseDuration(*m.Advance); err != nil {
+			s.problem(w, r, validationProblem([]FieldError{{Field: "advance", Message: fmt.Sprintf("not a duration such as 3600s or 90m: %q", *m.Advance)}}))
 			return
 		}
-	case m.Set != "":
-		if at, err = time.Parse(time.RFC3339Nano, m.Set); err != nil {
-			s.problem(w, r, validationProblem([]FieldError{{Field: "set", Message: fmt.Sprintf("not an RFC 3339 time such as 2026-01-02T15:04:05Z: %q", m.Set)}}))
+	case m.Set != nil:
+		if at, err = time.Parse(time.RFC3339Nano, *m.Set); err != nil {
+			s.problem(w, r, validationProblem([]FieldError{{Field: "set", Message: fmt.Sprintf("not an RFC 3339 time such as 2026-01-02T15:04:05Z: %q", *m.Set)}}))
 			return
 		}
 	}
-	s.applyClockMove(m, d, at)
-	v := s.clockView(m.ClientID)
-	s.log.Info("sandbox clock moved", "client_id", m.ClientID, "now", v.Now, "offset", v.Offset)
+	s.applyClockMove(clientID, m, d, at)
+	v := s.clockView(clientID)
+	s.log.Info("sandbox clock moved", "client_id", clientID, "now", v.Now, "offset", v.Offset)
 	writeJSON(w, http.StatusOK, v)
 }
 
 // applyClockMove moves the sandbox-wide clock, or one client's.
-func (s *Server) applyClockMove(m clockMove, d time.Duration, at time.Time) {
-	if m.ClientID != "" {
+func (s *Server) applyClockMove(clientID string, m clockMove, d time.Duration, at time.Time) {
+	if clientID != "" {
 		clocks := s.cfg.ClientClocks
 		switch {
-		case m.Advance != "":
-			clocks.Advance(m.ClientID, d)
-		case m.Set != "":
-			clocks.Set(m.ClientID, at)
+		case m.Advance != nil:
+			clocks.Advance(clientID, d)
+		case m.Set != nil:
+			clocks.Set(clientID, at)
 		default:
-			clocks.Reset(m.ClientID)
+			clocks.Reset(clientID)
 		}
 		return
 	}
 	switch {
-	case m.Advance != "":
+	case m.Advance != nil:
 		s.cfg.Clock.Advance(d)
-	case m.Set != "":
+	case m.Set != nil:
 		s.cfg.Clock.Set(at)
 	default:
 		s.cfg.Clock.Reset()
@@ -140,8 +147,12 @@ func (s *Server) reset(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	if req.ClientID != "" {
-		s.resetClient(w, r, req.ClientID)
+	if errs := emptyGiven(map[string]*string{"clientId": req.ClientID}); len(errs) > 0 {
+		s.problem(w, r, validationProblem(errs))
+		return
+	}
+	if req.ClientID != nil {
+		s.resetClient(w, r, *req.ClientID)
 		return
 	}
 	if err := s.store.Reset(s.cfg.Fixtures); err != nil {

@@ -145,7 +145,7 @@ func TestDataQueryErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.path, func(t *testing.T) {
-			r := s.admin(http.MethodGet, tc.path, nil)
+			r := s.adminInvalid(http.MethodGet, tc.path, nil)
 			if r.Status != http.StatusBadRequest {
 				t.Fatalf("status %d, want 400: %s", r.Status, r.Body)
 			}
@@ -211,7 +211,7 @@ func TestDataNeedsTheAdminToken(t *testing.T) {
 		if r := s.admin(http.MethodGet, path, nil); r.Status != http.StatusUnauthorized {
 			t.Errorf("%s without the admin token: %d, want 401", path, r.Status)
 		}
-		r := s.do(request{path: path, token: "qa-token", plain: true})
+		r := s.do(request{path: path, token: "qa-token"})
 		if r.Status != http.StatusOK {
 			t.Errorf("%s with the admin token: %d %s", path, r.Status, r.Body)
 		}

@@ -163,7 +163,7 @@ func TestJournalRefusesBadQueries(t *testing.T) {
 		{"afterId=-1", "afterId"},
 	} {
 		t.Run(tc.query, func(t *testing.T) {
-			r := s.as(t).admin(http.MethodGet, "/__sandbox/requests?"+tc.query, nil)
+			r := s.as(t).adminInvalid(http.MethodGet, "/__sandbox/requests?"+tc.query, nil)
 			if r.Status != http.StatusBadRequest {
 				t.Fatalf("status %d, want 400", r.Status)
 			}

@@ -37,7 +37,7 @@ func TestAdminToken(t *testing.T) {
 				body = map[string]any{}
 			}
 			for _, auth := range []string{"", "Bearer wrong", "Bearer " + adminToken + "x", "Basic " + adminToken, adminToken} {
-				r := s.do(request{method: ep.method, path: ep.path, body: body, plain: true, headers: map[string]string{"Authorization": auth}})
+				r := s.do(request{method: ep.method, path: ep.path, body: body, headers: map[string]string{"Authorization": auth}})
 				if r.Status != http.StatusUnauthorized {
 					t.Errorf("Authorization %q: %d, want 401", auth, r.Status)
 					continue
@@ -47,14 +47,14 @@ func TestAdminToken(t *testing.T) {
 					t.Errorf("Authorization %q: WWW-Authenticate %q, want a Bearer challenge", auth, r.Header.Get("WWW-Authenticate"))
 				}
 			}
-			r := s.do(request{method: ep.method, path: ep.path, body: body, plain: true, token: adminToken})
+			r := s.do(request{method: ep.method, path: ep.path, body: body, token: adminToken})
 			if r.Status != http.StatusOK && r.Status != http.StatusNoContent {
 				t.Errorf("with the admin token: %d %s", r.Status, r.Body)
 			}
 		})
 	}
 	// A refused admin call changes nothing: the rule below is never added.
-	r := s.do(request{method: http.MethodPost, path: "/__sandbox/scenarios", plain: true, body: map[string]any{"status": 503}})
+	r := s.do(request{method: http.MethodPost, path: "/__sandbox/scenarios", body: map[string]any{"status": 503}})
 	if r.Status != http.StatusUnauthorized {
 		t.Fatalf("unauthenticated add: %d", r.Status)
 	}
@@ -198,7 +198,7 @@ func TestReferralStatusMoves(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := s.as(t).admin(http.MethodPost, tc.path, map[string]string{"status": tc.status})
+			r := s.as(t).adminInvalid(http.MethodPost, tc.path, map[string]string{"status": tc.status})
 			if r.Status != tc.want {
 				t.Fatalf("status %d, want %d; body %s", r.Status, tc.want, r.Body)
 			}
@@ -290,7 +290,7 @@ func TestQualifiedStatusMove(t *testing.T) {
 		{"unknown record", "src-does-not-exist", fixtures.StatusReviewing, http.StatusNotFound},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := s.as(t).admin(http.MethodPost, "/__sandbox/qualified/"+tc.id+"/status", map[string]string{"status": tc.status})
+			r := s.as(t).adminInvalid(http.MethodPost, "/__sandbox/qualified/"+tc.id+"/status", map[string]string{"status": tc.status})
 			if r.Status != tc.want {
 				t.Fatalf("status %d, want %d; body %s", r.Status, tc.want, r.Body)
 			}

@@ -112,12 +112,17 @@ func TestClockRefusesBadMoves(t *testing.T) {
 		{"advance bare number", map[string]any{"advance": "3600"}, 422, "advance"},
 		{"set not a time", map[string]any{"set": "next tuesday"}, 422, "set"},
 		{"set without zone", map[string]any{"set": "2030-01-02T15:04:05"}, 422, "set"},
+		// A field given empty counts as given: it was once dropped, and the
+		// other move made silently.
+		{"advance and set empty", map[string]any{"advance": "1h", "set": ""}, 422, "advance"},
+		{"set empty", map[string]any{"set": ""}, 422, "set"},
+		{"advance empty", map[string]any{"advance": ""}, 422, "advance"},
 		{"advance wrong type", map[string]any{"advance": 3600}, 400, ""},
 		{"broken JSON", `{"advance":`, 400, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := s.as(t).admin(http.MethodPost, "/__sandbox/clock", tc.body)
+			r := s.as(t).adminInvalid(http.MethodPost, "/__sandbox/clock", tc.body)
 			if r.Status != tc.status {
 				t.Fatalf("status %d, want %d; body %s", r.Status, tc.status, r.Body)
 			}

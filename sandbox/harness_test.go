@@ -180,15 +180,22 @@ func (s *testSandbox) token(clientID string) string {
 	return tok.AccessToken
 }
 
-// admin calls the admin API (not in the OpenAPI document) with a plain
-// client. A state-changing call without a body sends {}, as the admin API
-// requires.
+// admin calls the admin API, checked against its OpenAPI document
+// (openapi.AdminDocument) like every API call. A state-changing call
+// without a body sends {}, as the admin API requires.
 func (s *testSandbox) admin(method, path string, body any) *response {
 	s.t.Helper()
 	if body == nil && method != http.MethodGet && method != http.MethodHead {
 		body = map[string]any{}
 	}
-	return s.do(request{method: method, path: path, body: body, plain: true})
+	return s.do(request{method: method, path: path, body: body})
+}
+
+// adminInvalid is admin for a request that breaks the admin document on
+// purpose (a bad body or query): only its answer is checked.
+func (s *testSandbox) adminInvalid(method, path string, body any) *response {
+	s.t.Helper()
+	return s.do(request{method: method, path: path, body: body, invalid: true})
 }
 
 // advance moves the sandbox clock through the admin API.

@@ -660,7 +660,7 @@ func TestInvalidRulesNameTheField(t *testing.T) {
 	for _, tc := range tests {
 		name, _ := json.Marshal(tc.rule)
 		t.Run(string(name), func(t *testing.T) {
-			r := s.as(t).admin(http.MethodPost, "/__sandbox/scenarios", tc.rule)
+			r := s.as(t).adminInvalid(http.MethodPost, "/__sandbox/scenarios", tc.rule)
 			if r.Status != http.StatusUnprocessableEntity {
 				t.Fatalf("status %d, want 422; body %s", r.Status, r.Body)
 			}
@@ -678,7 +678,7 @@ func TestInvalidRulesNameTheField(t *testing.T) {
 		t.Errorf("invalid rules were added: %s", list.Rules)
 	}
 	// A body that is not JSON is a 400, not a rule.
-	if r := s.admin(http.MethodPost, "/__sandbox/scenarios", `{"status":`); r.Status != http.StatusBadRequest {
+	if r := s.adminInvalid(http.MethodPost, "/__sandbox/scenarios", `{"status":`); r.Status != http.StatusBadRequest {
 		t.Errorf("broken JSON: %d, want 400", r.Status)
 	}
 }
@@ -700,7 +700,7 @@ func TestMisspeltRuleFieldIsNotIgnored(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.typo, func(t *testing.T) {
-			r := s.as(t).admin(http.MethodPost, tc.path, tc.body)
+			r := s.as(t).adminInvalid(http.MethodPost, tc.path, tc.body)
 			switch r.Status {
 			case http.StatusUnprocessableEntity, http.StatusBadRequest:
 				if p := r.problem(t); !strings.Contains(string(r.Body), tc.typo) {

@@ -116,10 +116,11 @@ type operation struct {
 var (
 	// Every API operation and ping can be forced to answer 401, 403, 429,
 	// 500 and 503, and answers 400 to a malformed X-Sandbox-* switch.
-	apiErrors  = []int{400, 401, 403, 429, 500, 503}
-	postErrors = []int{400, 401, 403, 413, 415, 422, 429, 500, 503}
-	readErrors = []int{400, 401, 403, 404, 429, 500, 503}
-	tokenCodes = []int{200, 400, 401, 413, 500, 503}
+	// Every operation also declares 404 and 405: every path answers them.
+	apiErrors  = []int{400, 401, 403, 404, 405, 429, 500, 503}
+	postErrors = []int{400, 401, 403, 404, 405, 413, 415, 422, 429, 500, 503}
+	readErrors = apiErrors
+	tokenCodes = []int{200, 400, 401, 404, 405, 413, 500, 503}
 )
 
 func with(first int, rest []int) []int { return append([]int{first}, rest...) }
@@ -134,17 +135,17 @@ func operations() []operation {
 		{method: "GET", path: "/api/v1/referrals/", tag: "Referrals", role: "Referrals.Read", statuses: with(200, apiErrors)},
 		{method: "GET", path: "/api/v1/referrals", tag: "Referrals", role: "Referrals.Read", statuses: with(200, apiErrors)},
 		{method: "GET", path: "/api/v1/referrals/{trial_id}/{outcomes_id}", tag: "Referrals", role: "Referrals.Read", statuses: with(200, readErrors)},
-		{method: "POST", path: "/api/v1/referrals/qualified", tag: "Qualified referrals", role: "QualifiedReferrals.Write", statuses: []int{201, 400, 401, 403, 409, 413, 415, 422, 429, 500, 503}},
+		{method: "POST", path: "/api/v1/referrals/qualified", tag: "Qualified referrals", role: "QualifiedReferrals.Write", statuses: []int{201, 400, 401, 403, 404, 405, 409, 413, 415, 422, 429, 500, 503}},
 		{method: "GET", path: "/api/v1/referrals/qualified", tag: "Qualified referrals", role: "QualifiedReferrals.Read", statuses: with(200, apiErrors)},
 		{method: "GET", path: "/api/v1/referrals/qualified/{external_source_id}", tag: "Qualified referrals", role: "QualifiedReferrals.Read", statuses: with(200, readErrors)},
 		{method: "GET", path: "/api/v1/referrals/qualified/{external_source_id}/audit-trail", tag: "Qualified referrals", role: "QualifiedReferrals.Read", statuses: with(200, readErrors)},
-		{method: "GET", path: "/api/v1/openapi.json", tag: "Sandbox", public: true, statuses: []int{200, 500}},
-		{method: "GET", path: "/__sandbox/health", tag: "Sandbox", public: true, statuses: []int{200, 500}},
+		{method: "GET", path: "/api/v1/openapi.json", tag: "Sandbox", public: true, statuses: []int{200, 404, 405, 500}},
+		{method: "GET", path: "/__sandbox/health", tag: "Sandbox", public: true, statuses: []int{200, 404, 405, 500}},
 		{method: "POST", path: "/{tenant}/oauth2/v2.0/token", tag: "Identity provider", public: true, idp: true, statuses: tokenCodes},
 		{method: "POST", path: "/oauth2/v2.0/token", tag: "Identity provider", public: true, idp: true, statuses: tokenCodes},
-		{method: "GET", path: "/{tenant}/discovery/v2.0/keys", tag: "Identity provider", public: true, idp: true, statuses: []int{200, 400}},
-		{method: "GET", path: "/{tenant}/v2.0/.well-known/openid-configuration", tag: "Identity provider", public: true, idp: true, statuses: []int{200, 400}},
-		{method: "GET", path: "/common/discovery/instance", tag: "Identity provider", public: true, idp: true, statuses: []int{200}},
+		{method: "GET", path: "/{tenant}/discovery/v2.0/keys", tag: "Identity provider", public: true, idp: true, statuses: []int{200, 400, 404, 405}},
+		{method: "GET", path: "/{tenant}/v2.0/.well-known/openid-configuration", tag: "Identity provider", public: true, idp: true, statuses: []int{200, 400, 404, 405}},
+		{method: "GET", path: "/common/discovery/instance", tag: "Identity provider", public: true, idp: true, statuses: []int{200, 404, 405}},
 	}
 }
 
@@ -276,6 +277,9 @@ func TestResponsesCarryTheDocumentedHeadersAndBodies(t *testing.T) {
 func checkResponse(t *testing.T, name string, o operation, code int, r *openapi3.Response) {
 	t.Helper()
 	requireHeader(t, name, r, "X-Request-Id", true)
+	if code == http.StatusNotFound || code == http.StatusMethodNotAllowed {
+		return // the shared NotFound and MethodNotAllowed responses; see TestEveryOperationDeclaresNotFoundAndMethodNotAllowed
+	}
 	switch {
 	case code == http.StatusCreated:
 		requireHeader(t, name, r, "Location", true)

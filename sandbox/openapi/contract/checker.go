@@ -44,7 +44,8 @@ type Checker struct {
 	unknown *routers.Route
 }
 
-// New loads the document (openapi.Document()), replaces its servers with
+// New loads the documents (openapi.Document() and openapi.AdminDocument(),
+// so admin routes are held to theirs), replaces its servers with
 // baseURL (e.g. an httptest.Server's URL), validates the document itself and
 // returns a checker reporting to t. Requests must use baseURL's scheme and
 // host to be matched. Any error fails t at once.
@@ -75,6 +76,9 @@ func newChecker(ctx context.Context, baseURL string) (*Checker, error) {
 	doc.Servers = openapi3.Servers{{URL: strings.TrimSuffix(baseURL, "/")}}
 	if err := doc.Validate(ctx); err != nil {
 		return nil, fmt.Errorf("the OpenAPI document is invalid: %w", err)
+	}
+	if err := addAdminPaths(ctx, doc); err != nil {
+		return nil, err
 	}
 	router, err := gorillamux.NewRouter(doc)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -92,6 +93,7 @@ const (
 	tokenForm      = "grant_type=client_credentials&client_id=sandbox-partner&client_secret=s&scope=api%3A%2F%2Freferrals-sandbox%2F.default"
 	formType       = "application/x-www-form-urlencoded"
 	location       = "/api/v1/referrals/TRIAL-CARDIO-001/9635e059-4979-40b3-ba80-bba16cb9e0ed"
+	adminClock     = `{"now":"2026-11-21T14:03:07.123456Z","offset":"1h0m0s","real":false}`
 	wwwAuthInvalid = `Bearer realm="referrals-sandbox", error="invalid_token", error_description="access token expired"`
 )
 
@@ -156,8 +158,21 @@ func TestCheckerFailsTheTestOnViolations(t *testing.T) {
 		{name: "malformed request id", method: "GET", path: "/health/ping", reply: jsonReply(200, ping, "X-Request-Id", "a b"), want: `"X-Request-Id" doesn't match`},
 		{name: "body breaks schema", method: "GET", path: "/health/ping", reply: jsonReply(200, `{"message":"ping","timestamp":"2026-11-21T14:03:07.123456+00:00"}`), want: "doesn't match schema"},
 		{name: "timestamp without fraction", method: "GET", path: "/health/ping", reply: jsonReply(200, `{"message":"pong","timestamp":"2026-11-21T14:03:07+00:00"}`), want: "doesn't match schema"},
-		{name: "undocumented status", method: "GET", path: "/health/ping", reply: jsonReply(418, ping), want: "status is not supported (documented: 200, 400, 401, 403, 429, 500, 503)"},
-		{name: "404 on an operation without it", method: "GET", path: "/api/v1/referrals/trials", reply: problemReply(404), want: "status is not supported"},
+		{name: "undocumented status", method: "GET", path: "/health/ping", reply: jsonReply(418, ping), want: "status is not supported (documented: 200, 400, 401, 403, 404, 405, 429, 500, 503)"},
+		{name: "undocumented error status", method: "GET", path: "/api/v1/referrals/trials", reply: problemReply(409), want: "status is not supported"},
+		{name: "error answer breaks the problem schema", method: "GET", path: "/api/v1/referrals/trials", reply: replyOf(404, ctProblem, `{"title":"Not Found","status":404}`), want: `property "type" is missing`},
+
+		// The admin API, held to its own document.
+		{name: "admin clock", method: "GET", path: "/__sandbox/clock", reply: jsonReply(200, adminClock, "Cache-Control", "no-store")},
+		{name: "admin 401 with challenge", method: "GET", path: "/__sandbox/clock", reply: problemReply(401, "WWW-Authenticate", `Bearer realm="referrals-sandbox admin"`)},
+		{name: "admin document without a token", method: "GET", path: "/__sandbox/openapi.json", reply: jsonReply(200, `{"openapi":"3.0.3","info":{},"paths":{}}`)},
+		{name: "admin body breaks schema", method: "GET", path: "/__sandbox/clock", reply: jsonReply(200, `{"now":"2026-11-21T14:03:07Z","offset":"0s","real":true}`, "Cache-Control", "no-store"), want: "doesn't match schema"},
+		{name: "admin without Cache-Control", method: "GET", path: "/__sandbox/clock", reply: jsonReply(200, adminClock), want: `"Cache-Control" missing`},
+		{name: "admin 401 without challenge", method: "GET", path: "/__sandbox/clock", reply: problemReply(401), want: `"WWW-Authenticate" missing`},
+		{name: "admin undocumented status", method: "GET", path: "/__sandbox/clock", reply: problemReply(409), want: "status is not supported"},
+		{name: "admin request breaks schema", method: "POST", path: "/__sandbox/clock", contentType: "application/json", body: `{"advance":3600}`,
+			reply: jsonReply(200, adminClock, "Cache-Control", "no-store"), want: "request does not conform"},
+		{name: "admin 204", method: "DELETE", path: "/__sandbox/requests", reply: replyOf(204, "", "", "Cache-Control", "no-store", "Content-Type", "")},
 		{name: "wrong content type", method: "GET", path: "/health/ping", reply: replyOf(200, "text/plain", ping), want: "Content-Type"},
 		{name: "error not a problem", method: "GET", path: "/api/v1/referrals/trials", reply: jsonReply(500, `{"error":"boom"}`), want: "Content-Type"},
 		{name: "problem without status", method: "GET", path: "/api/v1/referrals/trials", reply: replyOf(500, ctProblem, `{"type":"t","title":"x"}`), want: "doesn't match schema"},
@@ -187,13 +202,17 @@ func TestCheckerFailsTheTestOnViolations(t *testing.T) {
 		{name: "405 without Allow", method: "PUT", path: "/api/v1/referrals/trials", mark: SkipRoute, reply: problemReply(405), want: `"Allow" missing`},
 		{name: "404 as plain text", method: "GET", path: "/nope", mark: SkipRoute, reply: replyOf(404, "text/plain", "404 page not found"), want: "Content-Type"},
 	}
+	// One server and one checker for every case (building a checker loads
+	// and validates both documents, which is slow under -race): the server
+	// answers the current case's reply, and Exchange returns the violations
+	// Transport would fail the test with (TestTransportFailsTheTest).
+	var current atomic.Pointer[reply]
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { current.Load().ServeHTTP(w, r) }))
+	defer srv.Close()
+	checker := New(t, srv.URL)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := httptest.NewServer(tc.reply)
-			defer srv.Close()
-			rec := &recorder{TB: t}
-			client := New(rec, srv.URL).Client()
-
+			current.Store(&tc.reply)
 			req, err := http.NewRequestWithContext(t.Context(), tc.method, srv.URL+tc.path, bodyReader(tc.body))
 			if err != nil {
 				t.Fatal(err)
@@ -204,13 +223,13 @@ func TestCheckerFailsTheTestOnViolations(t *testing.T) {
 			if tc.mark != "" {
 				req.Header.Set(SkipHeader, tc.mark)
 			}
-			resp, err := client.Do(req)
+			res, err := checker.Exchange(nil, req)
 			if err != nil {
 				t.Fatalf("request: %v", err)
 			}
-			_ = resp.Body.Close()
+			_ = res.Response.Body.Close()
 
-			got := rec.recorded()
+			got := res.Violations
 			switch {
 			case tc.want == "" && len(got) > 0:
 				t.Errorf("a conforming exchange failed the test:\n%s", strings.Join(got, "\n"))
@@ -235,6 +254,23 @@ func bodyReader(body string) io.Reader {
 		return nil
 	}
 	return strings.NewReader(body)
+}
+
+// A violation seen through Transport fails the test (with t.Errorf), and
+// the response still reaches the caller.
+func TestTransportFailsTheTest(t *testing.T) {
+	srv := httptest.NewServer(jsonReply(418, ping))
+	defer srv.Close()
+	rec := &recorder{TB: t}
+	resp, err := New(rec, srv.URL).Client().Get(srv.URL + "/health/ping")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	got := rec.recorded()
+	if resp.StatusCode != 418 || len(got) != 1 || !strings.Contains(got[0], "status is not supported") {
+		t.Errorf("status %d, violations %q; want 418 and one undocumented-status violation", resp.StatusCode, got)
+	}
 }
 
 // The server must see exactly the request the test built, minus the mark;

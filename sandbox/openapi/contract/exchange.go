@@ -33,6 +33,8 @@ type exchange struct {
 	head bool
 	// unknownExpected is set by SkipRoute.
 	unknownExpected bool
+	// requestInvalid is why an unmarked request does not conform.
+	requestInvalid error
 
 	violations []string
 }
@@ -82,6 +84,7 @@ func (c *Checker) checkRequest(r *http.Request, mark string) *exchange {
 	opts.SkipSettingDefaults = true
 	input := &openapi3filter.RequestValidationInput{Request: r, PathParams: params, Route: route, Options: opts}
 	if err := openapi3filter.ValidateRequest(r.Context(), input); err != nil {
+		ex.requestInvalid = err
 		ex.fail("the request does not conform to the document (mark it with contract.MarkInvalid if that is deliberate): %v", err)
 	}
 	return ex
@@ -136,10 +139,12 @@ func (ex *exchange) fail(format string, args ...any) {
 	ex.violations = append(ex.violations, fmt.Sprintf(format, args...))
 }
 
-// report fails the checker's test once per violation. It runs after the
-// response (or its absence) is known, so every message carries the status.
-func (ex *exchange) report(status string) {
+// messages formats the violations, once the response (or its absence) is
+// known, so every message carries the status.
+func (ex *exchange) messages(status string) []string {
+	out := make([]string, 0, len(ex.violations))
 	for _, v := range ex.violations {
-		ex.c.t.Errorf("contract: %s %s -> %s: %s", ex.method, ex.path, status, v)
+		out = append(out, fmt.Sprintf("contract: %s %s -> %s: %s", ex.method, ex.path, status, v))
 	}
+	return out
 }

@@ -14,12 +14,40 @@ type transport struct {
 }
 
 // RoundTrip checks req, sends a copy of it without SkipHeader, checks the
-// response and returns it with its body restored. Like any RoundTripper it
-// leaves req itself unchanged, apart from consuming and closing its body.
+// response and returns it with its body restored; every violation fails the
+// checker's test. Like any RoundTripper it leaves req itself unchanged,
+// apart from consuming and closing its body.
 func (tr *transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	res, err := tr.c.Exchange(tr.base, req)
+	for _, v := range res.Violations {
+		tr.c.t.Errorf("%s", v)
+	}
+	return res.Response, err
+}
+
+// Result is one checked exchange.
+type Result struct {
+	// Response is the response, its body restored; nil on a transport error.
+	Response *http.Response
+	// RequestError says why the request does not conform to the document;
+	// nil when it does (or when it was marked with SkipHeader).
+	RequestError error
+	// Violations are the messages Transport would fail the test with,
+	// including RequestError's.
+	Violations []string
+}
+
+// Exchange is what Transport does for one request, sent with base (nil
+// means http.DefaultTransport), except that the violations are returned
+// instead of failing the test: for tests that decide what a violation
+// means, such as sending requests the document refuses on purpose.
+func (c *Checker) Exchange(base http.RoundTripper, req *http.Request) (Result, error) {
+	if base == nil {
+		base = http.DefaultTransport
+	}
 	body, err := drain(req.Body)
 	if err != nil {
-		return nil, fmt.Errorf("contract: read the body of %s %s: %w", req.Method, req.URL.Path, err)
+		return Result{}, fmt.Errorf("contract: read the body of %s %s: %w", req.Method, req.URL.Path, err)
 	}
 	mark := req.Header.Get(SkipHeader)
 
@@ -28,22 +56,23 @@ func (tr *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// The checks get their own copy: request validation reads the body and
 	// may touch the request, and what is sent must be exactly what the test
 	// built.
-	ex := tr.c.checkRequest(withBody(out.Clone(req.Context()), req, body), mark)
+	ex := c.checkRequest(withBody(out.Clone(req.Context()), req, body), mark)
+	res := Result{RequestError: ex.requestInvalid}
 
-	resp, err := tr.base.RoundTrip(out)
+	resp, err := base.RoundTrip(out)
 	if err != nil {
-		ex.report("no response")
-		return nil, err
+		res.Violations = ex.messages("no response")
+		return res, err
 	}
 	respBody, err := drain(resp.Body)
 	if err != nil {
-		ex.report(fmt.Sprint(resp.StatusCode))
-		return nil, fmt.Errorf("contract: read the response body of %s %s: %w", req.Method, req.URL.Path, err)
+		res.Violations = ex.messages(fmt.Sprint(resp.StatusCode))
+		return res, fmt.Errorf("contract: read the response body of %s %s: %w", req.Method, req.URL.Path, err)
 	}
 	resp.Body = io.NopCloser(bytes.NewReader(respBody))
 	ex.checkResponse(resp.StatusCode, resp.Header, respBody)
-	ex.report(fmt.Sprint(resp.StatusCode))
-	return resp, nil
+	res.Response, res.Violations = resp, ex.messages(fmt.Sprint(resp.StatusCode))
+	return res, nil
 }
 
 // drain reads and closes body; a nil body reads as nil.

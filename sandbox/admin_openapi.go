@@ -1,0 +1,22 @@
+package sandbox
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/openapi"
+)
+
+// serveAdminOpenAPI serves the admin API's OpenAPI document without the
+// admin token: it holds no data, and tooling (and the QA console) reads it
+// first. It is a document of its own so partners' generated clients, built
+// from /api/v1/openapi.json, never contain the sandbox's controls.
+func (s *Server) serveAdminOpenAPI(w http.ResponseWriter, r *http.Request) {
+	doc, err := openapi.AdminDocument()
+	if err != nil {
+		s.fail(w, r, fmt.Errorf("admin OpenAPI document: %w", err))
+		return
+	}
+	w.Header().Set("Content-Type", openapi.ContentType)
+	_, _ = w.Write(doc)
+}

@@ -1,0 +1,69 @@
+package sandbox_test
+
+import (
+	"bytes"
+	"net/http"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/openapi"
+)
+
+// The admin API's document is served at /__sandbox/openapi.json without
+// the admin token, as the package builds it.
+func TestAdminDocumentIsServed(t *testing.T) {
+	s := newSandbox(t, func(c *sandbox.Config) { c.AdminToken = "qa-token" })
+	r := s.do(request{path: openapi.AdminPath})
+	if r.Status != http.StatusOK {
+		t.Fatalf("status %d: %s", r.Status, r.Body)
+	}
+	if ct := r.Header.Get("Content-Type"); ct != openapi.ContentType {
+		t.Errorf("Content-Type %q, want %s", ct, openapi.ContentType)
+	}
+	want, err := openapi.AdminDocument()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(r.Body, want) {
+		t.Error("the served admin document differs from openapi.AdminDocument()")
+	}
+}
+
+// Every documented path answers exactly the documented methods (and HEAD
+// where it answers GET): another method gets 405 with that Allow list.
+func TestDocumentedMethodsAreAnswered(t *testing.T) {
+	s := newSandbox(t, func(c *sandbox.Config) { c.CACertPEM = []byte("a CA") })
+	admin, err := openapi.AdminDocument()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, data := range [][]byte{openapi.Document(), admin} {
+		doc, err := openapi3.NewLoader().LoadFromData(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for path, item := range doc.Paths.Map() {
+			var want []string
+			for method := range item.Operations() {
+				want = append(want, method)
+				if method == http.MethodGet {
+					want = append(want, http.MethodHead)
+				}
+			}
+			sort.Strings(want)
+			concrete := strings.NewReplacer("{tenant}", "common", "{", "x", "}", "").Replace(path)
+			r := s.do(request{method: "PATCH", path: concrete, unknownRoute: true})
+			if r.Status != http.StatusMethodNotAllowed {
+				t.Errorf("PATCH %s: status %d, want 405", concrete, r.Status)
+				continue
+			}
+			if got := r.Header.Get("Allow"); got != strings.Join(want, ", ") {
+				t.Errorf("PATCH %s: Allow %q, want %q", concrete, got, strings.Join(want, ", "))
+			}
+		}
+	}
+}
