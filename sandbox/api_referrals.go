@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/gorilla/mux"
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
@@ -66,7 +65,7 @@ func (s *Server) listReferrals(w http.ResponseWriter, r *http.Request, caller id
 // referral and a trial id that is not the referral's: never revealing that
 // a record exists.
 func (s *Server) getReferral(w http.ResponseWriter, r *http.Request, caller idp.Principal) {
-	vars := mux.Vars(r)
+	vars := pathVars(r)
 	ref, err := s.store.GetReferral(caller.ClientID, vars["outcomes_id"])
 	if err == nil && !s.trialNamed(vars["trial_id"], ref.TrialID) {
 		err = store.ErrNotFound

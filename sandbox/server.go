@@ -129,7 +129,8 @@ func New(cfg Config) (*Server, error) {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
 func (s *Server) routes() http.Handler {
-	r := mux.NewRouter()
+	// Never clean or redirect, match ids as encoded: see http_paths.go.
+	r := mux.NewRouter().SkipClean(true).UseEncodedPath()
 	r.NotFoundHandler = http.HandlerFunc(s.notFound)
 	get := func(role string, h apiHandler) methods { return methods{http.MethodGet: s.authenticated(role, h)} }
 
