@@ -44,6 +44,9 @@ type Config struct {
 	PublicURL string
 	// Clock is the sandbox clock.
 	Clock clock.Clock
+	// ClockSkew is the leeway on exp and nbf; default 0, since the sandbox
+	// issues and checks tokens on one clock (see timing.go).
+	ClockSkew time.Duration
 	// Logger receives one line per token request; never secrets or tokens.
 	Logger *slog.Logger
 }
@@ -54,6 +57,7 @@ type Provider struct {
 	clients map[string]fixtures.Client
 	log     *slog.Logger
 	cache   *validationCache
+	issued  issuedHighWater
 }
 
 // New checks cfg and returns a Provider.
@@ -75,6 +79,9 @@ func New(cfg Config) (*Provider, error) {
 	}
 	if cfg.TokenLifetime == 0 {
 		cfg.TokenLifetime = DefaultTokenLifetime
+	}
+	if cfg.ClockSkew < 0 {
+		return nil, fmt.Errorf("idp: clock skew %s is negative", cfg.ClockSkew)
 	}
 	if cfg.TokenLifetime < time.Second {
 		return nil, fmt.Errorf("idp: token lifetime %s is under one second", cfg.TokenLifetime)
