@@ -138,7 +138,7 @@ func (s *Server) routes() http.Handler {
 	if s.cfg.CACertPEM != nil {
 		s.handle(r, "/__sandbox/ca.pem", methods{http.MethodGet: http.HandlerFunc(s.serveCA)})
 	}
-	s.handle(r, "/api/v1/openapi.json", methods{http.MethodGet: http.HandlerFunc(serveOpenAPI)})
+	s.handle(r, "/api/v1/openapi.json", methods{http.MethodGet: http.HandlerFunc(s.serveOpenAPI)})
 	s.handle(r, "/health/ping", get(roleAny, s.servePing))
 	s.handle(r, "/api/v1/referrals/trials", get(RoleTrialsRead, s.serveTrials))
 	referrals := methods{
