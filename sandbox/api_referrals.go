@@ -97,7 +97,7 @@ func (s *Server) trialNamed(id, canonical string) bool {
 // the body is refused it answers the problem itself and ok is false.
 func readSubmission[T any](s *Server, w http.ResponseWriter, r *http.Request,
 	validate func(T, time.Time, []fixtures.Trial) (string, []FieldError)) (req T, trialID string, now time.Time, ok bool) {
-	unknown, err := decodeJSON(r, maxBodyBytes, &req)
+	unknown, invalid, err := decodeSubmission(r, maxBodyBytes, &req)
 	if err != nil {
 		s.fail(w, r, err)
 		return req, "", now, false
@@ -105,7 +105,7 @@ func readSubmission[T any](s *Server, w http.ResponseWriter, r *http.Request,
 	warnUnknownFields(w, unknown)
 	now = s.cfg.Clock.Now()
 	trialID, errs := validate(req, now, s.cfg.Fixtures.Trials)
-	if len(errs) > 0 {
+	if errs = append(invalid, withoutFields(errs, invalid)...); len(errs) > 0 {
 		s.problem(w, r, validationProblem(errs))
 		return req, "", now, false
 	}
