@@ -78,3 +78,35 @@ func TestEncodedSlashStaysInTheID(t *testing.T) {
 		t.Errorf("GET case%%2Denc: %d %s, want the referral case-enc", r.Status, r.Body)
 	}
 }
+
+// No POST is ever answered with a redirect, whatever the path's spelling:
+// every route, with and without a trailing slash, with a doubled slash or a
+// dot segment.
+func TestNoPostIsEverRedirected(t *testing.T) {
+	s := newSandbox(t)
+	token := s.token(partner)
+	routes := []string{
+		"/health/ping", "/api/v1/referrals", "/api/v1/referrals/trials", "/api/v1/referrals/qualified",
+		"/api/v1/referrals/qualified/x", "/api/v1/referrals/T/O", "/api/v1/openapi.json",
+		"/oauth2/v2.0/token", "/common/discovery/instance",
+		"/__sandbox/health", "/__sandbox/clock", "/__sandbox/scenarios", "/__sandbox/library/flaky",
+		"/__sandbox/reset", "/__sandbox/requests", "/__sandbox/report", "/__sandbox/ui", "/__sandbox/ui/",
+		"/__sandbox/ui/app.js", "/__sandbox/data/trials", "/__sandbox/qualified/x/status",
+	}
+	client := *s.plain
+	client.CheckRedirect = func(req *http.Request, _ []*http.Request) error {
+		t.Errorf("redirected to %s", req.URL)
+		return http.ErrUseLastResponse
+	}
+	for _, route := range routes {
+		for _, path := range []string{route, route + "/", "/" + route, strings.Replace(route, "/", "/./", 2), route + "/../x"} {
+			r, err := s.send(&client, request{method: http.MethodPost, path: path, token: token, body: `{}`})
+			if err != nil {
+				t.Fatalf("POST %s: %v", path, err)
+			}
+			if r.Status >= 300 && r.Status < 400 {
+				t.Errorf("POST %s: %d, a redirect", path, r.Status)
+			}
+		}
+	}
+}
