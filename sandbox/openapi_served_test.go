@@ -45,32 +45,36 @@ func servedAddresses(t *testing.T, base string) (server, tokenURL string) {
 // The served document names the address the sandbox was reached at (any
 // --addr), its tenant, or --public-url: never the static default.
 func TestOpenAPIDocumentNamesTheRealAddresses(t *testing.T) {
-	const tenant = "00000000-0000-4000-8000-000000000001"
-	t.Run("the request's address", func(t *testing.T) {
-		in, err := sandbox.Open(sandbox.Options{Tenant: tenant})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = in.Close() })
-		ts := httptest.NewServer(in.Server)
-		t.Cleanup(ts.Close)
-		server, token := servedAddresses(t, ts.URL)
-		if server != ts.URL || token != ts.URL+"/"+tenant+"/oauth2/v2.0/token" {
-			t.Errorf("served server %q tokenUrl %q, want %s and its tenant's token endpoint", server, token, ts.URL)
-		}
-	})
-	t.Run("--public-url", func(t *testing.T) {
-		const public = "https://sandbox.example:9443"
-		in, err := sandbox.Open(sandbox.Options{PublicURL: public + "/"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = in.Close() })
-		ts := httptest.NewServer(in.Server)
-		t.Cleanup(ts.Close)
-		server, token := servedAddresses(t, ts.URL)
-		if server != public || token != public+"/"+idp.DefaultTenant+"/oauth2/v2.0/token" {
-			t.Errorf("served server %q tokenUrl %q, want %s and its token endpoint", server, token, public)
-		}
-	})
+	const (
+		tenant = "00000000-0000-4000-8000-000000000001"
+		public = "https://sandbox.example:9443"
+	)
+	tests := []struct {
+		name string
+		opts sandbox.Options
+		// base is the expected server URL; "" means the test server's.
+		base, tenant string
+	}{
+		{"the request's address and tenant", sandbox.Options{Tenant: tenant}, "", tenant},
+		{"--public-url", sandbox.Options{PublicURL: public + "/"}, public, idp.DefaultTenant},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			in, err := sandbox.Open(tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = in.Close() })
+			ts := httptest.NewServer(in.Server)
+			t.Cleanup(ts.Close)
+			base := tc.base
+			if base == "" {
+				base = ts.URL
+			}
+			server, token := servedAddresses(t, ts.URL)
+			if server != base || token != base+"/"+tc.tenant+"/oauth2/v2.0/token" {
+				t.Errorf("served server %q tokenUrl %q, want %s and tenant %s's token endpoint", server, token, base, tc.tenant)
+			}
+		})
+	}
 }
