@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"fmt"
 	"net/url"
 	"strings"
 )
@@ -26,7 +25,9 @@ func strictQuery(raw string) (map[string]string, error) {
 		}
 		value, err := url.QueryUnescape(rawValue)
 		if err != nil || strings.Contains(rawValue, ";") {
-			return nil, badQuery(key, fmt.Sprintf("is not a well-formed query value (percent-encode reserved characters), got %q", printable(rawValue)))
+			// The value is not quoted back: it may be a secret put in
+			// the URL by mistake.
+			return nil, badQuery(key, "is not a well-formed query value (percent-encode reserved characters)")
 		}
 		if _, dup := params[key]; dup {
 			return nil, badQuery(key, "is given more than once; give it once")

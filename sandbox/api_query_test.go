@@ -2,6 +2,7 @@ package sandbox_test
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
@@ -41,5 +42,19 @@ func TestMalformedQueriesAre400NamingTheParameter(t *testing.T) {
 		if r := s.do(request{path: "/api/v1/referrals/?" + query, token: token, invalid: query == "other=1"}); r.Status != http.StatusOK {
 			t.Errorf("?%s: %d %s, want 200", query, r.Status, r.Body)
 		}
+	}
+}
+
+// A malformed value is not quoted back: it may be a secret sent in the URL
+// by mistake.
+func TestMalformedQueryValueIsNotEchoed(t *testing.T) {
+	s := newSandbox(t)
+	r := s.do(request{path: "/api/v1/referrals/?client_secret=sandbox%-partner-secret", token: s.token(partner), invalid: true})
+	p := wantProblem(t, r, http.StatusBadRequest, sandbox.ProblemTypeBadRequest)
+	if len(p.Errors) != 1 || p.Errors[0].Field != "client_secret" {
+		t.Errorf("errors %+v, want one naming client_secret", p.Errors)
+	}
+	if strings.Contains(string(r.Body), "partner-secret") {
+		t.Errorf("the error body quotes the value: %s", r.Body)
 	}
 }
