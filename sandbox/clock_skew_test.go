@@ -11,6 +11,7 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/clock"
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/openapi/contract"
 )
 
 // Options.ClockSkew (--clock-skew) reaches token validation: a token is
@@ -25,8 +26,9 @@ func TestOptionsClockSkewReachesTheAPI(t *testing.T) {
 	ts := httptest.NewServer(in.Server)
 	t.Cleanup(ts.Close)
 
+	client := contract.New(t, ts.URL).Client()
 	form := tokenForm(partner, partner+"-secret", apiScope)
-	resp, err := http.Post(ts.URL+tokenPath, formType, strings.NewReader(form.Encode()))
+	resp, err := client.Post(ts.URL+tokenPath, formType, strings.NewReader(form.Encode()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +38,7 @@ func TestOptionsClockSkewReachesTheAPI(t *testing.T) {
 	ping := func() int {
 		req, _ := http.NewRequest(http.MethodGet, ts.URL+pingPath, nil)
 		req.Header.Set("Authorization", "Bearer "+token)
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := client.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
