@@ -98,6 +98,14 @@ func errUnavailable() *TokenError {
 		"A transient error has occurred. Please try again."}
 }
 
+// InvalidRequest is a token request the sandbox refuses before the identity
+// provider sees it (a bad X-Sandbox-* header value, plain HTTP to a --tls
+// sandbox), in Entra's shape: invalid_request with AADSTS90023, Entra's
+// "invalid request" code, so a client parsing token errors always can.
+func InvalidRequest(message string) *TokenError {
+	return &TokenError{http.StatusBadRequest, CodeInvalidRequest, 90023, message}
+}
+
 // ForcedTokenError returns the token error a failure scenario forces, by its
 // OAuth error code (invalid_client, invalid_scope, invalid_grant) or by
 // status 503. ok is false for anything else.

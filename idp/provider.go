@@ -44,6 +44,9 @@ type Config struct {
 	PublicURL string
 	// Clock is the sandbox clock.
 	Clock clock.Clock
+	// ClockSkew is the leeway on exp and nbf; default 0, since the sandbox
+	// issues and checks tokens on one clock (see timing.go).
+	ClockSkew time.Duration
 	// Logger receives one line per token request; never secrets or tokens.
 	Logger *slog.Logger
 }
@@ -57,6 +60,7 @@ type Provider struct {
 	// clientClock is each client's time; Clock for all until
 	// UseClientClock.
 	clientClock func(clientID string) time.Time
+	issued      issuedHighWater
 }
 
 // New checks cfg and returns a Provider.
@@ -78,6 +82,9 @@ func New(cfg Config) (*Provider, error) {
 	}
 	if cfg.TokenLifetime == 0 {
 		cfg.TokenLifetime = DefaultTokenLifetime
+	}
+	if cfg.ClockSkew < 0 {
+		return nil, fmt.Errorf("idp: clock skew %s is negative", cfg.ClockSkew)
 	}
 	if cfg.TokenLifetime < time.Second {
 		return nil, fmt.Errorf("idp: token lifetime %s is under one second", cfg.TokenLifetime)

@@ -73,6 +73,7 @@ func (p *Provider) issue(client fixtures.Client, resource, issuer string) (Issue
 	if err != nil {
 		return Issued{}, fmt.Errorf("sign token: %w", err)
 	}
+	p.issued.record(now)
 	return Issued{AccessToken: string(signed), ExpiresIn: int(lifetime / time.Second), TokenID: uti, ExpiresAt: now.Add(lifetime)}, nil
 }
 

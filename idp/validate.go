@@ -12,10 +12,6 @@ import (
 	"github.com/lestrrat-go/jwx/v2/jwt"
 )
 
-// ClockSkew is the leeway allowed on exp and nbf, as resource servers allow
-// for clocks that differ slightly.
-const ClockSkew = 30 * time.Second
-
 // Reason says why a token was refused; it is shown to the client in the
 // WWW-Authenticate error_description.
 type Reason string
@@ -74,7 +70,8 @@ type Expectation struct {
 }
 
 // Validate checks a bearer token: RS256 only, signed by the sandbox key named
-// by kid, exp and nbf against the sandbox clock with ClockSkew, iss and aud.
+// by kid, exp and nbf against the sandbox clock (with Config.ClockSkew and
+// the clock-back rule of timing), iss and aud.
 // Errors are *ValidationError.
 func (p *Provider) Validate(raw string, want Expectation) (Principal, error) {
 	if raw == "" {
@@ -177,17 +174,14 @@ func (p *Provider) checkCurrent(e tokenEntry, want Expectation) *ValidationError
 		}
 		return refuse(ReasonUnknownClient, "client '%s' does not exist in this sandbox's %s environment", id, p.cfg.Environment)
 	}
-	return checkClaims(e, want, p.now(id))
+	return checkClaims(e, want, p.timing(id))
 }
 
 // checkClaims runs the checks that depend on time or on the caller, so a
 // cached token is re-checked on every use.
-func checkClaims(e tokenEntry, want Expectation, now time.Time) *ValidationError {
-	if now.After(e.principal.ExpiresAt.Add(ClockSkew)) {
-		return refuse(ReasonExpired, "expired at %s", e.principal.ExpiresAt.UTC().Format(time.RFC3339))
-	}
-	if !e.notBefore.IsZero() && now.Add(ClockSkew).Before(e.notBefore) {
-		return refuse(ReasonNotYetValid, "not valid before %s", e.notBefore.UTC().Format(time.RFC3339))
+func checkClaims(e tokenEntry, want Expectation, now timing) *ValidationError {
+	if err := now.check(e.principal.ExpiresAt, e.notBefore); err != nil {
+		return err
 	}
 	if !slices.Contains(want.Issuers, e.issuer) {
 		return refuse(ReasonWrongIssuer, "issuer '%s' is not this sandbox", e.issuer)

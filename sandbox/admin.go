@@ -71,6 +71,13 @@ func (s *Server) adminOnly(h http.HandlerFunc) http.Handler {
 			}
 		}
 		w.Header().Set("Cache-Control", "no-store")
+		// The admin API's queries are read as strictly as the API's: a
+		// malformed escape, a parameter given twice or given empty is a
+		// 400 naming it, never a silently different filter.
+		if err := checkAdminQuery(r.URL.RawQuery); err != nil {
+			s.fail(w, r, err)
+			return
+		}
 		if stateChanging(r.Method) {
 			if err := checkAdminContentType(r.Header.Get("Content-Type")); err != nil {
 				s.problem(w, r, newProblem(http.StatusUnsupportedMediaType, err.Error()))
@@ -111,16 +118,32 @@ func decodeAdminBody(r *http.Request, into any) error {
 	if r.ContentLength == 0 {
 		return newRequestError(http.StatusBadRequest, "the request body is empty; "+adminJSONHint)
 	}
-	unknown, err := decodeJSON(r, maxBodyBytes, into)
+	unknown, content, err := decodeSubmission(r, maxBodyBytes, into)
 	if err != nil {
 		return err
 	}
-	if len(unknown) > 0 {
-		errs := make([]FieldError, 0, len(unknown))
-		for _, f := range unknown {
-			errs = append(errs, FieldError{Field: f, Message: "unknown field"})
-		}
+	// null, invalid UTF-8 and NUL are refused as on the API: one rule.
+	errs := content
+	for _, f := range unknown {
+		errs = append(errs, FieldError{Field: f, Message: "unknown field"})
+	}
+	if len(errs) > 0 {
 		return &requestError{Problem: validationProblem(errs)}
+	}
+	return nil
+}
+
+// checkAdminQuery refuses an admin query strictQuery refuses, and any
+// parameter given empty.
+func checkAdminQuery(raw string) error {
+	q, err := strictQuery(raw)
+	if err != nil {
+		return err
+	}
+	for k, v := range q {
+		if v == "" {
+			return badQuery(k, "is empty; leave it out instead")
+		}
 	}
 	return nil
 }

@@ -29,7 +29,7 @@ func (s *Server) serveReport(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
+		if err != nil || !isDigits(v) || n < 1 {
 			errs = append(errs, FieldError{Field: p.name, Message: "must be a positive whole number"})
 		}
 		*p.into = n

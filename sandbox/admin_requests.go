@@ -31,14 +31,14 @@ func (s *Server) listRequests(w http.ResponseWriter, r *http.Request) {
 	var errs []FieldError
 	if v := q.Get("status"); v != "" {
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 100 || n > 599 {
+		if err != nil || !isDigits(v) || n < 100 || n > 599 {
 			errs = append(errs, FieldError{Field: "status", Message: "must be an HTTP status code such as 401"})
 		}
 		f.Status = n
 	}
 	if v := q.Get("afterId"); v != "" {
 		n, err := strconv.ParseUint(v, 10, 64)
-		if err != nil {
+		if err != nil || !isDigits(v) {
 			errs = append(errs, FieldError{Field: "afterId", Message: "must be a journal entry id"})
 		}
 		f.AfterID = n
@@ -52,7 +52,7 @@ func (s *Server) listRequests(w http.ResponseWriter, r *http.Request) {
 	}
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > journal.MaxPageLimit {
+		if err != nil || !isDigits(v) || n < 1 || n > journal.MaxPageLimit {
 			errs = append(errs, FieldError{Field: "limit", Message: fmt.Sprintf("must be a whole number from 1 to %d", journal.MaxPageLimit)})
 		}
 		limit = n

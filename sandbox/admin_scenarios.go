@@ -5,8 +5,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/gorilla/mux"
-
 	"github.com/referrals-sandbox/referrals-sandbox/scenarios"
 )
 
@@ -63,7 +61,7 @@ func (s *Server) clearRules(w http.ResponseWriter, _ *http.Request) {
 }
 
 func (s *Server) getRule(w http.ResponseWriter, r *http.Request) {
-	status, ok := s.scenarios.Get(mux.Vars(r)["id"])
+	status, ok := s.scenarios.Get(pathVars(r)["id"])
 	if !ok {
 		s.problem(w, r, newProblem(http.StatusNotFound, "no active rule with that id (a rule whose times ran out is retired)"))
 		return
@@ -72,7 +70,7 @@ func (s *Server) getRule(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) deleteRule(w http.ResponseWriter, r *http.Request) {
-	if !s.scenarios.Remove(mux.Vars(r)["id"]) {
+	if !s.scenarios.Remove(pathVars(r)["id"]) {
 		s.problem(w, r, newProblem(http.StatusNotFound, "no active rule with that id"))
 		return
 	}
@@ -84,9 +82,9 @@ func (s *Server) listLibrary(w http.ResponseWriter, _ *http.Request) {
 }
 
 func (s *Server) getScenario(w http.ResponseWriter, r *http.Request) {
-	sc, ok := s.library.Get(mux.Vars(r)["name"])
+	sc, ok := s.library.Get(pathVars(r)["name"])
 	if !ok {
-		s.problem(w, r, s.unknownScenario(mux.Vars(r)["name"]))
+		s.problem(w, r, s.unknownScenario(pathVars(r)["name"]))
 		return
 	}
 	writeJSON(w, http.StatusOK, sc)
@@ -103,7 +101,7 @@ func (s *Server) activateScenario(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	name := mux.Vars(r)["name"]
+	name := pathVars(r)["name"]
 	rules, err := s.scenarios.Activate(name, body.ClientID)
 	if errors.Is(err, scenarios.ErrUnknownScenario) {
 		s.problem(w, r, s.unknownScenario(name))
@@ -123,7 +121,7 @@ func (s *Server) activateScenario(w http.ResponseWriter, r *http.Request) {
 // deactivateScenario removes one activation: ?clientId= names the client it
 // was bound to; without it every activation of the scenario goes.
 func (s *Server) deactivateScenario(w http.ResponseWriter, r *http.Request) {
-	name := mux.Vars(r)["name"]
+	name := pathVars(r)["name"]
 	if _, ok := s.library.Get(name); !ok {
 		s.problem(w, r, s.unknownScenario(name))
 		return

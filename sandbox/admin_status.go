@@ -6,8 +6,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/gorilla/mux"
-
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
@@ -49,7 +47,7 @@ func (s *Server) moveReferralStatus(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	vars := mux.Vars(r)
+	vars := pathVars(r)
 	found, err := s.store.FindReferral(vars["outcomes_id"])
 	if err == nil && !s.trialNamed(vars["trial_id"], found.TrialID) {
 		err = store.ErrNotFound
@@ -74,7 +72,7 @@ func (s *Server) moveQualifiedStatus(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	id := mux.Vars(r)["external_source_id"]
+	id := pathVars(r)["external_source_id"]
 	owner, err := s.qualifiedOwner(id, m.ClientID)
 	var updated fixtures.QualifiedReferral
 	if err == nil {

@@ -43,6 +43,12 @@ func decodeJSON(r *http.Request, maxBytes int64, into any) (unknown []string, er
 	if err != nil {
 		return nil, err
 	}
+	return decodeBody(body, into)
+}
+
+// decodeBody is decodeJSON on a body already read.
+func decodeBody(body []byte, into any) (unknown []string, err error) {
+	target := reflect.TypeOf(into)
 	if decodeKnownObject(body, into) {
 		return nil, nil
 	}
@@ -222,6 +228,11 @@ type walker struct {
 	seen     map[string]bool
 	typeErrs []FieldError
 	fields   map[reflect.Type][]jsonField // per-decode cache of fieldsOf
+	// content, when set, is the document being walked: the walker then
+	// also reports null values and strings that are not valid UTF-8 or hold
+	// NUL in contentErrs (see api_content.go).
+	content     []byte
+	contentErrs []FieldError
 }
 
 var (
@@ -231,9 +242,13 @@ var (
 
 // value reads the next JSON value, expected to decode into t at path.
 func (w *walker) value(t reflect.Type, path string) error {
+	start := w.dec.InputOffset()
 	tok, err := w.dec.Token()
 	if err != nil {
 		return err
+	}
+	if w.content != nil {
+		w.checkContent(path, tok, w.content[start:w.dec.InputOffset()])
 	}
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()

@@ -7,8 +7,11 @@ import (
 )
 
 // serveOpenAPI serves the OpenAPI document without a token, like the health
-// check: a partner's tooling reads it before it has credentials.
-func serveOpenAPI(w http.ResponseWriter, _ *http.Request) {
+// check: a partner's tooling reads it before it has credentials. Its servers
+// and OAuth2 tokenUrl name the address the request came in on (or
+// --public-url), as the discovery document does.
+func (s *Server) serveOpenAPI(w http.ResponseWriter, r *http.Request) {
+	base := s.cfg.Provider.BaseURL(r)
 	w.Header().Set("Content-Type", "application/json")
-	_, _ = w.Write(openapi.Document())
+	_, _ = w.Write(openapi.Served(base, s.cfg.Provider.TokenURL(base)))
 }

@@ -5,8 +5,6 @@ import (
 	"net/http"
 	"net/url"
 
-	"github.com/gorilla/mux"
-
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
@@ -73,7 +71,7 @@ func (s *Server) listQualified(w http.ResponseWriter, r *http.Request, caller id
 }
 
 func (s *Server) getQualified(w http.ResponseWriter, r *http.Request, caller idp.Principal) {
-	q, err := s.store.GetQualified(caller.ClientID, mux.Vars(r)["external_source_id"], s.viewedBy(r, caller))
+	q, err := s.store.GetQualified(caller.ClientID, pathVars(r)["external_source_id"], s.viewedBy(r, caller))
 	if errors.Is(err, store.ErrNotFound) {
 		s.problem(w, r, newProblem(http.StatusNotFound, "no qualified referral with that externalSourceId"))
 		return

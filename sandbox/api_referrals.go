@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/gorilla/mux"
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
@@ -66,7 +65,7 @@ func (s *Server) listReferrals(w http.ResponseWriter, r *http.Request, caller id
 // referral and a trial id that is not the referral's: never revealing that
 // a record exists.
 func (s *Server) getReferral(w http.ResponseWriter, r *http.Request, caller idp.Principal) {
-	vars := mux.Vars(r)
+	vars := pathVars(r)
 	ref, err := s.store.GetReferral(caller.ClientID, vars["outcomes_id"])
 	if err == nil && !s.trialNamed(vars["trial_id"], ref.TrialID) {
 		err = store.ErrNotFound
@@ -98,7 +97,7 @@ func (s *Server) trialNamed(id, canonical string) bool {
 // the body is refused it answers the problem itself and ok is false.
 func readSubmission[T any](s *Server, w http.ResponseWriter, r *http.Request, clientID string,
 	validate func(T, time.Time, []fixtures.Trial) (string, []FieldError)) (req T, trialID string, now time.Time, ok bool) {
-	unknown, err := decodeJSON(r, maxBodyBytes, &req)
+	unknown, invalid, err := decodeSubmission(r, maxBodyBytes, &req)
 	if err != nil {
 		s.fail(w, r, err)
 		return req, "", now, false
@@ -106,7 +105,7 @@ func readSubmission[T any](s *Server, w http.ResponseWriter, r *http.Request, cl
 	warnUnknownFields(w, unknown)
 	now = s.now(clientID)
 	trialID, errs := validate(req, now, s.cfg.Fixtures.Trials)
-	if len(errs) > 0 {
+	if errs = append(invalid, withoutFields(errs, invalid)...); len(errs) > 0 {
 		s.problem(w, r, validationProblem(errs))
 		return req, "", now, false
 	}

@@ -202,7 +202,7 @@ func TestAPI_Authentication(t *testing.T) {
 		}, "bad signature"},
 		{"an expired token", func(s *testSandbox) string {
 			token := s.token(partner)
-			s.advance(idp.DefaultTokenLifetime + idp.ClockSkew + time.Second)
+			s.advance(idp.DefaultTokenLifetime + time.Second)
 			return "Bearer " + token
 		}, "expired"},
 		{"a token for another API", func(s *testSandbox) string { return "Bearer " + s.token(otherAPI) }, "wrong audience"},
@@ -232,14 +232,17 @@ func TestAPI_Authentication(t *testing.T) {
 	}
 }
 
-// TestAPI_TokenClockSkew: a token expired less than idp.ClockSkew ago is
-// still accepted, as resource servers allow for clocks that differ.
-func TestAPI_TokenClockSkew(t *testing.T) {
+// TestAPI_NoLeewayPastExpiry: the sandbox issues and checks tokens on one
+// clock, so a token is refused the second its exp passes; the README's
+// "advance 3600s expires every live token" holds.
+func TestAPI_NoLeewayPastExpiry(t *testing.T) {
 	s := newSandbox(t)
 	token := s.token(partner)
-	s.advance(idp.DefaultTokenLifetime + idp.ClockSkew - 10*time.Second)
-	if r := s.do(request{path: "/health/ping", token: token}); r.Status != http.StatusOK {
-		t.Errorf("a token %s past its expiry: %d %s, want 200", idp.ClockSkew-10*time.Second, r.Status, r.Body)
+	s.advance(3600 * time.Second)
+	r := s.do(request{path: "/health/ping", token: token})
+	wantProblem(t, r, http.StatusUnauthorized, sandbox.ProblemTypeUnauthorized)
+	if d := wantChallenge(t, r, "invalid_token")["error_description"]; !strings.Contains(d, "expired") {
+		t.Errorf("error_description %q, want it to say expired", d)
 	}
 }
 

@@ -62,7 +62,7 @@ func TestValidatePatient(t *testing.T) {
 		formatMsg = "must be a date in the format YYYY-MM-DD"
 		realMsg   = "is not a real calendar date"
 		genderMsg = `must be one of "female", "male", "other", "unknown" (exact, lowercase)`
-		emailMsg  = "must be a plain email address such as name@example.com, without a display name or angle brackets"
+		emailMsg  = "must be a plain email address such as name@example.com: no display name, quotes or angle brackets, and a domain name with a dot (not localhost)"
 		phoneMsg  = "must be an E.164 phone number: + and 2 to 15 digits, the first not 0, no spaces (e.g. +14155550123)"
 		postalMsg = "must be 1 to 20 letters, digits, spaces or hyphens"
 	)

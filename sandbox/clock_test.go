@@ -1,10 +1,15 @@
 package sandbox_test
 
 import (
+	"context"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/clientcredentials"
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 )
@@ -185,18 +190,38 @@ func TestClockAdvanceExpiresLiveToken(t *testing.T) {
 	}
 }
 
-// TestClockSetBackMakesTokenNotYetValid: moving time before a token's
-// issue makes it not yet valid.
-func TestClockSetBackMakesTokenNotYetValid(t *testing.T) {
+// TestClockMovedBackKeepsIssuedTokens: the README's recipe (advance, then
+// reset) with a client that caches its token (x/oauth2's ReuseTokenSource,
+// which judges expiry by its own clock): the token it fetched while the
+// clock was ahead has an nbf in the reset clock's future, and the sandbox
+// still accepts it because it issued it (idp/timing.go).
+func TestClockMovedBackKeepsIssuedTokens(t *testing.T) {
 	t.Parallel()
 	s := newSandbox(t)
-	tok := s.token(partner)
-	s.advance(-time.Hour)
-	r := s.do(request{path: pingPath, token: tok})
-	if r.Status != http.StatusUnauthorized {
-		t.Fatalf("token from the future: %d, want 401", r.Status)
+	conf := clientcredentials.Config{
+		ClientID: partner, ClientSecret: partner + "-secret",
+		TokenURL: s.URL + tokenPath, Scopes: []string{apiScope},
 	}
-	if p := r.problem(t); !strings.Contains(p.Detail, "not yet valid") {
-		t.Errorf("detail %q, want not yet valid", p.Detail)
+	ctx := context.WithValue(t.Context(), oauth2.HTTPClient, s.client)
+	client := conf.Client(ctx)
+	get := func(when string) {
+		t.Helper()
+		resp, err := client.Get(s.URL + trialsPath)
+		if err != nil {
+			t.Fatalf("%s: %v", when, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("%s: %d %s, want 200", when, resp.StatusCode, body)
+		}
+	}
+	s.advance(time.Hour)
+	get("with the clock an hour ahead")
+	s.moveClock(map[string]any{"reset": true})
+	get("after the clock went back, with the cached token")
+
+	if n := len(s.journal(queryOf("path", tokenPath))); n != 1 {
+		t.Errorf("%d token requests, want the one the cache kept serving", n)
 	}
 }

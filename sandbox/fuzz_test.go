@@ -32,15 +32,16 @@ func checkDecodeOutcome(t *testing.T, err error) {
 	}
 }
 
-// FuzzDecodeReferral feeds arbitrary bodies to the referral decoder and
-// validator: any input gets a documented answer, and every field error
-// names a field.
+// FuzzDecodeReferral feeds arbitrary bodies to the referral decoder
+// (decodeSubmission, with its null, UTF-8 and NUL checks) and validator:
+// any input gets a documented answer, and every field error names a field.
 func FuzzDecodeReferral(f *testing.F) {
 	f.Add([]byte(`{"trialId":"NCT05550001","patient":{"firstName":"Ann","lastName":"Lee","dateOfBirth":"1980-04-12","gender":"female"}}`))
 	f.Add([]byte(`{"trialId":5,"patient":[],"x":{"y":null}}`))
 	f.Add([]byte(`[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]`))
 	f.Add([]byte(`{"patient":{"dateOfBirth":"1980-02-30","gender":"F","email":"a@","phone":"+0"}}`))
 	f.Add([]byte(``))
+	f.Add([]byte("{\"trialId\":null,\"notes\":\"\xff\\u0000\",\"patient\":{\"firstName\":\"\\ud83d\\ude00\\ufffd\"}}"))
 	set, err := fixtures.Default()
 	if err != nil {
 		f.Fatal(err)
@@ -49,13 +50,13 @@ func FuzzDecodeReferral(f *testing.F) {
 		r := httptest.NewRequest(http.MethodPost, "/api/v1/referrals/", bytes.NewReader(body))
 		r.Header.Set("Content-Type", "application/json")
 		var req referralRequest
-		_, err := decodeJSON(r, maxBodyBytes, &req)
+		_, invalid, err := decodeSubmission(r, maxBodyBytes, &req)
 		checkDecodeOutcome(t, err)
 		if err != nil {
 			return
 		}
 		_, errs := validateReferral(req, fuzzToday, set.Trials)
-		for _, fe := range errs {
+		for _, fe := range append(invalid, errs...) {
 			if fe.Field == "" || fe.Message == "" {
 				t.Fatalf("field error without field or message: %+v", fe)
 			}
@@ -77,13 +78,13 @@ func FuzzDecodeQualifiedReferral(f *testing.F) {
 		r := httptest.NewRequest(http.MethodPost, "/api/v1/referrals/qualified", bytes.NewReader(body))
 		r.Header.Set("Content-Type", "application/json")
 		var req qualifiedReferralRequest
-		_, err := decodeJSON(r, maxBodyBytes, &req)
+		_, invalid, err := decodeSubmission(r, maxBodyBytes, &req)
 		checkDecodeOutcome(t, err)
 		if err != nil {
 			return
 		}
 		_, errs := validateQualifiedReferral(req, fuzzToday, set.Trials)
-		for _, fe := range errs {
+		for _, fe := range append(invalid, errs...) {
 			if fe.Field == "" || fe.Message == "" {
 				t.Fatalf("field error without field or message: %+v", fe)
 			}

@@ -36,8 +36,7 @@ func (s *Server) withScenarios(next http.Handler) http.Handler {
 		req := scenarios.Request{Method: r.Method, Path: r.URL.Path, ClientID: info.claimed.ClientID, Endpoint: scenarios.Endpoint(info.endpoint)}
 		d, ok, err := s.perRequestDecision(r, req)
 		if err != nil {
-			e := newRequestError(http.StatusBadRequest, err.Error())
-			s.fail(w, r, e)
+			s.refuseRequest(w, r, err.Error())
 			return
 		}
 		if !ok || d.Status == 0 && d.Fault == "" && d.Error == "" {
@@ -162,6 +161,9 @@ func (s *Server) writeForced(w http.ResponseWriter, r *http.Request, endpoint sc
 		idp.WriteTokenError(w, r, s.cfg.Clock.Now(), e)
 		return
 	}
+	if d.Status != http.StatusTooManyRequests {
+		s.limiter.forcedHeaders(w, infoFrom(r.Context()).claimed.ClientID, s.cfg.Clock.Now(), 0)
+	}
 	switch d.Status {
 	case http.StatusUnauthorized:
 		reason := d.Reason
@@ -173,7 +175,7 @@ func (s *Server) writeForced(w http.ResponseWriter, r *http.Request, endpoint sc
 		s.forbid(w, r, "required for this operation (permissions revoked by sandbox rule "+d.RuleID+")")
 	case http.StatusTooManyRequests:
 		seconds := retryAfterSeconds(d.RetryAfter)
-		setRateLimitHeaders(w, 0, 0, seconds)
+		s.limiter.forcedHeaders(w, infoFrom(r.Context()).claimed.ClientID, s.cfg.Clock.Now(), seconds)
 		s.problem(w, r, newProblem(d.Status, fmt.Sprintf("rate limit exceeded; retry after %d second(s)", seconds)))
 	case http.StatusServiceUnavailable:
 		s.problem(w, r, newProblem(d.Status, "the service is temporarily unavailable; retry after the Retry-After delay"))

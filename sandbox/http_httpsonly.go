@@ -14,7 +14,6 @@ func (s *Server) withHTTPSOnly(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		s.problem(w, r, newProblem(http.StatusBadRequest,
-			"this sandbox serves HTTPS only (--tls), as the real service does; use https://"+r.Host+r.URL.Path))
+		s.refuseRequest(w, r, "this sandbox serves HTTPS only (--tls), as the real service does; use https://"+r.Host+r.URL.Path)
 	})
 }

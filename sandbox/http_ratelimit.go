@@ -122,3 +122,25 @@ func setRateLimitHeaders(w http.ResponseWriter, limit, remaining, reset int) {
 	h.Set("RateLimit-Remaining", strconv.Itoa(remaining))
 	h.Set("RateLimit-Reset", strconv.Itoa(reset))
 }
+
+// forcedHeaders gives a forced answer the RateLimit-* headers a real answer
+// of the client would carry, read from its bucket without spending from it
+// (the request never reached the service). A forced 429 (retryAfter > 0)
+// says nothing is left until Retry-After, as a real 429 does. Nothing is
+// written when limiting is off for the client or no client is known, as
+// real answers then carry no RateLimit-* headers either.
+func (l *rateLimiter) forcedHeaders(w http.ResponseWriter, clientID string, now time.Time, retryAfter int) {
+	if clientID == "" {
+		return
+	}
+	b := l.bucket(clientID)
+	if b == nil {
+		return
+	}
+	if retryAfter > 0 {
+		setRateLimitHeaders(w, b.Burst(), 0, retryAfter)
+		return
+	}
+	remaining := int(math.Floor(b.TokensAt(now)))
+	setRateLimitHeaders(w, b.Burst(), max(remaining, 0), secondsUntilFull(b, now))
+}

@@ -38,5 +38,6 @@ func (s *Server) handle(r *mux.Router, path string, m methods) {
 
 // notFound answers unknown paths with a problem body.
 func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
-	s.problem(w, r, newProblem(http.StatusNotFound, "no such path: "+r.URL.Path))
+	escaped := r.URL.EscapedPath()
+	s.problem(w, r, newProblem(http.StatusNotFound, "no such path: "+escaped+uncleanPathHint(escaped)))
 }

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 
@@ -67,6 +68,23 @@ func TestTLSListener_PlainHTTPIsRefusedAndReported(t *testing.T) {
 	}
 	plainID := plain.Header.Get(sandbox.RequestIDHeader)
 
+	// The token endpoint refuses plain HTTP in Entra's error shape, which
+	// is all a token client parses.
+	plainToken, err := http.PostForm("http://"+host+"/oauth2/v2.0/token", form)
+	if err != nil {
+		t.Fatalf("plain HTTP token request should get an answer, got %v", err)
+	}
+	var entra struct {
+		Error       string `json:"error"`
+		Description string `json:"error_description"`
+	}
+	err = json.NewDecoder(plainToken.Body).Decode(&entra)
+	plainToken.Body.Close()
+	if plainToken.StatusCode != http.StatusBadRequest || err != nil || entra.Error != "invalid_request" || !strings.Contains(entra.Description, "HTTPS only") {
+		t.Fatalf("plain HTTP token request: %d %v %+v, want Entra's invalid_request saying HTTPS only", plainToken.StatusCode, err, entra)
+	}
+	tokenID := plainToken.Header.Get(sandbox.RequestIDHeader)
+
 	report, err := secure.Get("https://" + host + "/__sandbox/report?clientId=sandbox-partner")
 	if err != nil {
 		t.Fatal(err)
@@ -87,8 +105,8 @@ func TestTLSListener_PlainHTTPIsRefusedAndReported(t *testing.T) {
 		if c.ID != "https-only" {
 			continue
 		}
-		if c.Result != "fail" || len(c.Evidence) != 1 || c.Evidence[0] != plainID {
-			t.Fatalf("https-only = %s with evidence %v, want fail with %s", c.Result, c.Evidence, plainID)
+		if c.Result != "fail" || !slices.Equal(c.Evidence, []string{plainID, tokenID}) {
+			t.Fatalf("https-only = %s with evidence %v, want fail with %s and %s", c.Result, c.Evidence, plainID, tokenID)
 		}
 		return
 	}

@@ -26,6 +26,7 @@ type Options struct {
 	Tenant         string
 	Environment    string
 	TokenLifetime  time.Duration
+	ClockSkew      time.Duration
 	SigningKeyFile string
 	FixturesDir    string
 	DataFile       string
@@ -107,7 +108,7 @@ func Open(opts Options) (*Instance, error) {
 	clocks := clock.NewPerClient(opts.Clock)
 	provider, err := idp.New(idp.Config{
 		Tenant: opts.Tenant, Environment: opts.Environment, Clients: set.Clients,
-		TokenLifetime: opts.TokenLifetime, Keys: keys, PublicURL: opts.PublicURL, Clock: opts.Clock, Logger: opts.Logger,
+		TokenLifetime: opts.TokenLifetime, ClockSkew: opts.ClockSkew, Keys: keys, PublicURL: opts.PublicURL, Clock: opts.Clock, Logger: opts.Logger,
 	})
 	if err != nil {
 		return nil, err

@@ -168,7 +168,8 @@ func (s *Server) now(clientID string) time.Time { return s.cfg.ClientClocks.Now(
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
 func (s *Server) routes() http.Handler {
-	r := mux.NewRouter()
+	// Never clean or redirect, match ids as encoded: see http_paths.go.
+	r := mux.NewRouter().SkipClean(true).UseEncodedPath()
 	r.NotFoundHandler = http.HandlerFunc(s.notFound)
 	get := func(role string, h apiHandler) methods { return methods{http.MethodGet: s.authenticated(role, h)} }
 
@@ -176,7 +177,7 @@ func (s *Server) routes() http.Handler {
 	if s.cfg.CACertPEM != nil {
 		s.handle(r, "/__sandbox/ca.pem", methods{http.MethodGet: http.HandlerFunc(s.serveCA)})
 	}
-	s.handle(r, "/api/v1/openapi.json", methods{http.MethodGet: http.HandlerFunc(serveOpenAPI)})
+	s.handle(r, "/api/v1/openapi.json", methods{http.MethodGet: http.HandlerFunc(s.serveOpenAPI)})
 	s.handle(r, "/health/ping", get(roleAny, s.servePing))
 	s.handle(r, "/api/v1/referrals/trials", get(RoleTrialsRead, s.serveTrials))
 	referrals := methods{

@@ -118,8 +118,8 @@ func journalQuery(f journal.Filter, walk bool, limit int) string {
 }
 
 // AdvanceClock moves sandbox time forward by d (back when d is negative):
-// tokens expire, and timestamps move, without waiting. The API accepts a
-// token up to idp.ClockSkew (30s) past its expiry, so advance beyond that.
+// tokens expire, and timestamps move, without waiting. The API refuses a
+// token the second its exp passes (no leeway unless --clock-skew).
 func (s *Sandbox) AdvanceClock(t testing.TB, d time.Duration) {
 	t.Helper()
 	body := map[string]string{"advance": d.String()}

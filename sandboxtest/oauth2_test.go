@@ -11,7 +11,6 @@ import (
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
 
-	"github.com/referrals-sandbox/referrals-sandbox/idp"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
 	"github.com/referrals-sandbox/referrals-sandbox/sandboxtest"
 )
@@ -113,7 +112,7 @@ func TestOAuth2TokenSourceRenews(t *testing.T) {
 	if got := getTrials(t, sb, first.AccessToken); got != http.StatusOK {
 		t.Fatalf("trials with the first token: %d, want 200", got)
 	}
-	sb.AdvanceClock(t, lifetime+idp.ClockSkew+time.Second) // past expiry and the API's leeway
+	sb.AdvanceClock(t, lifetime+time.Second) // past expiry
 	if got := getTrials(t, sb, first.AccessToken); got != http.StatusUnauthorized {
 		t.Fatalf("trials with the first token after the clock moved past its expiry: %d, want 401", got)
 	}

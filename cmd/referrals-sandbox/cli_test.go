@@ -135,6 +135,8 @@ func TestUsageErrorsExit2NamingTheCulprit(t *testing.T) {
 		{"rate limit flag", nil, []string{"--rate-limit", "abc"}, "rate-limit"},
 		{"rate limit variable", map[string]string{"SANDBOX_RATE_LIMIT": "abc"}, nil, "SANDBOX_RATE_LIMIT"},
 		{"negative rate limit", nil, []string{"serve", "--rate-limit", "-1"}, "--rate-limit"},
+		{"negative clock skew", nil, []string{"serve", "--clock-skew", "-1s"}, "--clock-skew"},
+		{"clock skew variable", map[string]string{"SANDBOX_CLOCK_SKEW": "soon"}, []string{"serve"}, "SANDBOX_CLOCK_SKEW"},
 		{"environment", nil, []string{"serve", "--environment", "staging"}, "--environment"},
 		{"environment variable", map[string]string{"SANDBOX_ENVIRONMENT": "staging"}, []string{"serve"}, "--environment"},
 		{"log format", nil, []string{"serve", "--log-format", "xml"}, "--log-format"},

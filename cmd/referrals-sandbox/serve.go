@@ -49,6 +49,7 @@ func addServeFlags(o *options, c *serveConfig) {
 	o.String(&so.Tenant, "tenant", idp.DefaultTenant, "tenant GUID in the identity provider's paths and tokens")
 	o.String(&so.Environment, "environment", fixtures.EnvironmentDevelopment, "environment the sandbox runs as: development or production (clients of the other do not exist)")
 	o.Duration(&so.TokenLifetime, "token-lifetime", idp.DefaultTokenLifetime, "access token lifetime (a client's tokenLifetimeSeconds overrides it)")
+	o.Duration(&so.ClockSkew, "clock-skew", 0, "leeway on token expiry and not-before for the API (the sandbox issues and checks tokens on one clock, so none by default)")
 	o.String(&so.SigningKeyFile, "signing-key", "", "PEM file with the RSA key that signs tokens (default: the embedded sandbox-only key)")
 	o.String(&so.FixturesDir, "fixtures", "", "fixtures directory replacing the embedded defaults (clients.json and trials.json required)")
 	o.String(&so.DataFile, "data", "", "buntdb file that keeps referrals across restarts (default: in memory); fixtures are loaded only into an empty store")
@@ -86,6 +87,8 @@ func (c *serveConfig) check() error {
 		return fmt.Errorf("%w: --journal-bytes must be at least %d (1 MiB)", errUsage, sandbox.MinJournalBytes)
 	case so.TokenLifetime < time.Second:
 		return fmt.Errorf("%w: --token-lifetime must be at least 1s", errUsage)
+	case so.ClockSkew < 0:
+		return fmt.Errorf("%w: --clock-skew must not be negative", errUsage)
 	case c.shutdownGrace < 0:
 		return fmt.Errorf("%w: --shutdown-grace must not be negative", errUsage)
 	case so.PublicURL != "" && !strings.HasPrefix(so.PublicURL, "http://") && !strings.HasPrefix(so.PublicURL, "https://"):

@@ -18,8 +18,8 @@ const (
 	// renewal margin (60 s) left; pass when the client renewed at least once
 	// and did neither. A token that lapsed while the client was idle and
 	// was replaced before the next call is fine. Expired means at or past
-	// the token's exp, even inside the sandbox's 30 s clock-skew allowance
-	// (such a call still succeeds).
+	// the token's exp, even inside a --clock-skew allowance (such a call
+	// still succeeds).
 	CheckRenewsBeforeExpiry = "renews-before-expiry"
 	// CheckReusesTokens: one token serves many calls. New tokens are
 	// compared with API and ping calls, leaving out 401s and the tokens

@@ -167,7 +167,13 @@ func insertQualified(tx *buntdb.Tx, q fixtures.QualifiedReferral) error {
 	if err := insert(tx, key, value); err != nil {
 		return err
 	}
-	return appendAudit(tx, auditKeyPrefix(q.ClientID, q.ExternalSourceID), q.AuditTrail...)
+	// Fixture files may write times as 2025-01-03T10:00:00.5Z; the trail is
+	// served in the documented six-digit format.
+	trail, err := canonicalAuditTrail(q.AuditTrail)
+	if err != nil {
+		return err
+	}
+	return appendAudit(tx, auditKeyPrefix(q.ClientID, q.ExternalSourceID), trail...)
 }
 
 // QualifiedAuditTrail returns one page of the whole audit trail of the

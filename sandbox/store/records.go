@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"time"
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/tidwall/buntdb"
@@ -33,13 +35,17 @@ func encodeReferral(r fixtures.Referral) (key, value string, err error) {
 }
 
 // encodeQualified is encodeReferral for qualified referrals. The audit trail
-// is not part of the stored value: it lives in audit keys (see audit.go).
+// is not part of the stored value: it lives in audit keys (see audit.go),
+// where insertQualified writes it with canonical times.
 func encodeQualified(q fixtures.QualifiedReferral) (key, value string, err error) {
 	q.AuditTrail, q.AuditTrailTotal = nil, 0
 	if err := checkIdentity("qualified referral", q.ClientID, fieldExternalID, q.ExternalSourceID); err != nil {
 		return "", "", err
 	}
 	if q.SubmittedAt, err = CanonicalTimestamp(q.SubmittedAt); err != nil {
+		return "", "", err
+	}
+	if q.AuditTrail, err = canonicalAuditTrail(q.AuditTrail); err != nil {
 		return "", "", err
 	}
 	b, err := json.Marshal(q)
@@ -115,4 +121,29 @@ func update[T any](tx *buntdb.Tx, key string, encode func(T) (string, string, er
 	}
 	// Return what is stored, with the canonical submittedAt.
 	return decode[T](key, value)
+}
+
+// canonicalAuditTrail returns trail with every at canonical, as a copy: the
+// caller's slice (the fixtures the store resets to) is left alone.
+func canonicalAuditTrail(trail []fixtures.AuditEntry) ([]fixtures.AuditEntry, error) {
+	out := slices.Clone(trail)
+	for i := range out {
+		if canonicalShape(out[i].At) {
+			continue // what the store wrote; an update re-encodes the whole trail
+		}
+		t, err := time.Parse(time.RFC3339Nano, out[i].At)
+		if err != nil {
+			return nil, fmt.Errorf("%w: auditTrail[%d].at %q is not an RFC 3339 timestamp", ErrInvalid, i, out[i].At)
+		}
+		out[i].At = t.UTC().Format(fixtures.TimestampLayout)
+	}
+	return out, nil
+}
+
+// canonicalShape is a cheap test for a timestamp the store wrote itself
+// (fixtures.TimestampLayout in UTC), so re-encoding a long audit trail does
+// not parse every entry again.
+func canonicalShape(s string) bool {
+	const n = len("2006-01-02T15:04:05.000000Z")
+	return len(s) == n && s[4] == '-' && s[10] == 'T' && s[19] == '.' && s[n-1] == 'Z'
 }
