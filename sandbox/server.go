@@ -73,6 +73,8 @@ type Server struct {
 	journal    *journal.Journal
 	limiter    *rateLimiter
 	handler    http.Handler
+	// redactor hides credentials, by name and by value, in journal entries.
+	redactor *journal.Redactor
 }
 
 // New checks cfg and builds the server.
@@ -121,6 +123,7 @@ func New(cfg Config) (*Server, error) {
 		library: cfg.Library, scenarios: cfg.Scenarios, journal: journal.New(cfg.JournalSize),
 		limiter: newRateLimiter(cfg.Provider, cfg.RateLimit, cfg.RateBurst),
 	}
+	s.redactor = journal.NewRedactor(clientSecrets(cfg.Fixtures.Clients))
 	s.handler = s.routes()
 	return s, nil
 }
