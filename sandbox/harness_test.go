@@ -42,6 +42,7 @@ type testSandbox struct {
 	Logs   *lockedBuffer
 	client *http.Client
 	plain  *http.Client
+	server *sandbox.Server // for the exported-for-test accessors
 }
 
 // sandboxOption changes the configuration before the server is built.
@@ -87,6 +88,7 @@ func newSandbox(t *testing.T, opts ...sandboxOption) *testSandbox {
 		t: t, URL: ts.URL, Clock: clk, Store: cfg.Store, Logs: logs,
 		client: contract.New(t, ts.URL).Client(),
 		plain:  ts.Client(),
+		server: srv,
 	}
 }
 
