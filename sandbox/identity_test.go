@@ -33,7 +33,9 @@ func (f *forgery) forgedAs(clientID string) []string {
 }
 
 // bearer is an Authorization header carrying token.
-func bearer(token string) map[string]string { return map[string]string{"Authorization": "Bearer " + token} }
+func bearer(token string) map[string]string {
+	return map[string]string{"Authorization": "Bearer " + token}
+}
 
 // TestForgedAzpDoesNotSpendTheClientsRateLimit: tokens claiming partner-2
 // spend the small shared unverified bucket, never partner-2's, and their
@@ -243,4 +245,93 @@ func TestTokenOfAnotherEnvironmentIs401(t *testing.T) {
 	if entries := prod.journal(queryOf("clientId", partner)); len(entries) != 0 {
 		t.Errorf("production journal attributes %d requests to the development client %s", len(entries), partner)
 	}
+}
+
+// TestTokenRequestIdentity: on the token endpoint a request counts as a
+// client only with that client's secret. A wrong secret for partner-2
+// neither uses up a rule bound to partner-2 nor is journaled as partner-2;
+// rules may still name an unregistered client_id, and made-up ids share one
+// per-client counter.
+func TestTokenRequestIdentity(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	bound := s.addRule(map[string]any{"endpoint": "token", "clientId": partner2, "status": 503, "times": 1})
+	ghost := s.addRule(map[string]any{"endpoint": "token", "clientId": "ghost-app", "error": "invalid_client"})
+	counted := s.addRule(map[string]any{"endpoint": "token", "status": 503, "after": 1000, "perClient": true})
+
+	wrong := s.postToken(tokenForm(partner2, "guessed-secret", apiScope), nil)
+	checkEntraError(t, wrong, http.StatusUnauthorized, idp.CodeInvalidClient)
+	if rule := wrong.Header.Get(sandbox.RuleHeader); rule != "" {
+		t.Errorf("a wrong secret for %s fired rule %s", partner2, rule)
+	}
+	if r := s.postToken(tokenForm(partner2, partner2+"-secret", apiScope), nil); r.Status != http.StatusServiceUnavailable || r.Header.Get(sandbox.RuleHeader) != bound {
+		t.Errorf("%s with its secret: %d, rule %q; want the bound rule's 503", partner2, r.Status, r.Header.Get(sandbox.RuleHeader))
+	}
+	if r := s.postToken(tokenForm("ghost-app", "x", apiScope), nil); r.Header.Get(sandbox.RuleHeader) != ghost {
+		t.Errorf("a rule naming an unregistered client_id did not fire: %d, rule %q", r.Status, r.Header.Get(sandbox.RuleHeader))
+	}
+	for i := range 50 {
+		s.postToken(tokenForm(fmt.Sprint("made-up-", i), "x", apiScope), nil)
+	}
+
+	var rule struct {
+		ClientHits map[string]int `json:"clientHits"`
+		Matches    int            `json:"matches"`
+	}
+	s.admin(http.MethodGet, "/__sandbox/scenarios/"+counted, nil).decode(t, &rule)
+	if rule.Matches < 50 || len(rule.ClientHits) > 3 {
+		t.Errorf("perClient rule matched %d requests and keeps %d client counters, want ≥50 and at most 3 (partner-2, nobody, unregistered)", rule.Matches, len(rule.ClientHits))
+	}
+	for _, e := range s.journal(queryOf("clientId", partner2)) {
+		if e.Status == http.StatusUnauthorized {
+			t.Errorf("the wrong-secret token request is journaled as %s: %+v", partner2, e)
+		}
+	}
+	for _, e := range s.journal(nil) {
+		if strings.HasPrefix(e.ClientID, "made-up-") || e.ClientID == "ghost-app" {
+			t.Errorf("a token request for an unregistered client_id is journaled as %q", e.ClientID)
+			break
+		}
+	}
+}
+
+// TestReportNamesWhoSentATokenInTheURL: a token sent as ?code= or
+// ?access_token= is redacted in the journal, yet the request belongs to the
+// token's (verified) client, whose no-credentials-in-url check fails with
+// both requests as evidence. A forged token in the URL names nobody.
+func TestReportNamesWhoSentATokenInTheURL(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	f := newForgery(t, s)
+	tok := s.token(partner2)
+	ids := []string{"url-code", "url-access-token"}
+	for i, query := range []string{"?code=", "?access_token="} {
+		s.do(request{path: trialsPath + query + tok, headers: map[string]string{sandbox.RequestIDHeader: ids[i]}, plain: true})
+	}
+	s.do(request{path: trialsPath + "?code=" + f.forgedAs(partner2)[0], plain: true})
+	if r := s.do(request{path: trialsPath, token: tok}); r.Status != http.StatusOK {
+		t.Fatalf("%s: %d", partner2, r.Status)
+	}
+	var report conformance.Report
+	s.admin(http.MethodGet, "/__sandbox/report?clientId="+partner2, nil).decode(t, &report)
+	if len(report.Clients) != 1 {
+		t.Fatalf("report for %s: %+v", partner2, report)
+	}
+	c := report.Clients[0]
+	if c.Requests != 4 { // the token request, two URL tokens, one proper call
+		t.Errorf("report judges %d requests of %s, want 4 (the forged one is not theirs)", c.Requests, partner2)
+	}
+	for _, check := range c.Checks {
+		if check.ID != conformance.CheckNoCredentialsInURL {
+			continue
+		}
+		if check.Result != conformance.Fail || !slices.Equal(check.Evidence, ids) {
+			t.Errorf("%s: %s %v (%s), want fail with evidence %v", check.ID, check.Result, check.Evidence, check.Explanation, ids)
+		}
+		if !strings.Contains(check.Explanation, "code") || !strings.Contains(check.Explanation, "access_token") {
+			t.Errorf("explanation %q does not name code and access_token", check.Explanation)
+		}
+		return
+	}
+	t.Errorf("no %s check in %+v", conformance.CheckNoCredentialsInURL, c)
 }

@@ -118,14 +118,15 @@ func (x *Redactor) Query(raw string) string {
 
 // Path replaces each path segment that holds a credential.
 func (x *Redactor) Path(p string) string {
-	if !x.holdsCredential(p) {
-		return p
-	}
 	segments := strings.Split(p, "/")
+	changed := false
 	for i, seg := range segments {
 		if x.holdsCredential(seg) {
-			segments[i] = Redacted
+			segments[i], changed = Redacted, true
 		}
+	}
+	if !changed {
+		return p
 	}
 	return strings.Join(segments, "/")
 }
