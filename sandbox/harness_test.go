@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -89,6 +90,25 @@ func newSandbox(t *testing.T, opts ...sandboxOption) *testSandbox {
 		client: contract.New(t, ts.URL).Client(),
 		plain:  ts.Client(),
 		server: srv,
+	}
+}
+
+// withClients changes the client list (a copy of it) and runs the sandbox
+// as environment (development when empty), rebuilding the fixtures and the
+// identity provider over them as clients.json and --environment would.
+func withClients(t *testing.T, environment string, change func([]fixtures.Client) []fixtures.Client) sandboxOption {
+	return func(c *sandbox.Config) {
+		set := *c.Fixtures
+		set.Clients = change(slices.Clone(set.Clients))
+		keys, err := idp.LoadKeys(fixtures.DefaultSigningKeyPEM())
+		if err != nil {
+			t.Fatal(err)
+		}
+		provider, err := idp.New(idp.Config{Clients: set.Clients, Keys: keys, Clock: c.Clock, Logger: c.Logger, Environment: environment})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Fixtures, c.Provider = &set, provider
 	}
 }
 

@@ -208,22 +208,12 @@ func TestTokenOfAnotherEnvironmentIs401(t *testing.T) {
 	const prodClient = "prod-partner"
 	dev := newSandbox(t)
 	devToken := dev.token(partner)
-	prod := newSandbox(t, func(c *sandbox.Config) {
-		set := *c.Fixtures
-		set.Clients = append(slices.Clone(set.Clients), fixtures.Client{
+	prod := newSandbox(t, withClients(t, fixtures.EnvironmentProduction, func(clients []fixtures.Client) []fixtures.Client {
+		return append(clients, fixtures.Client{
 			ClientID: prodClient, ClientSecret: prodClient + "-secret", Roles: []string{sandbox.RoleTrialsRead},
 			Resources: []string{idp.DefaultResource}, Environment: fixtures.EnvironmentProduction,
 		})
-		keys, err := idp.LoadKeys(fixtures.DefaultSigningKeyPEM())
-		if err != nil {
-			t.Fatal(err)
-		}
-		provider, err := idp.New(idp.Config{Clients: set.Clients, Keys: keys, Clock: c.Clock, Logger: c.Logger, Environment: fixtures.EnvironmentProduction})
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.Fixtures, c.Provider = &set, provider
-	})
+	}))
 	if r := prod.do(request{path: trialsPath, token: prod.token(prodClient)}); r.Status != http.StatusOK {
 		t.Fatalf("production client on production: %d %s", r.Status, r.Body)
 	}
