@@ -3,6 +3,7 @@ package sandbox_test
 import (
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"net/http"
@@ -11,8 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
 // basic is an HTTP Basic Authorization value (client_secret_basic).
@@ -197,5 +200,32 @@ func TestSecretsRedactedByValue(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// failingGets is a store whose qualified-referral reads fail, to make the
+// sandbox log a 500.
+type failingGets struct{ store.Store }
+
+func (failingGets) GetQualified(string, string, *fixtures.AuditEntry) (fixtures.QualifiedReferral, error) {
+	return fixtures.QualifiedReferral{}, errors.New("disk unreadable")
+}
+
+// TestFailureLogRedactsThePath: a 500 is logged with its path, and a token
+// sent as a path segment must not reach the log that way.
+func TestFailureLogRedactsThePath(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t, func(c *sandbox.Config) { c.Store = failingGets{c.Store} })
+	tok := s.token(partner)
+	r := s.do(request{path: "/api/v1/referrals/qualified/" + tok, token: tok, plain: true})
+	if r.Status != http.StatusInternalServerError {
+		t.Fatalf("read with a failing store: %d, want 500", r.Status)
+	}
+	logs := s.Logs.String()
+	if !strings.Contains(logs, "request failed") || !strings.Contains(logs, "/api/v1/referrals/qualified/"+journal.Redacted) {
+		t.Fatalf("no failure logged with the redacted path:\n%s", logs)
+	}
+	if strings.Contains(logs, tok[strings.LastIndex(tok, ".")+1:]) {
+		t.Error("the failure log holds the token")
 	}
 }
