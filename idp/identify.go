@@ -17,15 +17,17 @@ type Claimed struct {
 	ExpiresAt time.Time
 }
 
-// Identify returns who a genuine token belongs to, or the zero Claimed. It
-// never grants access; Validate does that.
-func (p *Provider) Identify(raw string) Claimed {
+// Identify returns who a genuine token belongs to, or the zero Claimed and
+// the *ValidationError Validate would give the token: a caller that keeps
+// it need not verify a forged token twice. It never grants access;
+// Validate does that.
+func (p *Provider) Identify(raw string) (Claimed, error) {
 	if raw == "" {
-		return Claimed{}
+		return Claimed{}, refuse(ReasonMissing, "no bearer token in the Authorization header")
 	}
 	entry, err := p.verify(raw)
 	if err != nil {
-		return Claimed{}
+		return Claimed{}, err
 	}
-	return Claimed{ClientID: entry.principal.ClientID, TokenID: entry.principal.TokenID, ExpiresAt: entry.principal.ExpiresAt}
+	return Claimed{ClientID: entry.principal.ClientID, TokenID: entry.principal.TokenID, ExpiresAt: entry.principal.ExpiresAt}, nil
 }

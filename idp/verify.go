@@ -2,7 +2,6 @@ package idp
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"math"
 	"strings"
@@ -65,36 +64,59 @@ func (p *Provider) verify(raw string) (tokenEntry, *ValidationError) {
 // checkEncoding refuses anything but three base64url segments without
 // padding, in their one canonical spelling: jwx also accepts padding and
 // the standard alphabet, which would give one token several spellings (and
-// several journal, cache and rule identities).
+// several journal, cache and rule identities). It allocates nothing: a
+// forged token must be cheap to refuse.
 func checkEncoding(raw string) *ValidationError {
-	parts := strings.Split(raw, ".")
-	if len(parts) != 3 {
-		return refuse(ReasonMalformed, "not a signed JWT in compact form")
-	}
-	for _, part := range parts {
-		if _, err := base64.RawURLEncoding.Strict().DecodeString(part); err != nil {
-			return refuse(ReasonMalformed, "not base64url without padding")
+	segments := 0
+	for seg := range strings.SplitSeq(raw, ".") {
+		segments++
+		if segments > 3 || !canonicalBase64URL(seg) {
+			return refuse(ReasonMalformed, "not a signed JWT in compact form, base64url without padding")
 		}
+	}
+	if segments != 3 {
+		return refuse(ReasonMalformed, "not a signed JWT in compact form, base64url without padding")
 	}
 	return nil
 }
 
-// checkCritical refuses a crit header (RFC 7515 4.1.11): it lists header
-// parameters the recipient must understand, and the sandbox understands no
-// extension, so any crit, even an empty one, makes the token unusable.
-func checkCritical(rawHeader string) *ValidationError {
-	decoded, err := base64.RawURLEncoding.DecodeString(rawHeader)
-	if err != nil {
-		return refuse(ReasonMalformed, "not base64url without padding")
+// canonicalBase64URL reports whether s is unpadded base64url whose unused
+// trailing bits are zero, the only spelling RawURLEncoding.Strict accepts.
+func canonicalBase64URL(s string) bool {
+	if len(s)%4 == 1 {
+		return false
 	}
-	var header map[string]json.RawMessage
-	if err := json.Unmarshal(decoded, &header); err != nil {
-		return refuse(ReasonMalformed, "the header is not a JSON object")
+	last := -1
+	for i := 0; i < len(s); i++ {
+		last = base64URLValue(s[i])
+		if last < 0 {
+			return false
+		}
 	}
-	if crit, ok := header["crit"]; ok {
-		return refuse(ReasonCritical, "crit %s names extensions the sandbox does not understand", shortJSON(crit))
+	switch len(s) % 4 {
+	case 2: // one byte: the last character carries 2 bits, 4 unused
+		return last&0x0f == 0
+	case 3: // two bytes: 4 bits, 2 unused
+		return last&0x03 == 0
 	}
-	return nil
+	return true
+}
+
+// base64URLValue is the 6-bit value of a base64url character, or -1.
+func base64URLValue(c byte) int {
+	switch {
+	case c >= 'A' && c <= 'Z':
+		return int(c - 'A')
+	case c >= 'a' && c <= 'z':
+		return int(c-'a') + 26
+	case c >= '0' && c <= '9':
+		return int(c-'0') + 52
+	case c == '-':
+		return 62
+	case c == '_':
+		return 63
+	}
+	return -1
 }
 
 // checkTimeClaims requires exp, nbf and iat, when present, to be JSON
@@ -129,6 +151,15 @@ func checkTimeClaims(payload []byte) *ValidationError {
 		return refuse(ReasonMalformed, "%s %s is not a time between 1970 and 9999", name, shortJSON(v))
 	}
 	return nil
+}
+
+// clip cuts a header value for an error detail: it comes from the caller.
+func clip(s string) string {
+	const limit = 40
+	if len(s) > limit {
+		return s[:limit] + "..."
+	}
+	return s
 }
 
 // shortJSON quotes a claim or header value for an error detail, cut short:

@@ -36,15 +36,19 @@ func (s *Server) identify(r *http.Request, info *requestInfo) {
 		return
 	}
 	raw := bearerToken(r)
-	if raw == "" {
+	fromHeader := raw != ""
+	if !fromHeader {
 		raw = s.queryToken(r)
 	}
 	if raw == "" {
 		return
 	}
-	claimed := s.cfg.Provider.Identify(raw)
-	if claimed.ClientID == "" {
+	claimed, err := s.cfg.Provider.Identify(raw)
+	if err != nil {
 		info.unverified = true
+		if fromHeader {
+			info.tokenErr = err
+		}
 		return
 	}
 	info.claimed, info.ruleClient = claimed, claimed.ClientID
@@ -69,7 +73,7 @@ func (s *Server) queryToken(r *http.Request) string {
 			if first == "" {
 				first = tok
 			}
-			if s.cfg.Provider.Identify(tok).ClientID != "" {
+			if _, err := s.cfg.Provider.Identify(tok); err == nil {
 				return tok
 			}
 		}

@@ -24,6 +24,9 @@ type requestInfo struct {
 	ruleClientUnregistered bool
 	// unverified marks a request whose credential the sandbox did not issue.
 	unverified bool
+	// tokenErr is why the bearer token did not verify: authentication
+	// answers with it instead of verifying the token a second time.
+	tokenErr error
 }
 
 type requestInfoKey struct{}

@@ -1,0 +1,132 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/conformance"
+)
+
+// forgedRSSLimit is the resident memory the sandbox must stay under after
+// the forged-token flood (README, "Shared by many callers"): idle it needs
+// about 15 MB; before tokens had to verify, this flood took it past 1 GB.
+const forgedRSSLimit = 100 << 20
+
+// forgedCount is how many forged tokens the flood sends: issue 10's 20,000
+// unless FORGED_TOKENS says otherwise.
+func forgedCount(t *testing.T) int {
+	if v := os.Getenv("FORGED_TOKENS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			t.Fatalf("FORGED_TOKENS=%q: want a positive number", v)
+		}
+		return n
+	}
+	return 20000
+}
+
+// TestForgedTokensKeepNoState replays issue 10's flood against the built
+// binary: 20,000 tokens, each claiming its own 46 KB azp, each refused.
+// Afterwards the sandbox's resident memory is under forgedRSSLimit, the
+// report has no section for any of them, and a real client is served.
+func TestForgedTokensKeepNoState(t *testing.T) {
+	sb := startSandbox(t)
+	c := newClient(8)
+	ctx := context.Background()
+	genuine := mustToken(t, c, sb.base, "sandbox-partner", "sandbox-partner-secret")
+	parts := strings.Split(genuine, ".")
+	var claims map[string]any
+	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil || json.Unmarshal(payload, &claims) != nil {
+		t.Fatalf("claims of %q: %v", parts[1], err)
+	}
+
+	n := forgedCount(t)
+	padding := strings.Repeat("a", 46<<10)
+	var next, refused atomic.Int64
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			forged := make(map[string]any, len(claims))
+			for k, v := range claims {
+				forged[k] = v
+			}
+			for i := next.Add(1); i <= int64(n); i = next.Add(1) {
+				forged["azp"] = fmt.Sprintf("forged-%06d-%s", i, padding)
+				body, err := json.Marshal(forged)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				token := parts[0] + "." + base64.RawURLEncoding.EncodeToString(body) + "." + parts[2]
+				a, err := do(ctx, c, http.MethodGet, sb.base+"/api/v1/referrals/trials", token, "", nil, nil)
+				if err != nil {
+					t.Errorf("forged token %d: %v", i, err)
+					return
+				}
+				if a.status != http.StatusUnauthorized {
+					t.Errorf("forged token %d: %d, want 401", i, a.status)
+					return
+				}
+				refused.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if refused.Load() != int64(n) {
+		t.Fatalf("%d of %d forged tokens refused", refused.Load(), n)
+	}
+
+	if rss, ok := residentBytes(t, sb.cmd.Process.Pid); ok && rss > forgedRSSLimit {
+		t.Errorf("resident memory %d MB after %d forged identities, want under %d MB", rss>>20, n, forgedRSSLimit>>20)
+	}
+	a, err := do(ctx, c, http.MethodGet, sb.base+"/__sandbox/report", "", "", nil, nil)
+	if err != nil || a.status != http.StatusOK {
+		t.Fatalf("report: %v %d", err, a.status)
+	}
+	var report conformance.Report
+	if err := json.Unmarshal(a.body, &report); err != nil {
+		t.Fatal(err)
+	}
+	for _, cr := range report.Clients {
+		if cr.ClientID != conformance.Unidentified && cr.ClientID != "sandbox-partner" {
+			t.Fatalf("the report has a section for %.40q", cr.ClientID)
+		}
+	}
+	if a, err := do(ctx, c, http.MethodGet, sb.base+"/api/v1/referrals/trials", genuine, "", nil, nil); err != nil || a.status != http.StatusOK {
+		t.Errorf("a real client after the flood: %v %d", err, a.status)
+	}
+}
+
+// residentBytes reads VmRSS of pid from /proc; ok is false where there is
+// no /proc (the check is then skipped, not failed).
+func residentBytes(t *testing.T, pid int) (int64, bool) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Logf("no /proc/%d/status (%v): resident memory not checked", pid, err)
+		return 0, false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			if err != nil {
+				t.Fatalf("VmRSS %q: %v", rest, err)
+			}
+			return kb << 10, true
+		}
+	}
+	t.Fatalf("no VmRSS in /proc/%d/status", pid)
+	return 0, false
+}
