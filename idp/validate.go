@@ -126,7 +126,7 @@ func (p *Provider) checkHeader(raw string) *ValidationError {
 	if kid == "" {
 		return refuse(ReasonUnknownKey, "no kid in the token header")
 	}
-	if _, ok := p.cfg.Keys.PublicSet().LookupKeyID(kid); !ok {
+	if kid != p.cfg.Keys.KeyID() {
 		return refuse(ReasonUnknownKey, "kid '%s' is not a sandbox signing key", clip(kid))
 	}
 	return nil
