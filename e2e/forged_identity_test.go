@@ -87,8 +87,11 @@ func TestForgedTokensKeepNoState(t *testing.T) {
 		t.Fatalf("%d of %d forged tokens refused", refused.Load(), n)
 	}
 
-	if rss, ok := residentBytes(t, sb.cmd.Process.Pid); ok && rss > forgedRSSLimit {
-		t.Errorf("resident memory %d MB after %d forged identities, want under %d MB", rss>>20, n, forgedRSSLimit>>20)
+	if rss, ok := residentBytes(t, sb.cmd.Process.Pid); ok {
+		t.Logf("resident memory after %d forged identities: %d MB", n, rss>>20)
+		if rss > forgedRSSLimit {
+			t.Errorf("resident memory %d MB, want under %d MB", rss>>20, forgedRSSLimit>>20)
+		}
 	}
 	a, err := do(ctx, c, http.MethodGet, sb.base+"/__sandbox/report", "", "", nil, nil)
 	if err != nil || a.status != http.StatusOK {
