@@ -153,7 +153,7 @@ func (x *Redactor) holdsCredential(v string) bool {
 
 // plainCredential is holdsCredential without decoding.
 func (x *Redactor) plainCredential(v string) bool {
-	if FindJWT(v) != "" || authSchemeCredential.MatchString(v) {
+	if FindJWT(v) != "" || hasSchemeCredential(v) {
 		return true
 	}
 	for _, s := range x.secrets {
