@@ -61,7 +61,7 @@ func (p *Provider) verify(raw string) (tokenEntry, *ValidationError) {
 	if _, ok := p.clients[entry.principal.ClientID]; !ok {
 		// A token signed with the same key for another environment (or a
 		// client since removed) names no client of this sandbox.
-		return tokenEntry{}, refuse(ReasonUnknownClient, "client '%s' does not exist in the %s environment", entry.principal.ClientID, p.cfg.Environment)
+		return tokenEntry{}, refuse(ReasonUnknownClient, "client '%s' does not exist in the %s environment", clip(entry.principal.ClientID), p.cfg.Environment)
 	}
 	if len(raw) <= maxCachedTokenBytes {
 		p.cache.put(raw, entry)

@@ -172,8 +172,12 @@ func TestForgedIdentitiesAddNoState(t *testing.T) {
 		if i%100 == 0 {
 			tok = f.genuine(claims) // the sandbox's own key, a client it does not have
 		}
-		if r := s.do(request{path: trialsPath, headers: bearer(tok), plain: true}); r.Status == http.StatusOK {
+		r := s.do(request{path: trialsPath, headers: bearer(tok), plain: true})
+		if r.Status == http.StatusOK {
 			t.Fatalf("forged token %d accepted", i)
+		}
+		if challenge := r.Header.Get("WWW-Authenticate"); len(challenge) > 512 {
+			t.Fatalf("forged token %d: a %d-byte challenge echoes the claims", i, len(challenge))
 		}
 	}
 	if n := sandbox.RateBucketCount(s.server); n != 1 {
