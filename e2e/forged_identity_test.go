@@ -44,32 +44,15 @@ func TestForgedTokensKeepNoState(t *testing.T) {
 	c := newClient(8)
 	ctx := context.Background()
 	genuine := mustToken(t, c, sb.base, "sandbox-partner", "sandbox-partner-secret")
-	parts := strings.Split(genuine, ".")
-	var claims map[string]any
-	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
-	if err != nil || json.Unmarshal(payload, &claims) != nil {
-		t.Fatalf("claims of %q: %v", parts[1], err)
-	}
+	forged := forgedTokens(t, genuine)
 
 	n := forgedCount(t)
-	padding := strings.Repeat("a", 46<<10)
 	var next, refused atomic.Int64
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
-			forged := make(map[string]any, len(claims))
-			for k, v := range claims {
-				forged[k] = v
-			}
 			for i := next.Add(1); i <= int64(n); i = next.Add(1) {
-				forged["azp"] = fmt.Sprintf("forged-%06d-%s", i, padding)
-				body, err := json.Marshal(forged)
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				token := parts[0] + "." + base64.RawURLEncoding.EncodeToString(body) + "." + parts[2]
-				a, err := do(ctx, c, http.MethodGet, sb.base+"/api/v1/referrals/trials", token, "", nil, nil)
+				a, err := do(ctx, c, http.MethodGet, sb.base+"/api/v1/referrals/trials", forged(int(i)), "", nil, nil)
 				if err != nil {
 					t.Errorf("forged token %d: %v", i, err)
 					return
@@ -109,6 +92,44 @@ func TestForgedTokensKeepNoState(t *testing.T) {
 	if a, err := do(ctx, c, http.MethodGet, sb.base+"/api/v1/referrals/trials", genuine, "", nil, nil); err != nil || a.status != http.StatusOK {
 		t.Errorf("a real client after the flood: %v %d", err, a.status)
 	}
+}
+
+// forgedTokens returns a maker of forged tokens: genuine's header and
+// signature around a payload whose azp is 46 KB, unique per i. The payload
+// starts with the same 46 KB every time, encoded once (its length is a
+// multiple of 3, so its encoding and the encoding of the rest concatenate):
+// the flood must cost the sandbox, not the test.
+func forgedTokens(t *testing.T, genuine string) func(i int) string {
+	parts := strings.Split(genuine, ".")
+	var claims map[string]any
+	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil || json.Unmarshal(payload, &claims) != nil {
+		t.Fatalf("claims of %q: %v", parts[1], err)
+	}
+	delete(claims, "azp")
+	rest, err := json.Marshal(claims)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fixed := `{"azp":"` + strings.Repeat("a", 46<<10)
+	fixed += strings.Repeat("a", (3-len(fixed)%3)%3)
+	head := parts[0] + "." + base64.RawURLEncoding.EncodeToString([]byte(fixed))
+	forge := func(i int) string {
+		tail := fmt.Sprintf(`-%06d",`, i) + string(rest[1:])
+		return head + base64.RawURLEncoding.EncodeToString([]byte(tail)) + "." + parts[2]
+	}
+	// The forgery must be a well-formed token with that azp, or the flood
+	// would only test the refusal of garbage.
+	sample := strings.Split(forge(7), ".")[1]
+	decoded, err := base64.RawURLEncoding.Strict().DecodeString(sample)
+	var got struct {
+		Azp string `json:"azp"`
+		Aud string `json:"aud"`
+	}
+	if err != nil || json.Unmarshal(decoded, &got) != nil || len(got.Azp) < 46<<10 || !strings.HasSuffix(got.Azp, "-000007") || got.Aud == "" {
+		t.Fatalf("forged payload does not decode to the claims with a 46 KB azp: %v", err)
+	}
+	return forge
 }
 
 // residentBytes reads VmRSS of pid from /proc; ok is false where there is
