@@ -115,7 +115,7 @@ func (p *Provider) handleToken(r *http.Request) (Issued, string, *TokenError) {
 }
 
 // parseTokenForm checks the content type and parses the body once; later
-// calls (after ClientIDOf) reuse the parsed form. Query parameters are never
+// calls (after RequesterOf) reuse the parsed form. Query parameters are never
 // read: credentials do not belong in a URL.
 func parseTokenForm(r *http.Request) *TokenError {
 	if r.PostForm != nil {
@@ -128,7 +128,7 @@ func parseTokenForm(r *http.Request) *TokenError {
 	}
 	r.Body = http.MaxBytesReader(nil, r.Body, maxFormBytes)
 	if err := r.ParseForm(); err != nil {
-		// ClientIDOf parses before the handler does: leave the form unparsed
+		// RequesterOf parses before the handler does: leave the form unparsed
 		// and the body failing the same way, so the handler answers it.
 		r.PostForm, r.Form = nil, nil
 		r.Body = failedBody{err}
@@ -207,14 +207,35 @@ func resourceOf(scope string, allowed []string) (string, *TokenError) {
 	return "", errInvalidScope(resources[0] + "/.default")
 }
 
-// ClientIDOf returns the client id a token request names, from HTTP Basic or
-// the form, without authenticating it: scenario rules bound to a client and
-// the request journal need it before the token endpoint runs. It returns ""
-// when the request carries none or is not a valid form.
-func ClientIDOf(r *http.Request) string {
+// TokenRequester is who a token request says it comes from, read before
+// the token endpoint answers: scenario rules bound to a client and the
+// request journal need it.
+type TokenRequester struct {
+	// ClientID is the client id the form or HTTP Basic names, checked or
+	// not; "" when the request carries none or is not a valid form.
+	ClientID string
+	// Registered says ClientID is a client of this environment.
+	Registered bool
+	// Authenticated says the secret sent is that client's: only then may
+	// the request be counted as the client's own.
+	Authenticated bool
+}
+
+// RequesterOf reads the credentials of a token request without answering
+// it. The body is parsed once and left for the token endpoint.
+func (p *Provider) RequesterOf(r *http.Request) TokenRequester {
 	if r.Method != http.MethodPost || parseTokenForm(r) != nil {
-		return ""
+		return TokenRequester{}
 	}
-	creds, _ := readCredentials(r)
-	return creds.clientID
+	creds, terr := readCredentials(r)
+	if creds.clientID == "" {
+		return TokenRequester{}
+	}
+	client, registered := p.clients.get(creds.clientID)
+	return TokenRequester{
+		ClientID:   creds.clientID,
+		Registered: registered,
+		Authenticated: registered && terr == nil && creds.secret != "" &&
+			checkSecret(client, creds.secret, p.now(client.ClientID)) == secretOK,
+	}
 }

@@ -36,8 +36,11 @@ const (
 	PhonePattern = `^\+[1-9][0-9]{1,14}$`
 	// PostalCodePattern allows 1 to 20 letters, digits, spaces and hyphens.
 	PostalCodePattern = `^[A-Za-z0-9 -]{1,20}$`
-	// ExternalSourceIDPattern allows 1 to 64 of A-Z a-z 0-9 . _ : -
-	ExternalSourceIDPattern = `^[A-Za-z0-9._:-]{1,64}$`
+	// ExternalSourceIDPattern allows 1 to 64 of A-Z a-z 0-9 . _ : -, except
+	// "." and "..": as a path segment they would name another path, so the
+	// record could never be read back at its Location. (Go's regexp has no
+	// lookahead, hence the three branches.)
+	ExternalSourceIDPattern = `^([A-Za-z0-9_:-][A-Za-z0-9._:-]{0,63}|\.[A-Za-z0-9_:-][A-Za-z0-9._:-]{0,62}|\.\.[A-Za-z0-9._:-]{1,62})$`
 	// EmailPattern is patient.email, as the OpenAPI document states it next
 	// to format: email: a dot-atom local part, @, and a domain of at least
 	// two labels ending in letters. It rejects what validators of format
@@ -103,6 +106,8 @@ func validateQualifiedReferral(req qualifiedReferralRequest, today time.Time, tr
 		e.add("externalSourceId", "required")
 	case utf8.RuneCountInString(id) > MaxExternalSourceIDLength:
 		e.add("externalSourceId", "must be at most %d characters, got %d", MaxExternalSourceIDLength, utf8.RuneCountInString(id))
+	case id == "." || id == "..":
+		e.add("externalSourceId", "must not be '.' or '..': as a URL path segment it names another path, so the record could not be read back")
 	case !externalSourceIDRE.MatchString(id):
 		e.add("externalSourceId", "must contain only letters, digits, '.', '_', ':' and '-'")
 	}

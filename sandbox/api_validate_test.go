@@ -211,6 +211,7 @@ func codings(n int) []fixtures.Coding {
 func TestValidateQualifiedReferral(t *testing.T) {
 	const (
 		charsMsg   = "must contain only letters, digits, '.', '_', ':' and '-'"
+		dotsMsg    = "must not be '.' or '..': as a URL path segment it names another path, so the record could not be read back"
 		countryMsg = "must be an ISO 3166-1 alpha-2 code: two uppercase letters, e.g. US"
 	)
 	long := strings.Repeat("x", 201)
@@ -236,6 +237,10 @@ func TestValidateQualifiedReferral(t *testing.T) {
 		{"externalSourceId blank", func(q *qualifiedReferralRequest) { q.ExternalSourceID = "  " }, "", map[string]string{"externalSourceId": "required"}},
 		{"externalSourceId with space", func(q *qualifiedReferralRequest) { q.ExternalSourceID = "ext 1" }, "", map[string]string{"externalSourceId": charsMsg}},
 		{"externalSourceId with slash", func(q *qualifiedReferralRequest) { q.ExternalSourceID = "ext/1" }, "", map[string]string{"externalSourceId": charsMsg}},
+		{"externalSourceId '.'", func(q *qualifiedReferralRequest) { q.ExternalSourceID = "." }, "", map[string]string{"externalSourceId": dotsMsg}},
+		{"externalSourceId '..'", func(q *qualifiedReferralRequest) { q.ExternalSourceID = ".." }, "", map[string]string{"externalSourceId": dotsMsg}},
+		{"externalSourceId '...'", func(q *qualifiedReferralRequest) { q.ExternalSourceID = "..." }, "", nil},
+		{"externalSourceId '.a'", func(q *qualifiedReferralRequest) { q.ExternalSourceID = ".a" }, "", nil},
 		{"externalSourceId non-ASCII", func(q *qualifiedReferralRequest) { q.ExternalSourceID = "éxt" }, "", map[string]string{"externalSourceId": charsMsg}},
 		{"unknown trial", func(q *qualifiedReferralRequest) { q.TrialID = "nope" }, "",
 			map[string]string{"trialId": `no trial has trialId or altTrialId "nope"`}},

@@ -1,12 +1,15 @@
 package sandbox_test
 
 import (
+	"crypto"
 	"crypto/rand"
 	"crypto/rsa"
+	"crypto/sha256"
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"maps"
 	"net/http"
 	"strings"
@@ -132,6 +135,45 @@ func (f *forgery) genuine(claims map[string]any) string {
 // unsigned assembles a compact JWS by hand: jwx will not sign with alg none.
 func unsigned(header, claims map[string]any, signature string) string {
 	return b64JSON(header) + "." + b64JSON(claims) + "." + signature
+}
+
+// signedByHand assembles header and claims exactly as given (jwx would
+// drop an empty crit, and refuses to build absurd dates) and signs them
+// with the sandbox key.
+func (f *forgery) signedByHand(header, claims map[string]any) string {
+	f.t.Helper()
+	var key rsa.PrivateKey
+	if err := f.sandboxKey.Raw(&key); err != nil {
+		f.t.Fatal(err)
+	}
+	input := b64JSON(header) + "." + b64JSON(claims)
+	digest := sha256.Sum256([]byte(input))
+	sig, err := rsa.SignPKCS1v15(rand.Reader, &key, crypto.SHA256, digest[:])
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return input + "." + base64.RawURLEncoding.EncodeToString(sig)
+}
+
+// sandboxHeader is the header the sandbox writes, plus extra members.
+func (f *forgery) sandboxHeader(extra map[string]any) map[string]any {
+	h := map[string]any{"alg": "RS256", "kid": f.kid, "typ": "JWT"}
+	maps.Copy(h, extra)
+	return h
+}
+
+// respelled re-encodes every segment of token with enc: the same bytes,
+// another spelling.
+func respelled(token string, enc *base64.Encoding) string {
+	parts := strings.Split(token, ".")
+	for i, p := range parts {
+		b, err := base64.RawURLEncoding.DecodeString(p)
+		if err != nil {
+			panic(err) // only genuine tokens are re-spelled
+		}
+		parts[i] = enc.EncodeToString(b)
+	}
+	return strings.Join(parts, ".")
 }
 
 func b64JSON(v any) string {
@@ -296,6 +338,45 @@ func tokenAttacks() []attackCase {
 		{"payload extends exp by a year, signature kept", func(f *forgery) string {
 			return withPayload(f.partnerJWT, f.with(map[string]any{"exp": at(f, 365*24*time.Hour)}))
 		}, []idp.Reason{idp.ReasonSignature}},
+		{"crit header naming an extension", func(f *forgery) string {
+			return f.signedByHand(f.sandboxHeader(map[string]any{"crit": []string{"exp"}, "exp": 1}), f.claims)
+		}, []idp.Reason{idp.ReasonCritical}},
+		{"crit header, empty list", func(f *forgery) string {
+			return f.signedByHand(f.sandboxHeader(map[string]any{"crit": []string{}}), f.claims)
+		}, []idp.Reason{idp.ReasonCritical}},
+		{"genuine token re-spelled with base64 padding", func(f *forgery) string {
+			return respelled(f.partnerJWT, base64.URLEncoding)
+		}, []idp.Reason{idp.ReasonMalformed}},
+		{"genuine token re-spelled in the standard base64 alphabet", func(f *forgery) string {
+			// Sign until some segment holds - or _, so the re-spelling differs.
+			for i := range 100 {
+				tok := f.signedByHand(f.sandboxHeader(nil), f.with(map[string]any{"uti": fmt.Sprint("respell-", i)}))
+				if strings.ContainsAny(tok, "-_") {
+					return respelled(tok, base64.RawStdEncoding)
+				}
+			}
+			f.t.Fatal("no token with - or _ in 100 tries")
+			return ""
+		}, []idp.Reason{idp.ReasonMalformed}},
+		{"genuine token with non-zero trailing bits in the signature", func(f *forgery) string {
+			// The last character of a 256-byte signature carries 2 bits; the
+			// other 4 must be zero, or one signature has 16 spellings.
+			const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+			last := strings.IndexByte(alphabet, f.partnerJWT[len(f.partnerJWT)-1])
+			return f.partnerJWT[:len(f.partnerJWT)-1] + string(alphabet[last|1])
+		}, []idp.Reason{idp.ReasonMalformed}},
+		{"exp 1e300 (genuine key)", func(f *forgery) string {
+			return f.signedByHand(f.sandboxHeader(nil), f.with(map[string]any{"exp": 1e300}))
+		}, []idp.Reason{idp.ReasonExpired}},
+		{"exp -1e300 (genuine key)", func(f *forgery) string {
+			return f.signedByHand(f.sandboxHeader(nil), f.with(map[string]any{"exp": -1e300}))
+		}, []idp.Reason{idp.ReasonExpired}},
+		{"exp as an RFC 3339 string (genuine key)", func(f *forgery) string {
+			return f.signedByHand(f.sandboxHeader(nil), f.with(map[string]any{"exp": f.now.Add(time.Hour).Format(time.RFC3339)}))
+		}, []idp.Reason{idp.ReasonMalformed}},
+		{"azp of a client that does not exist (genuine key)", func(f *forgery) string {
+			return f.genuine(f.with(map[string]any{"azp": "no-such-client"}))
+		}, []idp.Reason{idp.ReasonUnknownClient}},
 		{"JWS JSON (flattened) of a real token", func(f *forgery) string {
 			return jsonSerialization(f.partnerJWT, false, nil)
 		}, []idp.Reason{idp.ReasonMalformed}},

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -41,6 +42,7 @@ type testSandbox struct {
 	Logs   *testutil.LockedBuffer
 	client *http.Client
 	plain  *http.Client
+	server *sandbox.Server // for the exported-for-test accessors
 }
 
 // sandboxOption changes the configuration before the server is built.
@@ -86,6 +88,26 @@ func newSandbox(t *testing.T, opts ...sandboxOption) *testSandbox {
 		t: t, URL: ts.URL, Clock: clk, Store: cfg.Store, Logs: logs,
 		client: contract.New(t, ts.URL).Client(),
 		plain:  ts.Client(),
+		server: srv,
+	}
+}
+
+// withClients changes the client list (a copy of it) and runs the sandbox
+// as environment (development when empty), rebuilding the fixtures and the
+// identity provider over them as clients.json and --environment would.
+func withClients(t *testing.T, environment string, change func([]fixtures.Client) []fixtures.Client) sandboxOption {
+	return func(c *sandbox.Config) {
+		set := *c.Fixtures
+		set.Clients = change(slices.Clone(set.Clients))
+		keys, err := idp.LoadKeys(fixtures.DefaultSigningKeyPEM())
+		if err != nil {
+			t.Fatal(err)
+		}
+		provider, err := idp.New(idp.Config{Clients: set.Clients, Keys: keys, Clock: c.Clock, Logger: c.Logger, Environment: environment})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Fixtures, c.Provider = &set, provider
 	}
 }
 

@@ -33,7 +33,7 @@ func (s *Server) withScenarios(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		req := scenarios.Request{Method: r.Method, Path: r.URL.Path, ClientID: info.claimed.ClientID, Endpoint: scenarios.Endpoint(info.endpoint)}
+		req := scenarios.Request{Method: r.Method, Path: r.URL.Path, ClientID: info.ruleClient, Unregistered: info.ruleClientUnregistered, Endpoint: scenarios.Endpoint(info.endpoint)}
 		d, ok, err := s.perRequestDecision(r, req)
 		if err != nil {
 			s.refuseRequest(w, r, err.Error())

@@ -20,40 +20,57 @@ const (
 	DefaultRateBurst = 2000
 )
 
-// rateLimiter keeps one token bucket per client on the sandbox clock.
+// The unverified bucket: every request whose token the sandbox did not
+// issue shares it, so forged tokens neither spend a client's quota nor add a
+// bucket each. It is small (at most these, and never more than the
+// sandbox-wide setting) because no well-behaved client lands in it.
+const (
+	UnverifiedRateLimit = 50.0
+	UnverifiedRateBurst = 100
+)
+
+// rateLimiter keeps one token bucket per registered client on the sandbox
+// clock, plus the shared unverified one: at most len(clients)+1 buckets.
 type rateLimiter struct {
 	provider *idp.Provider
 	limit    float64
 	burst    int
 
-	mu      sync.Mutex
-	buckets map[string]*rate.Limiter
+	mu         sync.Mutex
+	buckets    map[string]*rate.Limiter
+	unverified *rate.Limiter
+	// unverifiedMade says unverified was built (it stays nil when off).
+	unverifiedMade bool
 }
 
 func newRateLimiter(provider *idp.Provider, limit float64, burst int) *rateLimiter {
 	return &rateLimiter{provider: provider, limit: limit, burst: burst, buckets: map[string]*rate.Limiter{}}
 }
 
-// bucket returns the client's limiter, nil when limiting is off for it.
+// bucket returns the limiter of a registered client, or the shared
+// unverified one for any other id; nil when limiting is off for it.
 func (l *rateLimiter) bucket(clientID string) *rate.Limiter {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	c, registered := l.provider.Client(clientID)
+	if !registered {
+		if !l.unverifiedMade {
+			l.unverified = newBucket(min(l.limit, UnverifiedRateLimit), min(l.burst, UnverifiedRateBurst))
+			l.unverifiedMade = true
+		}
+		return l.unverified
+	}
 	if b, ok := l.buckets[clientID]; ok {
 		return b
 	}
 	limit, burst := l.limit, l.burst
-	if c, ok := l.provider.Client(clientID); ok {
-		if c.RateLimit != nil {
-			limit = *c.RateLimit
-		}
-		if c.RateBurst != nil {
-			burst = *c.RateBurst
-		}
+	if c.RateLimit != nil {
+		limit = *c.RateLimit
 	}
-	var b *rate.Limiter
-	if limit > 0 {
-		b = rate.NewLimiter(rate.Limit(limit), max(burst, 1))
+	if c.RateBurst != nil {
+		burst = *c.RateBurst
 	}
+	b := newBucket(limit, burst)
 	l.buckets[clientID] = b
 	return b
 }
@@ -65,20 +82,41 @@ func (l *rateLimiter) forget(clientID string) {
 	l.mu.Unlock()
 }
 
+// newBucket is a token bucket, nil when limit turns limiting off.
+func newBucket(limit float64, burst int) *rate.Limiter {
+	if limit <= 0 {
+		return nil
+	}
+	return rate.NewLimiter(rate.Limit(limit), max(burst, 1))
+}
+
+// size is how many buckets exist, the unverified one included.
+func (l *rateLimiter) size() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := len(l.buckets)
+	if l.unverifiedMade {
+		n++
+	}
+	return n
+}
+
 // reset refills every bucket.
 func (l *rateLimiter) reset() {
 	l.mu.Lock()
 	clear(l.buckets)
+	l.unverified, l.unverifiedMade = nil, false
 	l.mu.Unlock()
 }
 
 // withRateLimit answers 429 with Retry-After when a client's bucket is empty,
 // and tells every API and ping response how much is left (RateLimit-*).
-// Requests without an identifiable client go on to authentication's 401.
+// Requests with a token the sandbox did not issue share the unverified
+// bucket; requests with no credential at all go on to authentication's 401.
 func (s *Server) withRateLimit(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		info := infoFrom(r.Context())
-		if info.endpoint != "api" && info.endpoint != "ping" || info.claimed.ClientID == "" {
+		if info.endpoint != "api" && info.endpoint != "ping" || info.claimed.ClientID == "" && !info.unverified {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -96,13 +134,21 @@ func (s *Server) withRateLimit(next http.Handler) http.Handler {
 			w.Header().Set("Retry-After", strconv.Itoa(seconds))
 			setRateLimitHeaders(w, b.Burst(), 0, seconds)
 			s.problem(w, r, newProblem(http.StatusTooManyRequests,
-				fmt.Sprintf("rate limit of %g requests per second (burst %d) exceeded for client %s; retry after %d second(s)", float64(b.Limit()), b.Burst(), info.claimed.ClientID, seconds)))
+				fmt.Sprintf("rate limit of %g requests per second (burst %d) exceeded for %s; retry after %d second(s)", float64(b.Limit()), b.Burst(), limitedWho(info), seconds)))
 			return
 		}
 		remaining := int(math.Floor(b.TokensAt(now)))
 		setRateLimitHeaders(w, b.Burst(), max(remaining, 0), secondsUntilFull(b, now))
 		next.ServeHTTP(w, r)
 	})
+}
+
+// limitedWho names whose bucket ran out, for the 429 detail.
+func limitedWho(info *requestInfo) string {
+	if info.claimed.ClientID == "" {
+		return "requests with tokens the sandbox did not issue (they share one bucket)"
+	}
+	return "client " + info.claimed.ClientID
 }
 
 // secondsUntilFull is how long until the bucket is full again.

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
-	"github.com/referrals-sandbox/referrals-sandbox/idp"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
 )
 
@@ -24,27 +23,16 @@ func withRateLimit(limit float64, burst int) sandboxOption {
 }
 
 // withClientOverride gives clientID its own rateLimit and rateBurst, as
-// clients.json would, by rebuilding the fixtures and the identity provider
-// over them.
+// clients.json would.
 func withClientOverride(t *testing.T, clientID string, limit *float64, burst *int) sandboxOption {
-	return func(c *sandbox.Config) {
-		set := *c.Fixtures
-		set.Clients = slices.Clone(set.Clients)
-		for i := range set.Clients {
-			if set.Clients[i].ClientID == clientID {
-				set.Clients[i].RateLimit, set.Clients[i].RateBurst = limit, burst
+	return withClients(t, "", func(clients []fixtures.Client) []fixtures.Client {
+		for i := range clients {
+			if clients[i].ClientID == clientID {
+				clients[i].RateLimit, clients[i].RateBurst = limit, burst
 			}
 		}
-		keys, err := idp.LoadKeys(fixtures.DefaultSigningKeyPEM())
-		if err != nil {
-			t.Fatal(err)
-		}
-		provider, err := idp.New(idp.Config{Clients: set.Clients, Keys: keys, Clock: c.Clock, Logger: c.Logger})
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.Fixtures, c.Provider = &set, provider
-	}
+		return clients
+	})
 }
 
 // TestRateLimitBurstThen429 spends a burst of 3, meets the 429, and checks

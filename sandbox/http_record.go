@@ -1,8 +1,6 @@
 package sandbox
 
 import (
-	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
-
 	"context"
 	"net/http"
 	"strconv"
@@ -20,6 +18,15 @@ type requestInfo struct {
 	ruleID   string
 	scenario string
 	fault    string
+	// ruleClient is the client id failure rules match (see identify);
+	// ruleClientUnregistered marks one that is not a registered client.
+	ruleClient             string
+	ruleClientUnregistered bool
+	// unverified marks a request whose credential the sandbox did not issue.
+	unverified bool
+	// tokenErr is why the bearer token did not verify: authentication
+	// answers with it instead of verifying the token a second time.
+	tokenErr error
 }
 
 type requestInfoKey struct{}
@@ -61,7 +68,7 @@ func (w *statusRecorder) Unwrap() http.ResponseWriter { return w.ResponseWriter 
 func (s *Server) withJournal(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		info := &requestInfo{endpoint: string(endpointOf(r))}
-		info.claimed = s.identify(r, info.endpoint)
+		s.identify(r, info)
 		obs := &idp.Observation{}
 		ctx := idp.WithObservation(context.WithValue(r.Context(), requestInfoKey{}, info), obs)
 		r = r.WithContext(ctx)
@@ -78,22 +85,13 @@ func (s *Server) withJournal(next http.Handler) http.Handler {
 	})
 }
 
-// identify names the client of a request without authenticating it: from
-// the credentials of a token request, or the claims of a bearer token.
-func (s *Server) identify(r *http.Request, endpoint string) idp.Claimed {
-	if endpoint == "token" {
-		return idp.Claimed{ClientID: idp.ClientIDOf(r)}
-	}
-	return s.cfg.Provider.Identify(bearerToken(r))
-}
-
 func (s *Server) journalEntry(r *http.Request, rec *statusRecorder, info *requestInfo, obs *idp.Observation, start time.Time) JournalEntry {
 	now := s.now(info.claimed.ClientID)
 	e := JournalEntry{
 		At:           start.UTC().Format(fixtures.TimestampLayout),
 		Method:       r.Method,
-		Path:         r.URL.Path,
-		Query:        journal.RedactQuery(r.URL.RawQuery),
+		Path:         s.redactor.Path(r.URL.Path),
+		Query:        s.redactor.Query(r.URL.RawQuery),
 		Endpoint:     info.endpoint,
 		ClientID:     info.claimed.ClientID,
 		TokenID:      info.claimed.TokenID,
@@ -105,7 +103,7 @@ func (s *Server) journalEntry(r *http.Request, rec *statusRecorder, info *reques
 		RequestID:    requestID(r),
 		TLS:          r.TLS != nil,
 		RequestBytes: r.ContentLength,
-		Headers:      journal.RedactHeaders(r.Header),
+		Headers:      s.redactor.Headers(r.Header),
 	}
 	if obs.ClientID != "" {
 		e.ClientID = obs.ClientID

@@ -2,13 +2,20 @@ package sandbox_test
 
 import (
 	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
 // basic is an HTTP Basic Authorization value (client_secret_basic).
@@ -107,5 +114,118 @@ func TestNoSecretsInJournalOrLogs(t *testing.T) {
 				t.Errorf("the %s contain access token %d (or its signature)", name, i)
 			}
 		}
+	}
+}
+
+// TestSecretsRedactedByValue sends credentials in every spelling issue 10
+// found stored in clear (a token behind a custom header, in ?code=, in a
+// path segment; gateway keys; SAS signatures) and a few more, then checks
+// that each request's journal entry shows [redacted] and that no credential
+// appears anywhere in the journal or the logs.
+func TestSecretsRedactedByValue(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	tok := s.token(partner)
+	dot := strings.LastIndex(tok, ".")
+	sig := tok[dot+1:]
+	rawSig, err := base64.RawURLEncoding.DecodeString(sig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	padded := tok[:dot+1] + base64.URLEncoding.EncodeToString(rawSig)
+	secret := partner2 + "-secret"
+	basicCred := base64.StdEncoding.EncodeToString([]byte(partner2 + ":" + secret))
+	cases := []struct {
+		name    string
+		path    string
+		headers map[string]string
+		secrets []string // what must never be stored
+	}{
+		{"Bearer token in X-Auth", trialsPath, map[string]string{"X-Auth": "Bearer " + tok}, []string{tok, sig}},
+		{"opaque Bearer credential in a custom header", trialsPath, map[string]string{"X-Upstream": "Bearer opaque-credential-0001"}, []string{"opaque-credential-0001"}},
+		{"token in ?code=", trialsPath + "?code=" + tok, nil, []string{tok, sig}},
+		{"token in ?access_token=", trialsPath + "?access_token=" + tok, nil, []string{tok, sig}},
+		{"token as the whole query", trialsPath + "?" + tok, nil, []string{tok, sig}},
+		{"token in a path segment", "/api/v1/referrals/qualified/" + tok, nil, []string{tok, sig}},
+		{"token percent-encoded in a header", trialsPath, map[string]string{"X-Original-Url": "/cb?t=" + strings.ReplaceAll(tok, ".", "%2E")}, []string{sig}},
+		{"token re-spelled with padding", trialsPath, map[string]string{"X-Forwarded-Credential": padded}, []string{sig}},
+		{"client secret in a custom header", trialsPath, map[string]string{"X-Partner": secret}, []string{secret}},
+		{"client secret base64-encoded without a scheme", trialsPath, map[string]string{"X-Partner-Login": basicCred}, []string{basicCred}},
+		{"client secret in a query value", trialsPath + "?note=" + secret, nil, []string{secret}},
+		{"Ocp-Apim-Subscription-Key", trialsPath, map[string]string{"Ocp-Apim-Subscription-Key": "apim-value-0002"}, []string{"apim-value-0002"}},
+		{"X-Functions-Key", trialsPath, map[string]string{"X-Functions-Key": "functions-value-0003"}, []string{"functions-value-0003"}},
+		{"?sig=", trialsPath + "?sig=sas-signature-0004", nil, []string{"sas-signature-0004"}},
+		{"?subscription-key=", trialsPath + "?subscription-key=subscription-value-0005", nil, []string{"subscription-value-0005"}},
+		{"?key=", trialsPath + "?key=key-value-0006", nil, []string{"key-value-0006"}},
+	}
+	for i, c := range cases {
+		h := map[string]string{sandbox.RequestIDHeader: fmt.Sprint("secret-case-", i)}
+		maps.Copy(h, c.headers)
+		s.do(request{path: c.path, headers: h, plain: true})
+	}
+	entries := s.journal(nil)
+	for i, c := range cases {
+		var entry *sandbox.JournalEntry
+		for j := range entries {
+			if entries[j].RequestID == fmt.Sprint("secret-case-", i) {
+				entry = &entries[j]
+			}
+		}
+		if entry == nil {
+			t.Errorf("%s: not journaled", c.name)
+			continue
+		}
+		text, err := json.Marshal(entry)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(text), journal.Redacted) && !strings.Contains(string(text), url.QueryEscape(journal.Redacted)) {
+			t.Errorf("%s: the entry shows nothing redacted: %s", c.name, text)
+		}
+		for _, secret := range c.secrets {
+			if strings.Contains(string(text), secret) {
+				t.Errorf("%s: the journal entry holds the credential %.20q...", c.name, secret)
+			}
+		}
+	}
+	journalText, err := json.Marshal(entries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range map[string]string{"journal": string(journalText), "logs": s.Logs.String()} {
+		for _, c := range cases {
+			for _, secret := range c.secrets {
+				if strings.Contains(text, secret) {
+					t.Errorf("the %s hold the credential of %q", name, c.name)
+				}
+			}
+		}
+	}
+}
+
+// failingGets is a store whose qualified-referral reads fail, to make the
+// sandbox log a 500.
+type failingGets struct{ store.Store }
+
+func (failingGets) GetQualified(string, string, *fixtures.AuditEntry) (fixtures.QualifiedReferral, error) {
+	return fixtures.QualifiedReferral{}, errors.New("disk unreadable")
+}
+
+// TestFailureLogRedactsThePath: a 500 is logged with its path, and a token
+// sent as a path segment must not reach the log that way.
+func TestFailureLogRedactsThePath(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t, func(c *sandbox.Config) { c.Store = failingGets{c.Store} })
+	tok := s.token(partner)
+	r := s.do(request{path: "/api/v1/referrals/qualified/" + tok, token: tok, plain: true})
+	if r.Status != http.StatusInternalServerError {
+		t.Fatalf("read with a failing store: %d, want 500", r.Status)
+	}
+	logs := s.Logs.String()
+	if !strings.Contains(logs, "request failed") || !strings.Contains(logs, "/api/v1/referrals/qualified/"+journal.Redacted) {
+		t.Fatalf("no failure logged with the redacted path:\n%s", logs)
+	}
+	if strings.Contains(logs, tok[strings.LastIndex(tok, ".")+1:]) {
+		t.Error("the failure log holds the token")
 	}
 }

@@ -93,6 +93,8 @@ type Server struct {
 	limiter    *rateLimiter
 	hosts      hostPolicy
 	handler    http.Handler
+	// redactor hides credentials, by name and by value, in journal entries.
+	redactor *journal.Redactor
 }
 
 // New checks cfg and builds the server.
@@ -156,6 +158,7 @@ func New(cfg Config) (*Server, error) {
 	if s.hosts, err = newHostPolicy(cfg.AllowedHosts); err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
+	s.redactor = journal.NewRedactor(clientSecrets(cfg.Fixtures.Clients))
 	s.handler = s.routes()
 	return s, nil
 }

@@ -146,6 +146,8 @@ func qualifiedRules(today time.Time) []fieldRule {
 		{"externalSourceId with a slash", setMember("externalSourceId", "case/42"), "externalSourceId", []string{"letters, digits"}},
 		{"externalSourceId with a non-ASCII letter", setMember("externalSourceId", "casé-42"), "externalSourceId", []string{"letters, digits"}},
 		{"externalSourceId of every allowed character", setMember("externalSourceId", "AZaz09._:-"), "", nil},
+		{"externalSourceId '.'", setMember("externalSourceId", "."), "externalSourceId", []string{"'.' or '..'"}},
+		{"externalSourceId '..'", setMember("externalSourceId", ".."), "externalSourceId", []string{"'.' or '..'"}},
 		{"externalSourceId of 64 characters", setMember("externalSourceId", strings.Repeat("x", 64)), "", nil},
 		{"trialId of an inactive trial", setMember("trialId", "TRIAL-RESP-005"), "trialId", []string{"not active"}},
 		{"trialId unknown", setMember("trialId", "TRIAL-NOPE-999"), "trialId", []string{"TRIAL-NOPE-999"}},
@@ -210,6 +212,24 @@ func TestAPI_QualifiedReferralValidation(t *testing.T) {
 			r := s.do(request{method: http.MethodPost, path: "/api/v1/referrals/qualified", token: token, body: body, invalid: rule.field != ""})
 			checkRule(t, r, rule)
 		})
+	}
+}
+
+// TestAPI_DottedExternalSourceIDsReadBack: ids made of or starting with dots
+// that are not "." or ".." are stored and read back at their Location.
+func TestAPI_DottedExternalSourceIDsReadBack(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	token := s.token(partner)
+	for _, id := range []string{"...", ".a", "..b", "a.."} {
+		_, created := s.createQualified(token, id)
+		loc := created.Header.Get("Location")
+		r := s.do(request{path: loc, token: token})
+		var got fixtures.QualifiedReferral
+		r.decode(t, &got)
+		if r.Status != http.StatusOK || got.ExternalSourceID != id {
+			t.Errorf("%q at Location %q: %d, externalSourceId %q", id, loc, r.Status, got.ExternalSourceID)
+		}
 	}
 }
 

@@ -173,7 +173,7 @@ func (e *Engine) Decide(req Request) (Decision, bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for i, en := range e.entries {
-		if !en.rule.Matches(req) || !en.fire(req.ClientID) {
+		if !en.rule.Matches(req) || !en.fire(req.counterKey()) {
 			continue
 		}
 		d := en.rule.decide(en.rng)

@@ -300,3 +300,36 @@ func TestCustomIDGenerator(t *testing.T) {
 		t.Error("a generator repeating itself should give an error, not a duplicate id")
 	}
 }
+
+// TestPerClientUnregisteredIDsShareOneCounter: made-up client ids (a token
+// request may name any) still match rules, but share one per-client counter,
+// so a thousand ids add one entry to clientHits, not a thousand.
+func TestPerClientUnregisteredIDsShareOneCounter(t *testing.T) {
+	e := newTestEngine(t)
+	added := mustAdd(t, e, Rule{Endpoint: EndpointToken, Status: 503, Times: 1, PerClient: true})
+	tokenReq := func(client string, unregistered bool) Request {
+		return Request{Method: "POST", Path: "/oauth2/v2.0/token", ClientID: client, Endpoint: EndpointToken, Unregistered: unregistered}
+	}
+	fired := 0
+	for i := range 1000 {
+		if _, ok := e.Decide(tokenReq(fmt.Sprint("made-up-", i), true)); ok {
+			fired++
+		}
+	}
+	if fired != 1 {
+		t.Errorf("the rule fired %d times for 1000 unregistered ids, want once (one shared counter)", fired)
+	}
+	if _, ok := e.Decide(tokenReq("sandbox-partner", false)); !ok {
+		t.Error("a registered client did not get its own count")
+	}
+	st, _ := e.Get(added.ID)
+	want := map[string]int{UnregisteredClients: 1, "sandbox-partner": 1}
+	if len(st.ClientHits) != len(want) || fmt.Sprint(st.ClientHits) != fmt.Sprint(want) {
+		t.Errorf("clientHits has %d keys, want %v", len(st.ClientHits), want)
+	}
+	// A rule naming an unregistered id still matches it.
+	named := mustAdd(t, e, Rule{Endpoint: EndpointToken, ClientID: "made-up-x", Status: 503})
+	if d, ok := e.Decide(tokenReq("made-up-x", true)); !ok || d.RuleID != named.ID {
+		t.Errorf("rule bound to an unregistered id: %+v %v, want it to fire", d, ok)
+	}
+}

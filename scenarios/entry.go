@@ -15,8 +15,11 @@ type entry struct {
 	lastFired time.Time
 	matches   int
 	hits      int
-	counts    counter             // times/after when not per client
-	clients   map[string]*counter // times/after per client id
+	counts    counter // times/after when not per client
+	// clients holds times/after per client id. Its keys are registered
+	// clients, "" (no client) and UnregisteredClients, so it stays as small
+	// as the client list whatever ids callers make up.
+	clients map[string]*counter
 }
 
 // counter is one times/after tally: for the rule, or for one client.

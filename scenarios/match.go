@@ -8,6 +8,23 @@ type Request struct {
 	Path     string // URL path, without query
 	ClientID string // from the token (or the token request form); may be empty
 	Endpoint Endpoint
+	// Unregistered marks a ClientID that names no registered client (a
+	// token request may name any id). Rules still match it, but per-client
+	// counters lump every such request under UnregisteredClients, so made-up
+	// ids cannot grow a rule's state.
+	Unregistered bool
+}
+
+// UnregisteredClients is the one per-client counter (and clientHits key)
+// shared by every request whose client id is not a registered client.
+const UnregisteredClients = "(unregistered)"
+
+// counterKey is the per-client counter req counts against.
+func (req Request) counterKey() string {
+	if req.Unregistered {
+		return UnregisteredClients
+	}
+	return req.ClientID
 }
 
 // validatePath checks a rule's path: absolute, no query, and "*" only as a

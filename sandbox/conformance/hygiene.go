@@ -131,10 +131,6 @@ func summarise(problems []string) string {
 	return strings.Join(parts, "; ")
 }
 
-// credentialWords mark a query parameter that carries a credential; the
-// journal redacts the same names, and a redacted value counts too.
-var credentialWords = []string{"secret", "token", "password", "passwd", "apikey", "api_key", "api-key", "assertion", "credential"}
-
 // credentialParams returns the names of the query parameters of raw that
 // carry a credential, sorted.
 func credentialParams(raw string) []string {
@@ -147,22 +143,14 @@ func credentialParams(raw string) []string {
 	}
 	var names []string
 	for name, values := range q {
-		if looksLikeCredential(name) || slices.Contains(values, journal.Redacted) {
+		// The journal redacts credentials by name and by value (a token in
+		// ?code=, say): either way the value reads [redacted].
+		if name == journal.Redacted || journal.IsCredentialName(name) || slices.Contains(values, journal.Redacted) {
 			names = append(names, name)
 		}
 	}
 	sort.Strings(names)
 	return names
-}
-
-func looksLikeCredential(name string) bool {
-	n := strings.ToLower(name)
-	for _, w := range credentialWords {
-		if strings.Contains(n, w) {
-			return true
-		}
-	}
-	return false
 }
 
 // checkNoCredentialsInURL: URLs end up in proxy and server logs, so a

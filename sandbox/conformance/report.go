@@ -49,10 +49,11 @@ func (r Result) severity() int {
 	return 0
 }
 
-// Unidentified is the client id the report uses for requests that named no
-// client (no bearer token, an unreadable one, or a token request whose
-// credentials could not be read). Only checks that judge single requests
-// apply to them: they may come from several programs.
+// Unidentified is the client id the report uses for requests that belong
+// to no client: no token, one the sandbox did not issue (the journal never
+// believes a token's claims unverified), or a token request without the
+// client's secret. Only checks that judge single requests apply to them:
+// they may come from several programs.
 const Unidentified = "(unidentified)"
 
 // Defaults of Options.

@@ -9,38 +9,88 @@ import (
 // Redacted replaces every credential the journal might otherwise hold.
 const Redacted = "[redacted]"
 
-// sensitive reports whether a header or query parameter name can carry a
-// credential.
-func sensitive(name string) bool {
+// credentialNames are header and query parameter names whose value is a
+// credential whatever it looks like, compared case-insensitively: the ones
+// clients and gateways commonly use (Azure API Management, Azure Functions,
+// SAS signatures, OAuth codes and tokens).
+var credentialNames = map[string]bool{
+	"authorization": true, "proxy-authorization": true, "cookie": true, "set-cookie": true,
+	"ocp-apim-subscription-key": true, "subscription-key": true, "x-functions-key": true,
+	"x-api-key": true, "key": true, "code": true, "sig": true, "auth": true, "x-auth": true,
+	"pwd": true, "pass": true,
+}
+
+// credentialWords make any name that contains one a credential name.
+var credentialWords = []string{
+	"secret", "token", "password", "passwd", "api-key", "apikey", "api_key", "assertion",
+	"signature", "credential", "subscription-key", "functions-key", "access-key", "access_key",
+	"private-key",
+}
+
+// IsCredentialName reports whether a header or query parameter name carries
+// a credential by its name alone: one of credentialNames, or a name holding
+// one of credentialWords. The conformance report uses the same list.
+func IsCredentialName(name string) bool {
 	n := strings.ToLower(name)
-	switch n {
-	case "authorization", "proxy-authorization", "cookie", "set-cookie":
+	if credentialNames[n] {
 		return true
 	}
-	for _, part := range []string{"secret", "token", "password", "passwd", "api-key", "apikey", "api_key", "assertion", "signature", "credential"} {
-		if strings.Contains(n, part) {
+	for _, w := range credentialWords {
+		if strings.Contains(n, w) {
 			return true
 		}
 	}
 	return false
 }
 
-// RedactHeaders flattens request headers, hiding every credential.
-func RedactHeaders(h http.Header) map[string]string {
+// Redactor hides credentials in what the journal stores: by name (see
+// IsCredentialName) and by value, wherever the value appears (any header,
+// query parameter name or value, or path segment). A value is a credential
+// when it holds something shaped like a JWT (every token the sandbox issues
+// is one), a "Bearer <credential>" or "Basic <credential>", an Entra-shaped
+// client secret (runtime clients' secrets are minted so), or a client
+// secret the sandbox knows, also once percent- or base64-decoded. Safe for
+// concurrent use; it never changes after NewRedactor.
+type Redactor struct {
+	secrets []string
+}
+
+// minSecretLength is the shortest secret searched for inside longer
+// values; a shorter one is redacted only where it is the whole value, so
+// that a tiny test secret does not blank out every header.
+const minSecretLength = 6
+
+// NewRedactor returns a Redactor that also hides the given client secrets.
+func NewRedactor(secrets []string) *Redactor {
+	x := &Redactor{}
+	for _, s := range secrets {
+		if s != "" {
+			x.secrets = append(x.secrets, s)
+		}
+	}
+	return x
+}
+
+// Headers flattens request headers, hiding every credential.
+func (x *Redactor) Headers(h http.Header) map[string]string {
 	out := make(map[string]string, len(h))
 	for name, values := range h {
-		if sensitive(name) {
+		value := strings.Join(values, ", ")
+		switch {
+		case x.holdsCredential(name):
+			out[Redacted] = Redacted
+		case IsCredentialName(name) || x.holdsCredential(value):
 			out[name] = Redacted
-			continue
+		default:
+			out[name] = value
 		}
-		out[name] = strings.Join(values, ", ")
 	}
 	return out
 }
 
-// RedactQuery keeps parameter names (so a credential sent in a URL shows up
-// in the journal and the conformance report) but never their values.
-func RedactQuery(raw string) string {
+// Query keeps parameter names (so a credential sent in a URL shows up in
+// the journal and the conformance report) but never a credential value.
+func (x *Redactor) Query(raw string) string {
 	if raw == "" {
 		return ""
 	}
@@ -48,10 +98,69 @@ func RedactQuery(raw string) string {
 	if err != nil {
 		return Redacted
 	}
-	for name := range q {
-		if sensitive(name) {
-			q[name] = []string{Redacted}
+	out := make(url.Values, len(q))
+	for name, values := range q {
+		if x.holdsCredential(name) {
+			// "?<token>" parses as a name with an empty value.
+			out[Redacted] = []string{Redacted}
+			continue
+		}
+		kept := make([]string, len(values))
+		for i, v := range values {
+			kept[i] = v
+			if IsCredentialName(name) || x.holdsCredential(v) {
+				kept[i] = Redacted
+			}
+		}
+		out[name] = kept
+	}
+	return out.Encode()
+}
+
+// Path replaces each path segment that holds a credential.
+func (x *Redactor) Path(p string) string {
+	segments := strings.Split(p, "/")
+	changed := false
+	for i, seg := range segments {
+		if x.holdsCredential(seg) {
+			segments[i], changed = Redacted, true
 		}
 	}
-	return q.Encode()
+	if !changed {
+		return p
+	}
+	return strings.Join(segments, "/")
+}
+
+// holdsCredential reports whether v holds a credential by its shape or is
+// (or contains) a known secret, as is or once decoded.
+func (x *Redactor) holdsCredential(v string) bool {
+	if v == "" {
+		return false
+	}
+	if x.plainCredential(v) {
+		return true
+	}
+	if strings.Contains(v, "%") {
+		if dec, err := url.QueryUnescape(v); err == nil && x.plainCredential(dec) {
+			return true
+		}
+	}
+	if dec, ok := decodeBase64(v); ok && x.plainCredential(dec) {
+		return true
+	}
+	return false
+}
+
+// plainCredential is holdsCredential without decoding.
+func (x *Redactor) plainCredential(v string) bool {
+	if FindJWT(v) != "" || hasSchemeCredential(v) || strings.Contains(v, "Q~") && entraSecretShape.MatchString(v) {
+		return true
+	}
+	for _, s := range x.secrets {
+		if v == s || len(s) >= minSecretLength && strings.Contains(v, s) {
+			return true
+		}
+	}
+	return false
 }
