@@ -67,7 +67,6 @@ func TestHostileLoad(t *testing.T) {
 	})
 
 	t.Run("forged tokens", func(t *testing.T) {
-		t.Skip("needs verified identity (branch ident)")
 		statuses := flood(t, c, forged, func(i int) (*http.Request, error) {
 			req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, p.base+"/api/v1/referrals/trials", nil)
 			if err == nil {
@@ -75,8 +74,11 @@ func TestHostileLoad(t *testing.T) {
 			}
 			return req, err
 		})
-		if statuses[http.StatusUnauthorized] != forged {
-			t.Errorf("statuses %v, want %d answered 401", statuses, forged)
+		// Forged tokens share one small "unverified" rate-limit bucket, so
+		// most of a flood is answered 429 before authentication: every
+		// one is refused, none is served, none fails the server.
+		if statuses[http.StatusUnauthorized]+statuses[http.StatusTooManyRequests] != forged || statuses[http.StatusUnauthorized] == 0 {
+			t.Errorf("statuses %v, want all %d refused with 401 or 429", statuses, forged)
 		}
 		checkRSS(t, p, fmt.Sprintf("after %d forged tokens with unique %d-byte azp values", forged, forgedAzpBytes))
 	})
