@@ -109,7 +109,7 @@ func Open(opts Options) (*Instance, error) {
 	if err := in.setUpTLS(opts); err != nil {
 		return nil, err
 	}
-	if in.store, err = openStore(opts.DataFile); err != nil {
+	if in.store, err = openStore(opts.DataFile, opts.Logger); err != nil {
 		return nil, err
 	}
 	in.Server, err = New(Config{
@@ -168,11 +168,11 @@ func loadFixtures(dir string) (set *fixtures.Set, embedded bool, err error) {
 }
 
 // openStore opens the data file, or an in-memory store without one.
-func openStore(path string) (*store.BuntStore, error) {
+func openStore(path string, logger *slog.Logger) (*store.BuntStore, error) {
 	if path == "" {
 		path = store.MemoryPath
 	}
-	st, err := store.Open(path)
+	st, err := store.Open(path, store.WithLogger(logger))
 	if err != nil {
 		return nil, fmt.Errorf("data file %s: %w", path, err)
 	}

@@ -97,4 +97,9 @@ var (
 	ErrBadCursor = errors.New("invalid cursor")
 	// ErrInvalid: a record or argument the store cannot keep or use.
 	ErrInvalid = errors.New("invalid")
+	// ErrLocked: another process has the data file open.
+	ErrLocked = errors.New("data file locked")
+	// ErrCorrupt: a stored record no longer decodes. Listings skip such
+	// records (and log their keys); reading one directly gives ErrCorrupt.
+	ErrCorrupt = errors.New("stored record does not decode")
 )
