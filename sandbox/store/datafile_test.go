@@ -28,7 +28,7 @@ func TestFileLockedWhileOpen(t *testing.T) {
 		t.Fatal("a second store opened a data file that is already open")
 	}
 	msg := err.Error()
-	if !errors.Is(err, store.ErrLocked) || !strings.Contains(msg, path+" is in use") ||
+	if !errors.Is(err, store.ErrLocked) || !strings.Contains(msg, path+": in use by another process") ||
 		!strings.Contains(msg, path+".lock") || !strings.Contains(msg, "process "+strconv.Itoa(os.Getpid())) {
 		t.Errorf("second open: %v; want ErrLocked naming the file, its lock and this pid", err)
 	}

@@ -37,8 +37,8 @@ func acquireLock(path string) (*fileLock, error) {
 		holder := readHolder(f)
 		_ = f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("%w: %s is in use by another process (%s holds the lock on %s); stop it or give this one another --data file",
-				ErrLocked, path, holder, lp)
+			return nil, fmt.Errorf("%w: %s holds its lock %s; stop that process or give this one another data file",
+				ErrLocked, holder, lp)
 		}
 		return nil, fmt.Errorf("lock %s: %w", lp, err)
 	}

@@ -98,7 +98,7 @@ var (
 	// ErrInvalid: a record or argument the store cannot keep or use.
 	ErrInvalid = errors.New("invalid")
 	// ErrLocked: another process has the data file open.
-	ErrLocked = errors.New("data file locked")
+	ErrLocked = errors.New("in use by another process")
 	// ErrCorrupt: a stored record no longer decodes. Listings skip such
 	// records (and log their keys); reading one directly gives ErrCorrupt.
 	ErrCorrupt = errors.New("stored record does not decode")

@@ -1,0 +1,184 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// TestSecondSandboxOnTheSameDataFileExits starts a sandbox on a --data
+// file, then a second one on the same file: the second exits at once with
+// status 1 and a message naming the file, its lock file and the first
+// process, and the first keeps serving.
+func TestSecondSandboxOnTheSameDataFileExits(t *testing.T) {
+	dataFile := filepath.Join(t.TempDir(), "sandbox.db")
+	first := startSandbox(t, "--data", dataFile)
+
+	ctx, cancel := context.WithTimeout(t.Context(), healthWait)
+	defer cancel()
+	second := exec.CommandContext(ctx, sandboxBinary, "--addr", "127.0.0.1:0", "--data", dataFile)
+	var stderr syncBuffer
+	second.Stdout, second.Stderr = io.Discard, &stderr
+	err := second.Run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("second sandbox on the same file: %v, want exit status 1; stderr:\n%s", err, &stderr)
+	}
+	msg := stderr.String()
+	for _, want := range []string{dataFile + ": in use by another process", dataFile + ".lock", "process " + strconv.Itoa(first.cmd.Process.Pid)} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the refusal does not say %q:\n%s", want, msg)
+		}
+	}
+	if err := first.waitHealthy(); err != nil {
+		t.Errorf("the first sandbox after the refused second: %v", err)
+	}
+}
+
+// Sizes of the reset test: large enough that writing the new records takes
+// a good part of a second, so that the kills land while the reset runs.
+const (
+	resetReferrals = 20000
+	resetQualified = 20000
+	// The embedded fixtures' records of sandbox-partner: the old state.
+	defaultReferrals = 8
+	defaultQualified = 4
+)
+
+// TestKillDuringResetLeavesOldOrNewData puts a --data file in a known old
+// state (the embedded fixtures), starts the sandbox on it with large
+// generated fixtures, and kills it with SIGKILL during
+// POST /__sandbox/reset. The kills are placed by watching the files: once
+// the new content being written (wherever the sandbox writes it: appended
+// to the data file or beside it) has reached a quarter, a half and three
+// quarters of its final size, and once the data file holds all of it.
+// After each kill the sandbox restarts on the file, and partner 1 must see
+// the old records exactly or the new ones exactly, never a mix.
+func TestKillDuringResetLeavesOldOrNewData(t *testing.T) {
+	dir := t.TempDir()
+	big := filepath.Join(dir, "fixtures")
+	gen := exec.CommandContext(t.Context(), sandboxBinary, "fixtures", "generate", "--seed", "7",
+		"--referrals", strconv.Itoa(resetReferrals), "--qualified", strconv.Itoa(resetQualified), "--out", big)
+	if out, err := gen.CombinedOutput(); err != nil {
+		t.Fatalf("fixtures generate: %v\n%s", err, out)
+	}
+	oldFile := filepath.Join(dir, "old.db")
+	sb := startSandbox(t, "--data", oldFile)
+	sb.signal(syscall.SIGTERM)
+	if code := sb.waitExit(); code != 0 {
+		t.Fatalf("seeding the old state: exit %d\n%s", code, sb.stderr)
+	}
+	oldSize := fileSize(oldFile)
+
+	client := newClient(2)
+	dataFile := filepath.Join(dir, "sandbox.db")
+	// One whole reset, to learn the size of the new content.
+	copyFile(t, oldFile, dataFile)
+	sb = startSandbox(t, "--data", dataFile, "--fixtures", big, "--log-level", "warn")
+	postReset(t.Context(), t, client, sb.base)
+	sb.kill()
+	newSize := fileSize(dataFile)
+
+	written := func() int64 {
+		// Appended to the data file, or built in any file beside it.
+		n := fileSize(dataFile) - oldSize
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			if p := filepath.Join(dir, e.Name()); strings.HasPrefix(e.Name(), "sandbox.db.") {
+				n = max(n, fileSize(p))
+			}
+		}
+		return n
+	}
+	triggers := map[string]func() bool{
+		"new content 1/4 written": func() bool { return written() >= newSize/4 },
+		"new content 1/2 written": func() bool { return written() >= newSize/2 },
+		"new content 3/4 written": func() bool { return written() >= newSize*3/4 },
+		"data file complete":      func() bool { return fileSize(dataFile) >= newSize },
+	}
+	outcomes := map[string]string{}
+	for name, trigger := range triggers {
+		copyFile(t, oldFile, dataFile)
+		sb := startSandbox(t, "--data", dataFile, "--fixtures", big, "--log-level", "warn")
+		answered := make(chan struct{})
+		go func() {
+			defer close(answered)
+			// The answer seldom comes: the process is killed first. Only
+			// the file's state matters.
+			_, _ = do(t.Context(), client, http.MethodPost, sb.base+"/__sandbox/reset", "", "application/json", []byte("{}"), nil)
+		}()
+		killWhen(sb, trigger, answered)
+		<-answered
+
+		sb = startSandbox(t, "--data", dataFile, "--fixtures", big, "--log-level", "warn")
+		token := mustToken(t, client, sb.base, partners[0].id, partners[0].secret)
+		referrals := len(listAllReferrals(t, client, sb.base, token, resetReferrals))
+		qualified := len(listAllQualified(t, client, sb.base, token, resetQualified))
+		sb.kill()
+		switch {
+		case referrals == defaultReferrals && qualified == defaultQualified:
+			outcomes[name] = "old"
+		case referrals == resetReferrals && qualified == resetQualified:
+			outcomes[name] = "new"
+		default:
+			t.Errorf("killed when %s: %d referrals and %d qualified referrals, neither the old %d+%d nor the new %d+%d",
+				name, referrals, qualified, defaultReferrals, defaultQualified, resetReferrals, resetQualified)
+		}
+	}
+	t.Logf("state after each kill: %v", outcomes)
+}
+
+// killWhen polls trigger and kills the process as soon as it holds, or
+// once the request it watches has been answered.
+func killWhen(sb *sandboxProc, trigger func() bool, answered <-chan struct{}) {
+	defer sb.kill()
+	for !trigger() {
+		select {
+		case <-answered:
+			return
+		default:
+		}
+	}
+}
+
+// fileSize is the size of the file at path, 0 if there is none.
+func fileSize(path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
+// postReset resets the sandbox and waits for the answer.
+func postReset(ctx context.Context, t *testing.T, c *http.Client, base string) {
+	t.Helper()
+	a, err := do(ctx, c, http.MethodPost, base+"/__sandbox/reset", "", "application/json", []byte("{}"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.status != http.StatusOK {
+		t.Fatalf("reset: status %d: %s", a.status, a.body)
+	}
+}
+
+// copyFile copies src over dst, as a fresh copy of a saved state.
+func copyFile(t *testing.T, src, dst string) {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, b, 0o600); err != nil {
+		t.Fatal(fmt.Errorf("restore %s: %w", dst, err))
+	}
+}
