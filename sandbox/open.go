@@ -18,6 +18,8 @@ import (
 )
 
 // Options is everything the sandbox can be told at start, as plain values:
+// TLSDir "" means a new private directory (see tlsca.PrivateDir), removed
+// by Instance.Close.
 // the serve command fills it from flags, sandboxtest from Go options. The
 // zero value is a working sandbox: embedded fixtures and key, in-memory
 // store, no rate limit, plain HTTP.
@@ -61,6 +63,9 @@ type Instance struct {
 	CACertPEM []byte
 	CAPath    string
 	store     store.Store
+	// privateTLSDir is the directory Open created for CAPath, removed by
+	// Close; "" when the caller chose the directory.
+	privateTLSDir string
 }
 
 // Open builds a sandbox from opts.
@@ -110,7 +115,7 @@ func Open(opts Options) (*Instance, error) {
 		return nil, err
 	}
 	if in.store, err = openStore(opts.DataFile, opts.Logger); err != nil {
-		return nil, err
+		return nil, errors.Join(err, in.removePrivateTLSDir())
 	}
 	in.Server, err = New(Config{
 		Provider: provider, Fixtures: set, Clock: opts.Clock, Logger: opts.Logger, Store: in.store,
@@ -119,14 +124,17 @@ func Open(opts Options) (*Instance, error) {
 		HTTPSOnly: in.TLS != nil,
 	})
 	if err != nil {
-		_ = in.store.Close()
+		_ = in.Close()
 		return nil, err
 	}
 	return in, nil
 }
 
-// Close releases the store (for a --data file: syncs and closes it).
-func (in *Instance) Close() error { return in.store.Close() }
+// Close releases the store (for a --data file: syncs and closes it and
+// frees its lock) and removes the TLS directory Open created.
+func (in *Instance) Close() error {
+	return errors.Join(in.store.Close(), in.removePrivateTLSDir())
+}
 
 func (in *Instance) setUpTLS(opts Options) error {
 	switch {
@@ -150,12 +158,7 @@ func (in *Instance) setUpTLS(opts Options) error {
 	}
 	in.TLS = &tls.Config{Certificates: []tls.Certificate{ca.Server}, MinVersion: tls.VersionTLS12}
 	in.CACertPEM = ca.CertPEM
-	if opts.TLSDir != "" {
-		if in.CAPath, err = ca.WriteCA(opts.TLSDir); err != nil {
-			return err
-		}
-	}
-	return nil
+	return in.writeCA(ca, opts.TLSDir)
 }
 
 func loadFixtures(dir string) (set *fixtures.Set, embedded bool, err error) {
