@@ -12,7 +12,7 @@ import (
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
-	"github.com/tidwall/buntdb"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store/storetest"
 )
 
 // TestFileLockedWhileOpen: a data file open in one store cannot be opened
@@ -117,7 +117,7 @@ func TestFileRecordThatNoLongerDecodes(t *testing.T) {
 	}
 	noErr(t, s.CreateReferral(referral("zed", "Z-BAD", "2025-10-13T09:00:09Z")))
 	noErr(t, s.Close())
-	damage(t, path, "r:R-BAD:alice", "q:QR-BAD:alice", "r:Z-BAD:zed")
+	storetest.DamageRecords(t, path, "r:R-BAD:alice", "q:QR-BAD:alice", "r:Z-BAD:zed")
 
 	var logs bytes.Buffer
 	s = mustOpen(t, path, store.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
@@ -174,28 +174,6 @@ func TestFileRecordThatNoLongerDecodes(t *testing.T) {
 			t.Errorf("key %s logged %d times, want once:\n%s", key, n, logs.String())
 		}
 	}
-}
-
-// damage replaces the JSON of the records at keys with text that does not
-// decode, keeping their sort lines, as a hand edit or a bad disk might.
-func damage(t *testing.T, path string, keys ...string) {
-	t.Helper()
-	db, err := buntdb.Open(path)
-	noErr(t, err)
-	defer db.Close()
-	noErr(t, db.Update(func(tx *buntdb.Tx) error {
-		for _, key := range keys {
-			v, err := tx.Get(key)
-			if err != nil {
-				return err
-			}
-			line, _, _ := strings.Cut(v, "\n")
-			if _, _, err := tx.Set(key, line+"\n{\"outcomesId\": 12,", nil); err != nil {
-				return err
-			}
-		}
-		return nil
-	}))
 }
 
 // noErr fails the test at once on err.
