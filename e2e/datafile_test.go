@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -41,6 +42,49 @@ func TestSecondSandboxOnTheSameDataFileExits(t *testing.T) {
 	}
 	if err := first.waitHealthy(); err != nil {
 		t.Errorf("the first sandbox after the refused second: %v", err)
+	}
+}
+
+// TestTornTailIsLoggedAtStart appends the start of a write that never
+// finished to a --data file, as a crash mid-write leaves it: the next start
+// serves every complete record and logs, as a warning naming the file, how
+// many bytes it cut.
+func TestTornTailIsLoggedAtStart(t *testing.T) {
+	dataFile := filepath.Join(t.TempDir(), "sandbox.db")
+	sb := startSandbox(t, "--data", dataFile)
+	sb.signal(syscall.SIGTERM)
+	if code := sb.waitExit(); code != 0 {
+		t.Fatalf("first run: exit %d\n%s", code, sb.stderr)
+	}
+	key := "r:torn:sandbox-partner"
+	torn := fmt.Sprintf("*3\r\n$3\r\nset\r\n$%d\r\n%s\r\n$200\r\n{\"trialId\":", len(key), key)
+	f, err := os.OpenFile(dataFile, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(torn); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	sb = startSandbox(t, "--data", dataFile)
+	client := newClient(1)
+	token := mustToken(t, client, sb.base, partners[0].id, partners[0].secret)
+	if n := len(listAllReferrals(t, client, sb.base, token, 100)); n != defaultReferrals {
+		t.Errorf("after the torn tail was cut: %d referrals, want the %d complete ones", n, defaultReferrals)
+	}
+	var warning map[string]any
+	for _, line := range strings.Split(sb.stderr.String(), "\n") {
+		if strings.Contains(line, "last write was incomplete") {
+			if err := json.Unmarshal([]byte(line), &warning); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if warning["level"] != "WARN" || warning["file"] != dataFile || warning["bytes_dropped"] != float64(len(torn)) {
+		t.Errorf("start-up log entry about the torn tail: %v; want a WARN naming %s and %d bytes dropped\n%s", warning, dataFile, len(torn), sb.stderr)
 	}
 }
 
