@@ -17,7 +17,7 @@ const MemoryPath = ":memory:"
 // BuntStore is the buntdb implementation of Store.
 type BuntStore struct {
 	// mu guards db, which a file store's Reset replaces: every method
-	// reaches db only through view and update, which hold mu for reading.
+	// reaches db only through viewTx and updateTx, which hold mu for reading.
 	mu   sync.RWMutex
 	db   *buntdb.DB
 	path string // MemoryPath or the data file
@@ -71,15 +71,15 @@ func (s *BuntStore) Close() error {
 	return nil
 }
 
-// view runs fn in a read transaction of the current db.
-func (s *BuntStore) view(fn func(tx *buntdb.Tx) error) error {
+// viewTx runs fn in a read transaction of the current db.
+func (s *BuntStore) viewTx(fn func(tx *buntdb.Tx) error) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return s.db.View(fn)
 }
 
-// update runs fn in a write transaction of the current db.
-func (s *BuntStore) update(fn func(tx *buntdb.Tx) error) error {
+// updateTx runs fn in a write transaction of the current db.
+func (s *BuntStore) updateTx(fn func(tx *buntdb.Tx) error) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return s.db.Update(fn)
@@ -88,7 +88,7 @@ func (s *BuntStore) update(fn func(tx *buntdb.Tx) error) error {
 // Empty reports whether the store holds no record. Every key is a record.
 func (s *BuntStore) Empty() (bool, error) {
 	var n int
-	err := s.view(func(tx *buntdb.Tx) error {
+	err := s.viewTx(func(tx *buntdb.Tx) error {
 		var err error
 		n, err = tx.Len()
 		return err
@@ -104,7 +104,7 @@ func (s *BuntStore) Empty() (bool, error) {
 // sort line, so it costs O(clients × log n), not O(n).
 func (s *BuntStore) Clients() ([]string, error) {
 	seen := map[string]bool{}
-	err := s.view(func(tx *buntdb.Tx) error {
+	err := s.viewTx(func(tx *buntdb.Tx) error {
 		for _, index := range []string{referralsNewest, qualifiedNewest} {
 			for from := ""; ; {
 				var key, value string
@@ -156,7 +156,7 @@ type owner struct {
 
 // Load inserts the set's records in one transaction.
 func (s *BuntStore) Load(set *fixtures.Set) error {
-	if err := s.update(func(tx *buntdb.Tx) error { return loadSet(tx, set) }); err != nil {
+	if err := s.updateTx(func(tx *buntdb.Tx) error { return loadSet(tx, set) }); err != nil {
 		return fmt.Errorf("load fixtures: %w", err)
 	}
 	return nil
@@ -169,7 +169,7 @@ func (s *BuntStore) Reset(set *fixtures.Set) error {
 	if s.path != MemoryPath {
 		return s.resetFile(set)
 	}
-	err := s.update(func(tx *buntdb.Tx) error {
+	err := s.updateTx(func(tx *buntdb.Tx) error {
 		if err := tx.DeleteAll(); err != nil {
 			return err
 		}

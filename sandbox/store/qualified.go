@@ -11,7 +11,7 @@ import (
 func (s *BuntStore) CreateQualified(q fixtures.QualifiedReferral) error {
 	key, value, err := encodeQualified(q)
 	if err == nil {
-		err = s.update(func(tx *buntdb.Tx) error { return insert(tx, key, value) })
+		err = s.updateTx(func(tx *buntdb.Tx) error { return insert(tx, key, value) })
 	}
 	if err != nil {
 		return fmt.Errorf("create qualified referral %q of client %q: %w", q.ExternalSourceID, q.ClientID, err)
@@ -26,12 +26,12 @@ func (s *BuntStore) GetQualified(clientID, externalSourceID string, view *fixtur
 	var rec fixtures.QualifiedReferral
 	var err error
 	if view == nil {
-		err = s.view(func(tx *buntdb.Tx) error {
+		err = s.viewTx(func(tx *buntdb.Tx) error {
 			rec, _, err = lookup[fixtures.QualifiedReferral](tx, key)
 			return err
 		})
 	} else {
-		err = s.update(func(tx *buntdb.Tx) error {
+		err = s.updateTx(func(tx *buntdb.Tx) error {
 			rec, err = update(tx, key, encodeQualified, appendAudit(*view))
 			return err
 		})
@@ -75,9 +75,9 @@ func (s *BuntStore) ListQualified(clientID string, page Page, view *fixtures.Aud
 	}
 	var err error
 	if view == nil {
-		err = s.view(read)
+		err = s.viewTx(read)
 	} else {
-		err = s.update(read)
+		err = s.updateTx(read)
 	}
 	if err != nil {
 		return nil, "", fmt.Errorf("list qualified referrals of client %q: %w", clientID, err)
@@ -90,7 +90,7 @@ func (s *BuntStore) ListQualified(clientID string, page Page, view *fixtures.Aud
 func (s *BuntStore) UpdateQualified(clientID, externalSourceID string, fn func(*fixtures.QualifiedReferral) error) (fixtures.QualifiedReferral, error) {
 	var rec fixtures.QualifiedReferral
 	var fnErr error
-	err := s.update(func(tx *buntdb.Tx) error {
+	err := s.updateTx(func(tx *buntdb.Tx) error {
 		var err error
 		rec, err = update(tx, recordKey(qualifiedPrefix, clientID, externalSourceID), encodeQualified,
 			func(q *fixtures.QualifiedReferral) error { fnErr = fn(q); return fnErr })

@@ -63,7 +63,9 @@ type Store interface {
 	// nil set inserts nothing.
 	Load(set *fixtures.Set) error
 	// Reset deletes every record and loads set, atomically: if set cannot be
-	// loaded the old records stay. Reset(nil) empties the store.
+	// loaded the old records stay, and a file store that crashes during a
+	// Reset holds either the old records or the new ones. Reset(nil)
+	// empties the store.
 	Reset(set *fixtures.Set) error
 	// Close releases the store; for a file it syncs the file first.
 	Close() error
