@@ -18,11 +18,10 @@ import (
 )
 
 // Options is everything the sandbox can be told at start, as plain values:
-// TLSDir "" means a new private directory (see tlsca.PrivateDir), removed
-// by Instance.Close.
 // the serve command fills it from flags, sandboxtest from Go options. The
 // zero value is a working sandbox: embedded fixtures and key, in-memory
-// store, no rate limit, plain HTTP.
+// store, no rate limit, plain HTTP. With TLS, an empty TLSDir means a new
+// private directory for ca.pem (tlsca.PrivateDir), removed by Close.
 type Options struct {
 	PublicURL      string
 	Tenant         string
