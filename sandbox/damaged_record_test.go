@@ -18,8 +18,9 @@ import (
 // TestAPI_RecordThatNoLongerDecodes: a --data file in which one referral
 // and one qualified referral of the partner no longer decode. Listings
 // answer 200 with every other record and the log names each bad key;
-// reading a bad record directly is a 500 problem that points at the log,
-// with the key in the log and not in the body.
+// reading a bad record directly is a 500 problem saying the stored record
+// cannot be read and pointing at the log, with the key in the log and not
+// in the body.
 func TestAPI_RecordThatNoLongerDecodes(t *testing.T) {
 	set, err := fixtures.Default()
 	if err != nil {
@@ -72,8 +73,8 @@ func TestAPI_RecordThatNoLongerDecodes(t *testing.T) {
 	for _, p := range []string{referralPath(badRef), "/api/v1/referrals/qualified/" + badQ.ExternalSourceID} {
 		r := sb.do(request{path: p, token: token})
 		prob := r.problem(t)
-		if r.Status != http.StatusInternalServerError || prob.Type != sandbox.ProblemTypeInternalError || !strings.Contains(prob.Detail, "sandbox log") {
-			t.Errorf("GET %s: %d %+v, want a 500 problem pointing at the log", p, r.Status, prob)
+		if r.Status != http.StatusInternalServerError || prob.Type != sandbox.ProblemTypeInternalError || !strings.Contains(prob.Detail, "can no longer read") || !strings.Contains(prob.Detail, "sandbox log") {
+			t.Errorf("GET %s: %d %+v, want a 500 problem saying the record cannot be read and pointing at the log", p, r.Status, prob)
 		}
 		if bytes.Contains(r.Body, []byte("r:")) || bytes.Contains(r.Body, []byte("q:")) {
 			t.Errorf("GET %s: the body shows the store's key: %s", p, r.Body)
