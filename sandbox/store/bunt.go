@@ -18,12 +18,15 @@ const MemoryPath = ":memory:"
 type BuntStore struct {
 	// mu guards db, which a file store's Reset replaces: every method
 	// reaches db only through viewTx and updateTx, which hold mu for reading.
-	mu   sync.RWMutex
-	db   *buntdb.DB
-	path string // MemoryPath or the data file
-	cfg  config
-	lock *fileLock // nil in memory
-	bad  badKeys
+	mu     sync.RWMutex
+	db     *buntdb.DB
+	closed bool // set by Close, under mu: Reset must not reopen the file
+	// resetMu lets one Reset at a time build the reset file.
+	resetMu sync.Mutex
+	path    string // MemoryPath or the data file
+	cfg     config
+	lock    *fileLock // nil in memory
+	bad     badKeys
 }
 
 var _ Store = (*BuntStore)(nil)
@@ -61,6 +64,7 @@ func Open(path string, opts ...Option) (*BuntStore, error) {
 func (s *BuntStore) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.closed = true
 	err := s.db.Close()
 	if s.lock != nil {
 		err = errors.Join(err, s.lock.release())

@@ -231,3 +231,32 @@ func TestFileResetWhileInUse(t *testing.T) {
 		t.Errorf("after the last reset, clients %q, want alice only", clients)
 	}
 }
+
+// TestFileResetAfterCloseRefused: a closed store no longer holds the data
+// file's lock, so its Reset must neither replace the file another store may
+// have opened since nor open the file again.
+func TestFileResetAfterCloseRefused(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "data.db")
+	first := mustOpen(t, path)
+	noErr(t, first.Close())
+	second := mustOpen(t, path)
+	noErr(t, second.CreateReferral(referral("alice", "KEPT", "2025-10-13T09:00:01Z")))
+	set := &fixtures.Set{Referrals: []fixtures.Referral{referral("bob", "NEW", "2025-10-13T09:00:02Z")}}
+	if err := first.Reset(set); err == nil {
+		t.Fatal("Reset on a closed store succeeded")
+	}
+	if _, err := first.GetReferral("alice", "KEPT"); err == nil {
+		t.Error("the closed store opened the file again, without its lock")
+	}
+	noErr(t, second.Close())
+	third := mustOpen(t, path)
+	defer third.Close()
+	clients, err := third.Clients()
+	noErr(t, err)
+	if strings.Join(clients, ",") != "alice" {
+		t.Errorf("after a closed store's Reset, the file holds the records of %q, want alice's only", clients)
+	}
+	if _, err := os.Stat(path + ".reset"); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("reset file left behind: %v", err)
+	}
+}

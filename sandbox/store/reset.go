@@ -20,16 +20,25 @@ import (
 // fsynced, and renamed over the data file, which is atomic; the directory
 // is fsynced so that the rename also survives a power loss. buntdb keeps
 // its file open and would go on appending to the replaced one, so the
-// store is closed before the rename and opened again after it, all under
-// the exclusive lock, which holds every other call of the store back
-// meanwhile. A set that does not load (conflict, invalid record) is
-// refused before anything is replaced.
+// store is closed before the rename and opened again after it, under the
+// exclusive lock, which holds every other call of the store back
+// meanwhile. Building the new file needs no such lock (only resetMu, as
+// two resets would share it), so calls go on until the swap: what they
+// write then is replaced by the reset, as it would have been a moment
+// later. A set that does not load (conflict, invalid record) is refused
+// before anything is replaced.
 func (s *BuntStore) resetFile(set *fixtures.Set) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.resetMu.Lock()
+	defer s.resetMu.Unlock()
 	tmp := resetPath(s.path)
 	if err := writeSnapshot(tmp, s.path, set); err != nil {
 		return errors.Join(fmt.Errorf("reset store: %w", err), removeIfExists(tmp))
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		// The lock on the data file is gone: it is not ours to replace.
+		return errors.Join(fmt.Errorf("reset store: %w", buntdb.ErrDatabaseClosed), removeIfExists(tmp))
 	}
 	if err := s.db.Close(); err != nil {
 		return errors.Join(fmt.Errorf("reset store: close the old file: %w", err), removeIfExists(tmp), s.reopen())
