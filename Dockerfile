@@ -21,7 +21,8 @@ RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}"
     && mkdir -p /out/data
 
 # distroless/static: CA certificates, /etc/passwd with the nonroot user, a
-# writable /tmp (for the --tls CA directory) and nothing else - no shell.
+# writable /tmp (where --tls makes its private CA directory) and nothing
+# else - no shell.
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/referrals-sandbox /referrals-sandbox
 # /data is where SANDBOX_DATA may keep a buntdb file. Owning it here lets a

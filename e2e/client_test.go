@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -116,13 +117,17 @@ func listAllQualified(t *testing.T, c *http.Client, base, token string, max int)
 }
 
 // listAll pages through a listing (500 a page) and returns the records under
-// field. The number of pages is bounded by max/500+1.
+// field. The number of pages is bounded by max/500+1. listURL may carry a
+// query of its own.
 func listAll[T any](t *testing.T, c *http.Client, listURL, field, token string, max int) []T {
 	t.Helper()
 	var all []T
 	cursor := ""
 	for page := 0; page <= max/500+1; page++ {
 		u := listURL + "?limit=500"
+		if strings.Contains(listURL, "?") {
+			u = listURL + "&limit=500"
+		}
 		if cursor != "" {
 			u += "&cursor=" + url.QueryEscape(cursor)
 		}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
 // ProblemContentType is the media type of every error body (RFC 9457).
@@ -177,6 +179,9 @@ func problemFor(err error) Problem {
 	var re *requestError
 	if errors.As(err, &re) {
 		return re.Problem
+	}
+	if errors.Is(err, store.ErrCorrupt) {
+		return newProblem(http.StatusInternalServerError, "this record is stored in a form the sandbox can no longer read (a damaged or hand-edited data file); the trace id identifies it in the sandbox log")
 	}
 	return newProblem(http.StatusInternalServerError, "the sandbox failed to process the request; the trace id identifies it in the sandbox log")
 }

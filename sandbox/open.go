@@ -20,7 +20,8 @@ import (
 // Options is everything the sandbox can be told at start, as plain values:
 // the serve command fills it from flags, sandboxtest from Go options. The
 // zero value is a working sandbox: embedded fixtures and key, in-memory
-// store, no rate limit, plain HTTP.
+// store, no rate limit, plain HTTP. With TLS, an empty TLSDir means a new
+// private directory for ca.pem (tlsca.PrivateDir), removed by Close.
 type Options struct {
 	PublicURL      string
 	Tenant         string
@@ -72,6 +73,9 @@ type Instance struct {
 	CACertPEM []byte
 	CAPath    string
 	store     store.Store
+	// privateTLSDir is the directory Open created for CAPath, removed by
+	// Close; "" when the caller chose the directory.
+	privateTLSDir string
 }
 
 // Open builds a sandbox from opts.
@@ -123,10 +127,10 @@ func Open(opts Options) (*Instance, error) {
 	}
 	hosts, err := allowedHosts(opts)
 	if err != nil {
-		return nil, err
+		return nil, errors.Join(err, in.removePrivateTLSDir())
 	}
-	if in.store, err = openStore(opts.DataFile); err != nil {
-		return nil, err
+	if in.store, err = openStore(opts.DataFile, opts.Logger); err != nil {
+		return nil, errors.Join(err, in.removePrivateTLSDir())
 	}
 	in.Server, err = New(Config{
 		Provider: provider, Fixtures: set, Clock: opts.Clock, Logger: opts.Logger, Store: in.store,
@@ -135,14 +139,17 @@ func Open(opts Options) (*Instance, error) {
 		HTTPSOnly: in.TLS != nil, ClientClocks: clocks, AllowedHosts: hosts,
 	})
 	if err != nil {
-		_ = in.store.Close()
+		_ = in.Close()
 		return nil, err
 	}
 	return in, nil
 }
 
-// Close releases the store (for a --data file: syncs and closes it).
-func (in *Instance) Close() error { return in.store.Close() }
+// Close releases the store (for a --data file: syncs and closes it and
+// frees its lock) and removes the TLS directory Open created.
+func (in *Instance) Close() error {
+	return errors.Join(in.store.Close(), in.removePrivateTLSDir())
+}
 
 func (in *Instance) setUpTLS(opts Options) error {
 	switch {
@@ -166,12 +173,7 @@ func (in *Instance) setUpTLS(opts Options) error {
 	}
 	in.TLS = &tls.Config{Certificates: []tls.Certificate{ca.Server}, MinVersion: tls.VersionTLS12}
 	in.CACertPEM = ca.CertPEM
-	if opts.TLSDir != "" {
-		if in.CAPath, err = ca.WriteCA(opts.TLSDir); err != nil {
-			return err
-		}
-	}
-	return nil
+	return in.writeCA(ca, opts.TLSDir)
 }
 
 func loadFixtures(dir string) (set *fixtures.Set, embedded bool, err error) {
@@ -184,11 +186,11 @@ func loadFixtures(dir string) (set *fixtures.Set, embedded bool, err error) {
 }
 
 // openStore opens the data file, or an in-memory store without one.
-func openStore(path string) (*store.BuntStore, error) {
+func openStore(path string, logger *slog.Logger) (*store.BuntStore, error) {
 	if path == "" {
 		path = store.MemoryPath
 	}
-	st, err := store.Open(path)
+	st, err := store.Open(path, store.WithLogger(logger))
 	if err != nil {
 		return nil, fmt.Errorf("data file %s: %w", path, err)
 	}

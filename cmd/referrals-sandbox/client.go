@@ -36,8 +36,9 @@ type target struct {
 	ca      string
 	timeout time.Duration
 	// skipVerify accepts any certificate when no --ca is given. Only
-	// healthcheck sets it, for a sandbox serving its own --tls-cert on the
-	// loopback address: it sends nothing secret and only asks "are you up?".
+	// healthcheck sets it, for a sandbox serving its own --tls-cert or a
+	// local CA in a private directory, on the loopback address: it sends
+	// nothing secret and only asks "are you up?".
 	skipVerify bool
 }
 
@@ -45,7 +46,7 @@ type target struct {
 // the defaults in def.
 func addTargetFlags(o *options, t *target, def target) {
 	o.String(&t.url, "url", def.url, "root URL of the running sandbox (scheme, host and port)")
-	o.String(&t.ca, "ca", def.ca, "PEM file of the CA that signed the sandbox's certificate (serve --tls writes ca.pem to its --tls-dir); empty: the system's CAs")
+	o.String(&t.ca, "ca", def.ca, "PEM file of the CA that signed the sandbox's certificate (serve --tls logs its path as ca_cert and serves it at /__sandbox/ca.pem); empty: the system's CAs")
 	o.Duration(&t.timeout, "timeout", def.timeout, "how long to wait for the sandbox's answer")
 }
 

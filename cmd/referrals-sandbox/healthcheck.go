@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"path/filepath"
 	"time"
+
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/tlsca"
 )
 
 // healthPath is the sandbox's unauthenticated health check.
@@ -57,9 +59,11 @@ func serveListenTarget(getenv func(string) string) listenTarget {
 	t := listenTarget{target: target{url: "http://" + net.JoinHostPort(host, port)}}
 	if c.opts.TLS {
 		t.url = "https://" + net.JoinHostPort(host, port)
-		if c.opts.TLSCertFile == "" {
-			t.ca = filepath.Join(c.opts.TLSDir, "ca.pem")
+		if c.opts.TLSCertFile == "" && c.opts.TLSDir != "" {
+			t.ca = filepath.Join(c.opts.TLSDir, tlsca.CAFile)
 		} else {
+			// serve's own certificate, or its local CA in the private
+			// directory only that serve process knows.
 			t.skipVerify = true
 		}
 	}

@@ -87,6 +87,7 @@ func TestServeListenTarget(t *testing.T) {
 		{"host name kept", map[string]string{"SANDBOX_ADDR": "localhost:9000"}, "http://localhost:9000", "", false, ""},
 		{"IPv6 loopback", map[string]string{"SANDBOX_ADDR": "[::1]:9000"}, "http://[::1]:9000", "", false, ""},
 		{"local CA", map[string]string{"SANDBOX_TLS": "true", "SANDBOX_TLS_DIR": tlsDir}, "https://127.0.0.1:8080", filepath.Join(tlsDir, "ca.pem"), false, ""},
+		{"local CA in a private directory", map[string]string{"SANDBOX_TLS": "true"}, "https://127.0.0.1:8080", "", true, ""},
 		{"own certificate", map[string]string{"SANDBOX_TLS": "1", "SANDBOX_TLS_CERT": "cert.pem"}, "https://127.0.0.1:8080", "", true, ""},
 		{"TLS off", map[string]string{"SANDBOX_TLS": "false", "SANDBOX_TLS_DIR": tlsDir}, "http://127.0.0.1:8080", "", false, ""},
 		{"free port", map[string]string{"SANDBOX_ADDR": "127.0.0.1:0"}, "", "", false, "free port"},
@@ -142,6 +143,9 @@ func TestHealthcheckVerifiesTheLocalCA(t *testing.T) {
 		// serve with --tls-cert: the health check cannot know the CA and
 		// asks the loopback address without verifying.
 		{"own certificate, derived address", map[string]string{"SANDBOX_ADDR": addr, "SANDBOX_TLS": "true", "SANDBOX_TLS_CERT": "cert.pem"}, nil, 0},
+		// serve's default: the CA is in a private directory only serve
+		// knows; the check asks the loopback address without verifying.
+		{"private TLS directory, derived address", map[string]string{"SANDBOX_ADDR": addr, "SANDBOX_TLS": "true"}, nil, 0},
 		{"own certificate, URL given", map[string]string{"SANDBOX_TLS": "true", "SANDBOX_TLS_CERT": "cert.pem"}, []string{"--url", "https://localhost:" + port}, 1},
 		{"plain HTTP against TLS", map[string]string{"SANDBOX_ADDR": addr}, nil, 1},
 	}

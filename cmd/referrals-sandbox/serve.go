@@ -7,8 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -63,7 +61,7 @@ func addServeFlags(o *options, c *serveConfig) {
 	o.ListEnv(&so.AllowedHosts, "allowed-host", envPrefix+"ALLOWED_HOSTS",
 		"host name the admin API also answers to, besides loopback names, the listen address, the --public-url host and --tls-host names (e.g. a compose service name); repeatable, comma-separated in the environment")
 	o.Bool(&so.TLS, "tls", false, "serve HTTPS with a certificate from a local CA created at start")
-	o.String(&so.TLSDir, "tls-dir", filepath.Join(os.TempDir(), "referrals-sandbox-tls"), "directory the CA certificate (ca.pem) is written to with --tls")
+	o.String(&so.TLSDir, "tls-dir", "", "directory the CA certificate (ca.pem) is written to with --tls; it must be yours and not writable by group or others (default: a new private directory per start, removed at exit; the ready line's ca_cert names it)")
 	o.List(&so.TLSHosts, "tls-host", "extra host name for the certificate (e.g. a compose service name); repeatable")
 	o.String(&so.TLSCertFile, "tls-cert", "", "PEM certificate to serve with --tls instead of the local CA's")
 	o.String(&so.TLSKeyFile, "tls-key", "", "PEM private key of --tls-cert")

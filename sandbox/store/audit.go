@@ -181,7 +181,7 @@ func insertQualified(tx *buntdb.Tx, q fixtures.QualifiedReferral) error {
 func (s *BuntStore) QualifiedAuditTrail(clientID, externalSourceID string, page Page) ([]fixtures.AuditEntry, string, error) {
 	var out []fixtures.AuditEntry
 	var next string
-	err := s.db.View(func(tx *buntdb.Tx) error {
+	err := s.viewTx(func(tx *buntdb.Tx) error {
 		rec, _, err := lookup[fixtures.QualifiedReferral](tx, recordKey(qualifiedPrefix, clientID, externalSourceID))
 		if err != nil {
 			return err

@@ -3,7 +3,6 @@ package store
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -37,15 +36,6 @@ func storedValue(t *testing.T, s *BuntStore, client, id string) string {
 	return v
 }
 
-func fileSize(t *testing.T, path string) int64 {
-	t.Helper()
-	fi, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fi.Size()
-}
-
 // TestAuditedReadsCostConstantBytes: a read records its view without
 // rewriting the record, so the record's stored value stays the same and
 // every read adds the same few bytes to the file, the 500th as the 1st.
@@ -62,11 +52,11 @@ func TestAuditedReadsCostConstantBytes(t *testing.T) {
 	}
 	record := storedValue(t, s, "alice", "Q-1")
 	growth := func(i int) int64 {
-		before := fileSize(t, path)
+		before := fileSize(path)
 		if _, err := s.GetQualified("alice", "Q-1", readView(i)); err != nil {
 			t.Fatal(err)
 		}
-		return fileSize(t, path) - before
+		return fileSize(path) - before
 	}
 	first := growth(1)
 	for i := 2; i < 500; i++ {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/tidwall/buntdb"
@@ -15,14 +16,25 @@ const MemoryPath = ":memory:"
 
 // BuntStore is the buntdb implementation of Store.
 type BuntStore struct {
-	db *buntdb.DB
+	// mu guards db, which a file store's Reset replaces: every method
+	// reaches db only through viewTx and updateTx, which hold mu for reading.
+	mu     sync.RWMutex
+	db     *buntdb.DB
+	closed bool // set by Close, under mu: Reset must not reopen the file
+	// resetMu lets one Reset at a time build the reset file.
+	resetMu sync.Mutex
+	path    string // MemoryPath or the data file
+	cfg     config
+	lock    *fileLock // nil in memory
+	bad     badKeys
 }
 
 var _ Store = (*BuntStore)(nil)
 
 // Open opens the store at path: MemoryPath for an in-memory store, else a
-// file, created if missing, whose records are loaded. The file must not be
-// opened by two processes at once.
+// file, created if missing, whose records are loaded. A file is locked
+// (path + ".lock") while it is open: a second Open of it, from this process
+// or another, fails at once with ErrLocked.
 func Open(path string, opts ...Option) (*BuntStore, error) {
 	if path == "" {
 		return nil, fmt.Errorf("open store: %w: empty path (use %q for memory)", ErrInvalid, MemoryPath)
@@ -34,47 +46,63 @@ func Open(path string, opts ...Option) (*BuntStore, error) {
 	if err := cfg.check(); err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
-	db, err := buntdb.Open(path)
+	s := &BuntStore{path: path, cfg: cfg, bad: badKeys{log: cfg.logger}}
+	var err error
+	if path == MemoryPath {
+		s.db, err = openDB(path, cfg)
+	} else {
+		s.db, s.lock, err = openFile(path, cfg)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
-	if err := cfg.apply(db); err != nil {
-		return nil, errors.Join(fmt.Errorf("open store %s: %w", path, err), db.Close())
-	}
-	if err := createIndexes(db); err != nil {
-		return nil, errors.Join(fmt.Errorf("open store %s: %w", path, err), db.Close())
-	}
-	return &BuntStore{db: db}, nil
+	return s, nil
 }
 
-// Close syncs and closes the file (if any). The store is unusable after.
+// Close syncs and closes the file (if any) and releases its lock. The
+// store is unusable after.
 func (s *BuntStore) Close() error {
-	if err := s.db.Close(); err != nil {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	err := s.db.Close()
+	if s.lock != nil {
+		err = errors.Join(err, s.lock.release())
+	}
+	if err != nil {
 		return fmt.Errorf("close store: %w", err)
 	}
 	return nil
 }
 
-// Empty reports whether the store holds no record: no key in either
-// record index (runtime clients do not count).
+// viewTx runs fn in a read transaction of the current db.
+func (s *BuntStore) viewTx(fn func(tx *buntdb.Tx) error) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.db.View(fn)
+}
+
+// updateTx runs fn in a write transaction of the current db.
+func (s *BuntStore) updateTx(fn func(tx *buntdb.Tx) error) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.db.Update(fn)
+}
+
+// Empty reports whether the store holds nothing at all: no record, audit
+// entry or runtime client. Only an empty store is seeded with the fixtures,
+// so a data file that holds runtime clients keeps them across restarts.
 func (s *BuntStore) Empty() (bool, error) {
-	empty := true
-	err := s.db.View(func(tx *buntdb.Tx) error {
-		for _, index := range []string{referralsNewest, qualifiedNewest} {
-			n, err := tx.Len()
-			if err != nil || n == 0 {
-				return err
-			}
-			if err := tx.Ascend(index, func(_, _ string) bool { empty = false; return false }); err != nil {
-				return err
-			}
-		}
-		return nil
+	var n int
+	err := s.viewTx(func(tx *buntdb.Tx) error {
+		var err error
+		n, err = tx.Len()
+		return err
 	})
 	if err != nil {
 		return false, fmt.Errorf("count records: %w", err)
 	}
-	return empty, nil
+	return n == 0, nil
 }
 
 // Clients returns the sorted ids of the clients owning a record. It visits
@@ -82,7 +110,7 @@ func (s *BuntStore) Empty() (bool, error) {
 // sort line, so it costs O(clients × log n), not O(n).
 func (s *BuntStore) Clients() ([]string, error) {
 	seen := map[string]bool{}
-	err := s.db.View(func(tx *buntdb.Tx) error {
+	err := s.viewTx(func(tx *buntdb.Tx) error {
 		for _, index := range []string{referralsNewest, qualifiedNewest} {
 			for from := ""; ; {
 				var key, value string
@@ -97,10 +125,13 @@ func (s *BuntStore) Clients() ([]string, error) {
 					break
 				}
 				rec, err := decode[owner](key, value)
-				if err != nil {
+				switch {
+				case s.bad.skip(key, err):
+				case err != nil:
 					return err
+				default:
+					seen[rec.ClientID] = true
 				}
-				seen[rec.ClientID] = true
 				// Seek by the sort line, which is what the index orders by,
 				// to the first line after this client's.
 				line, _ := splitValue(value)
@@ -131,16 +162,20 @@ type owner struct {
 
 // Load inserts the set's records in one transaction.
 func (s *BuntStore) Load(set *fixtures.Set) error {
-	if err := s.db.Update(func(tx *buntdb.Tx) error { return loadSet(tx, set) }); err != nil {
+	if err := s.updateTx(func(tx *buntdb.Tx) error { return loadSet(tx, set) }); err != nil {
 		return fmt.Errorf("load fixtures: %w", err)
 	}
 	return nil
 }
 
-// Reset replaces every record with the set's, in one transaction. On a file
-// it is written as one flush followed by the new records.
+// Reset replaces every record with the set's. In memory it is one
+// transaction; a file is replaced whole (see resetFile), so that a crash
+// leaves either the old records or the new ones.
 func (s *BuntStore) Reset(set *fixtures.Set) error {
-	err := s.db.Update(func(tx *buntdb.Tx) error {
+	if s.path != MemoryPath {
+		return s.resetFile(set)
+	}
+	err := s.updateTx(func(tx *buntdb.Tx) error {
 		if err := tx.DeleteAll(); err != nil {
 			return err
 		}

@@ -24,7 +24,7 @@ func (s *BuntStore) PutClient(c fixtures.Client) error {
 	if err != nil {
 		return fmt.Errorf("encode client %q: %w", c.ClientID, err)
 	}
-	err = s.db.Update(func(tx *buntdb.Tx) error {
+	err = s.updateTx(func(tx *buntdb.Tx) error {
 		_, _, err := tx.Set(clientPrefix+escape(c.ClientID), string(data), nil)
 		return err
 	})
@@ -36,7 +36,7 @@ func (s *BuntStore) PutClient(c fixtures.Client) error {
 
 // DeleteClient removes a runtime client; a missing one is not an error.
 func (s *BuntStore) DeleteClient(clientID string) error {
-	err := s.db.Update(func(tx *buntdb.Tx) error {
+	err := s.updateTx(func(tx *buntdb.Tx) error {
 		_, err := tx.Delete(clientPrefix + escape(clientID))
 		return err
 	})
@@ -49,7 +49,7 @@ func (s *BuntStore) DeleteClient(clientID string) error {
 // RuntimeClients returns every stored runtime client, by key order.
 func (s *BuntStore) RuntimeClients() ([]fixtures.Client, error) {
 	var out []fixtures.Client
-	err := s.db.View(func(tx *buntdb.Tx) error {
+	err := s.viewTx(func(tx *buntdb.Tx) error {
 		var decodeErr error
 		err := tx.AscendKeys(clientPrefix+"*", func(k, v string) bool {
 			var c fixtures.Client
@@ -75,7 +75,7 @@ func (s *BuntStore) RuntimeClients() ([]fixtures.Client, error) {
 // in set (none when set is nil), in one transaction; other clients' records
 // are untouched.
 func (s *BuntStore) ResetClient(clientID string, set *fixtures.Set) error {
-	err := s.db.Update(func(tx *buntdb.Tx) error {
+	err := s.updateTx(func(tx *buntdb.Tx) error {
 		for _, index := range []string{referralsNewest, qualifiedNewest} {
 			var keys []string
 			err := tx.AscendRange(index, clientSortPrefix(clientID), clientSortEnd(clientID), func(k, _ string) bool {

@@ -26,6 +26,13 @@
 // cannot leave a lookup entry pointing at nothing or a record missing from a
 // listing.
 //
+// Files. A data file is locked (flock on FILE.lock) while a store has it
+// open, so two processes never append to it at once. Reset builds the new
+// content in FILE.reset and renames it over the data file (see resetFile),
+// so a crash leaves the old content or the new, never a mix. A torn last
+// command, which buntdb cuts at open, is logged; a record that no longer
+// decodes is left out of listings and logged (badKeys).
+//
 // Listing seeks the index and reads one page: O(log n + limit) however many
 // records are stored. Cursors are opaque to callers: base64url of the last
 // returned record's sort line, which starts with the client's id, so a

@@ -2,12 +2,13 @@ package store
 
 import (
 	"fmt"
+	"log/slog"
 
 	"github.com/tidwall/buntdb"
 )
 
-// Option adjusts how Open configures a file-backed store. Options have no
-// effect on ":memory:", which never touches a disk.
+// Option adjusts how Open configures a file-backed store. Options other
+// than WithLogger have no effect on ":memory:", which never touches a disk.
 type Option func(*config)
 
 type config struct {
@@ -15,6 +16,7 @@ type config struct {
 	shrinkPercent  int
 	shrinkMinSize  int
 	shrinkDisabled bool
+	logger         *slog.Logger
 }
 
 // defaultConfig is what a file-backed store runs with unless told otherwise.
@@ -47,6 +49,18 @@ func defaultConfig() config {
 		syncPolicy:    buntdb.Always,
 		shrinkPercent: 100,
 		shrinkMinSize: 4 << 20,
+		logger:        slog.New(slog.DiscardHandler),
+	}
+}
+
+// WithLogger sets where the store reports what it recovered from: a torn
+// tail cut at open, an interrupted reset, records that no longer decode.
+// Default: nowhere.
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) {
+		if l != nil {
+			c.logger = l
+		}
 	}
 }
 

@@ -11,7 +11,7 @@ import (
 // CreateQualified stores a new qualified referral; its audit trail goes to
 // audit keys (see audit.go).
 func (s *BuntStore) CreateQualified(q fixtures.QualifiedReferral) error {
-	err := s.db.Update(func(tx *buntdb.Tx) error { return insertQualified(tx, q) })
+	err := s.updateTx(func(tx *buntdb.Tx) error { return insertQualified(tx, q) })
 	if err != nil {
 		return fmt.Errorf("create qualified referral %q of client %q: %w", q.ExternalSourceID, q.ClientID, err)
 	}
@@ -38,9 +38,9 @@ func (s *BuntStore) GetQualified(clientID, externalSourceID string, view *fixtur
 	}
 	var err error
 	if view == nil {
-		err = s.db.View(read)
+		err = s.viewTx(read)
 	} else {
-		err = s.db.Update(read)
+		err = s.updateTx(read)
 	}
 	if err != nil {
 		return fixtures.QualifiedReferral{}, fmt.Errorf("get qualified referral %q of client %q: %w", externalSourceID, clientID, err)
@@ -62,6 +62,9 @@ func (s *BuntStore) ListQualified(clientID string, page Page, view *fixtures.Aud
 		out = make([]fixtures.QualifiedReferral, 0, len(items))
 		for _, it := range items {
 			rec, err := decode[fixtures.QualifiedReferral](it.key, it.value)
+			if s.bad.skip(it.key, err) {
+				continue
+			}
 			if err != nil {
 				return err
 			}
@@ -81,9 +84,9 @@ func (s *BuntStore) ListQualified(clientID string, page Page, view *fixtures.Aud
 	}
 	var err error
 	if view == nil {
-		err = s.db.View(read)
+		err = s.viewTx(read)
 	} else {
-		err = s.db.Update(read)
+		err = s.updateTx(read)
 	}
 	if err != nil {
 		return nil, "", fmt.Errorf("list qualified referrals of client %q: %w", clientID, err)
@@ -107,7 +110,7 @@ func (s *BuntStore) UpdateQualified(clientID, externalSourceID string, fn func(*
 	key := recordKey(qualifiedPrefix, clientID, externalSourceID)
 	var rec fixtures.QualifiedReferral
 	var fnErr error
-	err := s.db.Update(func(tx *buntdb.Tx) error {
+	err := s.updateTx(func(tx *buntdb.Tx) error {
 		var err error
 		if rec, _, err = lookup[fixtures.QualifiedReferral](tx, key); err != nil {
 			return err

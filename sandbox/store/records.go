@@ -61,7 +61,7 @@ func decode[T any](key, value string) (T, error) {
 	var rec T
 	_, record := splitValue(value)
 	if err := json.Unmarshal([]byte(record), &rec); err != nil {
-		return rec, fmt.Errorf("decode record %q: %w", key, err)
+		return rec, fmt.Errorf("%w: %q: %v", ErrCorrupt, key, err)
 	}
 	return rec, nil
 }

@@ -12,7 +12,7 @@ import (
 func (s *BuntStore) CreateReferral(r fixtures.Referral) error {
 	key, value, err := encodeReferral(r)
 	if err == nil {
-		err = s.db.Update(func(tx *buntdb.Tx) error { return insert(tx, key, value) })
+		err = s.updateTx(func(tx *buntdb.Tx) error { return insert(tx, key, value) })
 	}
 	if err != nil {
 		return fmt.Errorf("create referral %q of client %q: %w", r.OutcomesID, r.ClientID, err)
@@ -23,7 +23,7 @@ func (s *BuntStore) CreateReferral(r fixtures.Referral) error {
 // GetReferral returns the client's referral with that outcomesId.
 func (s *BuntStore) GetReferral(clientID, outcomesID string) (fixtures.Referral, error) {
 	var rec fixtures.Referral
-	err := s.db.View(func(tx *buntdb.Tx) error {
+	err := s.viewTx(func(tx *buntdb.Tx) error {
 		var err error
 		rec, _, err = lookup[fixtures.Referral](tx, recordKey(referralPrefix, clientID, outcomesID))
 		return err
@@ -38,7 +38,7 @@ func (s *BuntStore) GetReferral(clientID, outcomesID string) (fixtures.Referral,
 func (s *BuntStore) ListReferrals(clientID string, page Page) ([]fixtures.Referral, string, error) {
 	var items []item
 	var next string
-	err := s.db.View(func(tx *buntdb.Tx) error {
+	err := s.viewTx(func(tx *buntdb.Tx) error {
 		var err error
 		items, next, err = walkPage(tx, referralListing(), clientID, page)
 		return err
@@ -49,6 +49,9 @@ func (s *BuntStore) ListReferrals(clientID string, page Page) ([]fixtures.Referr
 	out := make([]fixtures.Referral, 0, len(items))
 	for _, it := range items {
 		rec, err := decode[fixtures.Referral](it.key, it.value)
+		if s.bad.skip(it.key, err) {
+			continue
+		}
 		if err != nil {
 			return nil, "", fmt.Errorf("list referrals of client %q: %w", clientID, err)
 		}
@@ -63,7 +66,7 @@ func (s *BuntStore) ListReferrals(clientID string, page Page) ([]fixtures.Referr
 func (s *BuntStore) FindReferral(outcomesID string) (fixtures.Referral, error) {
 	prefix := idKeyPrefix(referralPrefix, outcomesID)
 	var key, value string
-	err := s.db.View(func(tx *buntdb.Tx) error {
+	err := s.viewTx(func(tx *buntdb.Tx) error {
 		return tx.AscendGreaterOrEqual("", prefix, func(k, v string) bool {
 			if strings.HasPrefix(k, prefix) {
 				key, value = k, v
@@ -84,7 +87,7 @@ func (s *BuntStore) FindReferral(outcomesID string) (fixtures.Referral, error) {
 func (s *BuntStore) UpdateReferral(clientID, outcomesID string, fn func(*fixtures.Referral) error) (fixtures.Referral, error) {
 	var rec fixtures.Referral
 	var fnErr error
-	err := s.db.Update(func(tx *buntdb.Tx) error {
+	err := s.updateTx(func(tx *buntdb.Tx) error {
 		var err error
 		rec, err = update(tx, recordKey(referralPrefix, clientID, outcomesID), encodeReferral,
 			func(r *fixtures.Referral) error { fnErr = fn(r); return fnErr })

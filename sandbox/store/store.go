@@ -68,15 +68,17 @@ type Store interface {
 	// Clients returns, sorted, the client ids that own at least one record
 	// of either kind.
 	Clients() ([]string, error)
-	// Empty reports whether the store holds no record at all (runtime
-	// clients are not records).
+	// Empty reports whether the store holds nothing: no record and no
+	// runtime client. Only an empty store is seeded with the fixtures.
 	Empty() (bool, error)
 	// Load inserts every referral and qualified referral of set in one
 	// transaction: on any conflict or invalid record nothing is inserted. A
 	// nil set inserts nothing.
 	Load(set *fixtures.Set) error
 	// Reset deletes every record and loads set, atomically: if set cannot be
-	// loaded the old records stay. Reset(nil) empties the store.
+	// loaded the old records stay, and a file store that crashes during a
+	// Reset holds either the old records or the new ones. Reset(nil)
+	// empties the store.
 	Reset(set *fixtures.Set) error
 	// ResetClient replaces the client's records of both kinds with its
 	// records in set (none for a nil set), atomically, leaving every other
@@ -124,4 +126,9 @@ var (
 	ErrBadCursor = errors.New("invalid cursor")
 	// ErrInvalid: a record or argument the store cannot keep or use.
 	ErrInvalid = errors.New("invalid")
+	// ErrLocked: another process has the data file open.
+	ErrLocked = errors.New("in use by another process")
+	// ErrCorrupt: a stored record no longer decodes. Listings skip such
+	// records (and log their keys); reading one directly gives ErrCorrupt.
+	ErrCorrupt = errors.New("stored record does not decode")
 )

@@ -1,9 +1,13 @@
 package store_test
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
@@ -113,35 +117,49 @@ func TestFileReopen(t *testing.T) {
 }
 
 // TestFileTornTail: a write cut short by a crash leaves an incomplete last
-// command in the file. Opening drops it and keeps every complete record;
-// since a record is one key, no half-written record can appear.
+// command in the file. Opening drops it, keeps every complete record (since
+// a record is one key, no half-written record can appear) and logs the cut,
+// which a clean open does not.
 func TestFileTornTail(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "data.db")
-	s := mustOpen(t, path)
+	var logs bytes.Buffer
+	s := mustOpen(t, path, store.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	if err := s.CreateReferral(referral("alice", "R-1", "2025-10-13T09:00:01.000000Z")); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
+	s = mustOpen(t, path, store.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if logs.Len() != 0 {
+		t.Fatalf("opening a whole file logged %q", logs.String())
+	}
 	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The start of a SET whose value never arrived.
-	if _, err := f.WriteString("*3\r\n$3\r\nset\r\n$9\r\nr:alice:R\r\n$40\r\n{\"outcomesId\""); err != nil {
+	torn := "*3\r\n$3\r\nset\r\n$9\r\nr:alice:R\r\n$40\r\n{\"outcomesId\""
+	if _, err := f.WriteString(torn); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
 
-	s = mustOpen(t, path)
+	s = mustOpen(t, path, store.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	defer func() {
 		if err := s.Close(); err != nil {
 			t.Error(err)
 		}
 	}()
+	if got := logs.String(); !strings.Contains(got, "level=WARN") || !strings.Contains(got, "last write was incomplete") ||
+		!strings.Contains(got, "file="+path) || !strings.Contains(got, fmt.Sprintf("bytes_dropped=%d", len(torn))) {
+		t.Errorf("the cut tail was not logged with the file and the bytes dropped: %q", got)
+	}
 	list, _, err := s.ListReferrals("alice", store.Page{})
 	if err != nil {
 		t.Fatal(err)

@@ -16,8 +16,6 @@ import (
 	"fmt"
 	"math/big"
 	"net"
-	"os"
-	"path/filepath"
 	"time"
 )
 
@@ -97,19 +95,6 @@ func New(extra []string, now time.Time) (*Authority, error) {
 		CertPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}),
 		Server:  tls.Certificate{Certificate: [][]byte{serverDER, caDER}, PrivateKey: serverKey},
 	}, nil
-}
-
-// WriteCA writes the CA certificate to dir/ca.pem, creating dir, and returns
-// the path.
-func (a *Authority) WriteCA(dir string) (string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("tls dir: %w", err)
-	}
-	path := filepath.Join(dir, "ca.pem")
-	if err := os.WriteFile(path, a.CertPEM, 0o644); err != nil {
-		return "", fmt.Errorf("write CA certificate: %w", err)
-	}
-	return path, nil
 }
 
 // Pool returns a certificate pool trusting only the CA.

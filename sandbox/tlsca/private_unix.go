@@ -1,0 +1,23 @@
+//go:build unix
+
+package tlsca
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"syscall"
+)
+
+// checkPrivate refuses a directory other users could write in.
+func checkPrivate(dir string, fi fs.FileInfo) error {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
+		return fmt.Errorf("TLS directory %s is owned by uid %d, not by this user (uid %d): its owner could replace the CA clients trust; use a directory of your own",
+			dir, st.Uid, os.Geteuid())
+	}
+	if perm := fi.Mode().Perm(); perm&0o022 != 0 {
+		return fmt.Errorf("TLS directory %s is writable by group or others (mode %04o): they could replace the CA clients trust; run chmod go-w on it or use another directory",
+			dir, perm)
+	}
+	return nil
+}
