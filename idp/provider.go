@@ -42,6 +42,9 @@ type Config struct {
 	// PublicURL, when set, is the base URL advertised in issuer and
 	// endpoints instead of the one the request came in on (for containers).
 	PublicURL string
+	// Hosts are the extra host names the sandbox serves (--tls-host); with
+	// the loopback names and the PublicURL host they make HostNames.
+	Hosts []string
 	// Clock is the sandbox clock.
 	Clock clock.Clock
 	// Logger receives one line per token request; never secrets or tokens.
@@ -54,6 +57,7 @@ type Provider struct {
 	clients map[string]fixtures.Client
 	log     *slog.Logger
 	cache   *validationCache
+	names   HostNames
 }
 
 // New checks cfg and returns a Provider.
@@ -89,7 +93,8 @@ func New(cfg Config) (*Provider, error) {
 			clients[c.ClientID] = c
 		}
 	}
-	return &Provider{cfg: cfg, clients: clients, log: cfg.Logger, cache: newValidationCache()}, nil
+	return &Provider{cfg: cfg, clients: clients, log: cfg.Logger, cache: newValidationCache(),
+		names: NewHostNames(cfg.PublicURL, cfg.Hosts)}, nil
 }
 
 // Tenant is the tenant GUID.
@@ -141,6 +146,9 @@ func (p *Provider) BaseURL(r *http.Request) string {
 	}
 	return scheme + "://" + r.Host
 }
+
+// HostNames is the set of host names this sandbox serves.
+func (p *Provider) HostNames() HostNames { return p.names }
 
 // Issuer is the iss claim for tokens issued at base.
 func (p *Provider) Issuer(base string) string { return base + "/" + p.cfg.Tenant + "/v2.0" }

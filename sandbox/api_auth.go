@@ -33,6 +33,9 @@ func (s *Server) authenticated(role string, h apiHandler) http.HandlerFunc {
 		caller, err := s.cfg.Provider.Validate(bearerToken(r), idp.Expectation{
 			Audience: s.audience,
 			Issuers:  s.issuers(r),
+			// A token issued through any name the sandbox serves is valid
+			// through any other, as Entra has one issuer.
+			AcceptIssuer: s.cfg.Provider.OwnIssuer,
 		})
 		if err != nil {
 			s.refuseToken(w, r, err.Error())
