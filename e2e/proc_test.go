@@ -29,9 +29,9 @@ const exitWait = 20 * time.Second
 
 // sandboxProc is the binary running serve on a loopback port.
 type sandboxProc struct {
-	t      *testing.T
-	cmd    *exec.Cmd
-	base   string // http://127.0.0.1:PORT, or https://localhost:PORT with TLS
+	t    *testing.T
+	cmd  *exec.Cmd
+	base string // http://127.0.0.1:PORT, or https://localhost:PORT with TLS
 	// caFile is the sandbox CA with TLS (in its --tls-dir), else "".
 	caFile string
 	stderr *syncBuffer

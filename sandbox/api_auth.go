@@ -37,7 +37,13 @@ func (s *Server) authenticated(role string, h apiHandler) http.HandlerFunc {
 			// through any other, as Entra has one issuer.
 			AcceptIssuer: s.cfg.Provider.OwnIssuer,
 		})
+		if err == nil {
+			err = s.clientExists(caller)
+		}
 		if err != nil {
+			if v, ok := idp.IsValidationError(err); ok {
+				infoFrom(r.Context()).refusal = string(v.Reason)
+			}
 			s.refuseToken(w, r, err.Error())
 			return
 		}

@@ -75,6 +75,9 @@ func (s *Server) withScenarios(next http.Handler) http.Handler {
 func (s *Server) perRequestDecision(r *http.Request, req scenarios.Request) (scenarios.Decision, bool, error) {
 	var d scenarios.Decision
 	found := false
+	if err := checkRun(r); err != nil {
+		return d, false, err
+	}
 	if name := r.Header.Get(ScenarioHeader); name != "" {
 		sd, matched, err := s.scenarios.DecideScenario(name, req)
 		if err != nil {

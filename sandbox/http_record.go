@@ -20,6 +20,8 @@ type requestInfo struct {
 	ruleID   string
 	scenario string
 	fault    string
+	// refusal is why the bearer token was refused, for the journal.
+	refusal string
 }
 
 type requestInfoKey struct{}
@@ -106,6 +108,11 @@ func (s *Server) journalEntry(r *http.Request, rec *statusRecorder, info *reques
 		TLS:          r.TLS != nil,
 		RequestBytes: r.ContentLength,
 		Headers:      journal.RedactHeaders(r.Header),
+		Connection:   r.RemoteAddr,
+		Run:          runOf(r),
+		TokenRefusal: info.refusal,
+		// Seconds with the fraction: a jump of a few seconds still shows.
+		ClockOffsetSeconds: s.cfg.Clock.Offset().Seconds(),
 	}
 	if obs.ClientID != "" {
 		e.ClientID = obs.ClientID

@@ -12,6 +12,7 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/conformance"
 )
 
 // withNames rebuilds the provider with extra host names (--tls-host) and a
@@ -127,5 +128,19 @@ func TestIssuerNamesWithoutPublicURL(t *testing.T) {
 	r := s.viaHost(t, http.MethodGet, local, "/health/ping", token, nil)
 	if r.Status != http.StatusUnauthorized || !strings.Contains(r.Header.Get("WWW-Authenticate"), "wrong issuer") {
 		t.Errorf("token of intruder.example used via localhost: %d %q, want 401 wrong issuer", r.Status, r.Header.Get("WWW-Authenticate"))
+	}
+	// The report says why: a configuration error, not "retry".
+	var report conformance.Report
+	s.admin(http.MethodGet, "/__sandbox/report?clientId="+partner, nil).decode(t, &report)
+	found := false
+	for _, cr := range report.Clients {
+		for _, c := range cr.Checks {
+			if c.ID == conformance.CheckExpiredToken && strings.Contains(c.Explanation, "1 wrong issuer (configuration:") {
+				found = c.Result == conformance.Fail
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no failing expired-token check naming the wrong issuer in %+v", report.Clients)
 	}
 }

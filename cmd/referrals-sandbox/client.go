@@ -138,7 +138,7 @@ func (a *adminClient) do(ctx context.Context, method, path string, body, out any
 	}
 	resp, err := a.http.Do(req)
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", method, path, err)
+		return fmt.Errorf("%s %s: %w", method, path, a.withCAHint(err))
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
