@@ -18,11 +18,18 @@ import (
 // reportSandbox serves a fresh sandbox for the report tests.
 func reportSandbox(t *testing.T, opts sandbox.Options) *httptest.Server {
 	t.Helper()
+	return serveReportSandbox(t, opts, httptest.NewServer)
+}
+
+// serveReportSandbox serves a fresh sandbox with start (httptest.NewServer
+// or NewTLSServer).
+func serveReportSandbox(t *testing.T, opts sandbox.Options, start func(http.Handler) *httptest.Server) *httptest.Server {
+	t.Helper()
 	in, err := sandbox.Open(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(in.Server)
+	srv := start(in.Server)
 	t.Cleanup(func() {
 		srv.Close()
 		_ = in.Close()

@@ -17,15 +17,7 @@ import (
 // the machine does not trust, report fails with a message saying to pass
 // --ca; with the CA, or told the wrong one, it says which.
 func TestReportOverTLSSaysHowToPassTheCA(t *testing.T) {
-	in, err := sandbox.Open(sandbox.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewTLSServer(in.Server)
-	t.Cleanup(func() {
-		srv.Close()
-		_ = in.Close()
-	})
+	srv := serveReportSandbox(t, sandbox.Options{}, httptest.NewTLSServer)
 	resp, err := srv.Client().Get(srv.URL + "/health/ping") // something to report on
 	if err != nil {
 		t.Fatal(err)
