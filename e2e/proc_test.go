@@ -130,7 +130,7 @@ func (p *sandboxProc) httpClient() (*http.Client, error) {
 	}
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(pem) {
-		return nil, fmt.Errorf("%s holds no certificate", p.caFile)
+		return client, nil // still being written: the health check fails and is retried
 	}
 	client.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}
 	return client, nil
