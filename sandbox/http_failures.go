@@ -171,7 +171,7 @@ func (s *Server) writeForced(w http.ResponseWriter, r *http.Request, endpoint sc
 		if reason == "" {
 			reason = "invalid"
 		}
-		s.refuseToken(w, r, "access token "+reason+" (forced by sandbox rule "+d.RuleID+")")
+		s.refuseToken(w, r, "access token "+reason+" (forced by sandbox rule "+d.RuleID+")", retryRemedy)
 	case http.StatusForbidden:
 		s.forbid(w, r, "required for this operation (permissions revoked by sandbox rule "+d.RuleID+")")
 	case http.StatusTooManyRequests:

@@ -129,6 +129,9 @@ func TestIssuerNamesWithoutPublicURL(t *testing.T) {
 	if r.Status != http.StatusUnauthorized || !strings.Contains(r.Header.Get("WWW-Authenticate"), "wrong issuer") {
 		t.Errorf("token of intruder.example used via localhost: %d %q, want 401 wrong issuer", r.Status, r.Header.Get("WWW-Authenticate"))
 	}
+	if p := r.problem(t); strings.Contains(p.Detail, "retry") || !strings.Contains(p.Detail, "auth_url") {
+		t.Errorf("wrong issuer detail %q: want the configuration remedy, not a retry", p.Detail)
+	}
 	// The report says why: a configuration error, not "retry".
 	var report conformance.Report
 	s.admin(http.MethodGet, "/__sandbox/report?clientId="+partner, nil).decode(t, &report)
