@@ -1,12 +1,16 @@
 package e2e
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -25,9 +29,11 @@ const exitWait = 20 * time.Second
 
 // sandboxProc is the binary running serve on a loopback port.
 type sandboxProc struct {
-	t      *testing.T
-	cmd    *exec.Cmd
-	base   string // http://127.0.0.1:PORT
+	t    *testing.T
+	cmd  *exec.Cmd
+	base string // http://127.0.0.1:PORT, or https://localhost:PORT with TLS
+	// caFile is the sandbox CA with TLS (in its --tls-dir), else "".
+	caFile string
 	stderr *testutil.LockedBuffer
 	done   chan struct{} // closed once the process has been reaped
 	err    error         // Wait's error, readable after done
@@ -38,10 +44,28 @@ type sandboxProc struct {
 // process is killed at the end of the test if it is still running.
 func startSandbox(t *testing.T, extra ...string) *sandboxProc {
 	t.Helper()
+	return launch(t, "", extra...)
+}
+
+// startTLSSandbox is startSandbox with --tls, the CA in a temporary
+// --tls-dir, reached as https://localhost:PORT.
+func startTLSSandbox(t *testing.T, extra ...string) *sandboxProc {
+	t.Helper()
+	dir := t.TempDir()
+	return launch(t, dir, append([]string{"--tls", "--tls-dir", dir}, extra...)...)
+}
+
+// launch starts the binary; with tlsDir it serves HTTPS and writes its CA
+// there.
+func launch(t *testing.T, tlsDir string, extra ...string) *sandboxProc {
+	t.Helper()
 	for attempt := 1; ; attempt++ {
 		port := freePort(t)
 		args := append([]string{"--addr", "127.0.0.1:" + strconv.Itoa(port), "--rate-limit", "0", "--log-format", "json"}, extra...)
 		p := &sandboxProc{t: t, base: "http://127.0.0.1:" + strconv.Itoa(port), stderr: &testutil.LockedBuffer{}, done: make(chan struct{})}
+		if tlsDir != "" {
+			p.base, p.caFile = "https://localhost:"+strconv.Itoa(port), filepath.Join(tlsDir, "ca.pem")
+		}
 		p.cmd = exec.Command(sandboxBinary, args...)
 		p.cmd.Stdout = io.Discard
 		p.cmd.Stderr = p.stderr
@@ -67,9 +91,12 @@ func startSandbox(t *testing.T, extra ...string) *sandboxProc {
 
 // waitHealthy polls /__sandbox/health every 10 ms, bounded by healthWait.
 func (p *sandboxProc) waitHealthy() error {
-	client := &http.Client{Timeout: time.Second}
 	deadline := time.Now().Add(healthWait)
 	for time.Now().Before(deadline) {
+		client, err := p.httpClient()
+		if err != nil {
+			return err
+		}
 		resp, err := client.Get(p.base + "/__sandbox/health")
 		if err == nil {
 			_, _ = io.Copy(io.Discard, resp.Body)
@@ -85,6 +112,28 @@ func (p *sandboxProc) waitHealthy() error {
 		}
 	}
 	return errors.New("not healthy within " + healthWait.String())
+}
+
+// httpClient is a client for the sandbox: with TLS it trusts the CA, once
+// the sandbox has written it.
+func (p *sandboxProc) httpClient() (*http.Client, error) {
+	client := &http.Client{Timeout: time.Second}
+	if p.caFile == "" {
+		return client, nil
+	}
+	pem, err := os.ReadFile(p.caFile)
+	if errors.Is(err, os.ErrNotExist) {
+		return client, nil // not written yet: the health check fails and is retried
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the sandbox CA: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return client, nil // still being written: the health check fails and is retried
+	}
+	client.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}
+	return client, nil
 }
 
 // signal sends sig to the process.

@@ -2,8 +2,11 @@ package idp
 
 import (
 	"encoding/json"
+	"net"
 	"net/http"
 	"net/url"
+	"strconv"
+	"strings"
 
 	"github.com/gorilla/mux"
 )
@@ -31,11 +34,20 @@ func (p *Provider) serveOpenIDConfiguration(w http.ResponseWriter, r *http.Reque
 		return
 	}
 	base := p.BaseURL(r)
+	// A tenant-independent authority gets its own endpoints (whose token
+	// endpoint then refuses client credentials as Entra does) and Entra's
+	// issuer template.
+	tenant := mux.Vars(r)["tenant"]
+	issuer, authURL := p.Issuer(base), base+"/"+tenant
+	if tenantIndependent(tenant) {
+		issuer = base + "/" + issuerTemplateTenant + "/v2.0"
+	}
+	w.Header().Set("client-request-id", CorrelationID(r))
 	writeJSON(w, openIDConfiguration{
-		Issuer:                            p.Issuer(base),
-		AuthorizationEndpoint:             p.AuthURL(base) + "/oauth2/v2.0/authorize",
-		TokenEndpoint:                     p.TokenURL(base),
-		JWKSURI:                           p.AuthURL(base) + "/discovery/v2.0/keys",
+		Issuer:                            issuer,
+		AuthorizationEndpoint:             authURL + "/oauth2/v2.0/authorize",
+		TokenEndpoint:                     authURL + "/oauth2/v2.0/token",
+		JWKSURI:                           authURL + "/discovery/v2.0/keys",
 		TokenEndpointAuthMethodsSupported: []string{"client_secret_post", "client_secret_basic"},
 		IDTokenSigningAlgValuesSupported:  []string{"RS256"},
 		ResponseTypesSupported:            []string{"code", "id_token", "code id_token", "id_token token"},
@@ -59,7 +71,7 @@ func (p *Provider) checkDiscoveryRequest(w http.ResponseWriter, r *http.Request)
 	if !p.checkGet(w, r) {
 		return false
 	}
-	if tenant := mux.Vars(r)["tenant"]; tenant != p.cfg.Tenant {
+	if tenant := mux.Vars(r)["tenant"]; tenant != p.cfg.Tenant && !tenantIndependent(tenant) {
 		WriteTokenError(w, r, p.cfg.Clock.Now(), errUnknownTenant(tenant))
 		return false
 	}
@@ -94,24 +106,51 @@ type instanceMetadata struct {
 
 // serveInstanceDiscovery answers MSAL's instance discovery. MSAL sends the
 // authority it was configured with as authorization_endpoint; the sandbox
-// points it back at that authority's own discovery document, so a client
-// whose traffic for login.microsoftonline.com is routed to the sandbox
-// discovers the sandbox.
+// points it back at that authority's own discovery document, for the tenant
+// the client asked for (an unknown one then fails at discovery with
+// AADSTS90002, as on Entra), so a client whose traffic for
+// login.microsoftonline.com is routed to the sandbox discovers the sandbox.
 func (p *Provider) serveInstanceDiscovery(w http.ResponseWriter, r *http.Request) {
 	if !p.checkGet(w, r) {
 		return
 	}
-	base := p.BaseURL(r)
-	host := r.Host
-	if endpoint, err := url.Parse(r.URL.Query().Get("authorization_endpoint")); err == nil && endpoint.Host != "" && p.cfg.PublicURL == "" {
-		base = endpoint.Scheme + "://" + endpoint.Host
-		host = endpoint.Host
+	base, tenant := p.BaseURL(r), p.cfg.Tenant
+	host := strings.TrimPrefix(strings.TrimPrefix(base, "https://"), "http://")
+	if endpoint, err := url.Parse(r.URL.Query().Get("authorization_endpoint")); err == nil && endpoint.Host != "" {
+		if first, _, _ := strings.Cut(strings.TrimPrefix(endpoint.Path, "/"), "/"); first != "" {
+			tenant = first
+		}
+		if p.cfg.PublicURL == "" {
+			base, host = p.instanceBase(r, endpoint)
+		}
 	}
+	w.Header().Set("client-request-id", CorrelationID(r))
 	writeJSON(w, instanceDiscovery{
-		TenantDiscoveryEndpoint: p.AuthURL(base) + "/v2.0/.well-known/openid-configuration",
+		TenantDiscoveryEndpoint: base + "/" + tenant + "/v2.0/.well-known/openid-configuration",
 		APIVersion:              "1.1",
 		Metadata:                []instanceMetadata{{PreferredNetwork: host, PreferredCache: host, Aliases: []string{host}}},
 	})
+}
+
+// instanceBase is the scheme and host a client's authority names. MSAL for
+// Python drops the port from the authority it sends: when the host is one
+// of the sandbox's own names and has no port, the sandbox's real scheme and
+// port are put back, or MSAL would go on to port 443.
+func (p *Provider) instanceBase(r *http.Request, endpoint *url.URL) (base, host string) {
+	host = endpoint.Host
+	if endpoint.Port() != "" || !p.names.Serves(host) {
+		return endpoint.Scheme + "://" + host, host
+	}
+	addr, ok := r.Context().Value(http.LocalAddrContextKey).(*net.TCPAddr)
+	if !ok {
+		return endpoint.Scheme + "://" + host, host
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	host = net.JoinHostPort(endpoint.Hostname(), strconv.Itoa(addr.Port))
+	return scheme + "://" + host, host
 }
 
 func writeJSON(w http.ResponseWriter, v any) {

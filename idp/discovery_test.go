@@ -98,7 +98,7 @@ func TestInstanceDiscovery(t *testing.T) {
 		{"MSAL's authority on the sandbox", "?api-version=1.1&authorization_endpoint=" +
 			url.QueryEscape(s.server.URL+"/"+idp.DefaultTenant+"/oauth2/v2.0/authorize"), s.server.URL, host},
 		{"authority routed to the sandbox", "?api-version=1.1&authorization_endpoint=" +
-			url.QueryEscape("https://login.microsoftonline.com/common/oauth2/v2.0/authorize"), "https://login.microsoftonline.com", "login.microsoftonline.com"},
+			url.QueryEscape("https://login.microsoftonline.com/"+idp.DefaultTenant+"/oauth2/v2.0/authorize"), "https://login.microsoftonline.com", "login.microsoftonline.com"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

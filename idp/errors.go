@@ -51,6 +51,20 @@ func errUnknownTenant(tenant string) *TokenError {
 		fmt.Sprintf("Tenant '%s' not found. Check to make sure you have the correct tenant ID and are signing into the correct cloud.", tenant)}
 }
 
+// errCommonEndpoint is Entra's answer to client credentials on /common or
+// /consumers, which name no tenant to issue an app-only token in.
+func errCommonEndpoint() *TokenError {
+	return &TokenError{http.StatusBadRequest, CodeInvalidRequest, 9001023,
+		"The grant type is not supported over the /common or /consumers endpoints. Please use the /organizations or tenant-specific endpoint."}
+}
+
+// errSingleTenant is Entra's answer to /organizations for an application
+// registered in one tenant only, as every sandbox client is.
+func errSingleTenant(clientID string) *TokenError {
+	return &TokenError{http.StatusBadRequest, CodeInvalidRequest, 50194,
+		fmt.Sprintf("Application '%s' is not configured as a multi-tenant application. Usage of the /organizations endpoint is not supported for such applications. Use a tenant-specific endpoint or configure the application to be multi-tenant.", clientID)}
+}
+
 func errMethodNotAllowed(method string) *TokenError {
 	return &TokenError{http.StatusMethodNotAllowed, CodeInvalidRequest, 900561,
 		fmt.Sprintf("The endpoint only accepts POST requests. Received a %s request.", method)}
@@ -161,11 +175,9 @@ func WriteTokenError(w http.ResponseWriter, r *http.Request, now time.Time, e *T
 	h.Set("Pragma", "no-cache")
 	h.Set("client-request-id", correlationID)
 	h.Set("x-ms-request-id", traceID)
-	if e.Status == http.StatusUnauthorized && r.Header.Get("Authorization") != "" {
-		// RFC 6749 5.2: a client that authenticated with HTTP Basic is
-		// answered with a Basic challenge.
-		h.Set("WWW-Authenticate", `Basic realm="referrals-sandbox"`)
-	}
+	// No WWW-Authenticate, even after HTTP Basic: RFC 6749 5.2 asks for one,
+	// but Entra sends none, and clients built on the RFC (openid-client)
+	// then raise a challenge error that hides invalid_client.
 	if e.Status == http.StatusMethodNotAllowed && h.Get("Allow") == "" {
 		h.Set("Allow", http.MethodPost)
 	}
@@ -173,12 +185,16 @@ func WriteTokenError(w http.ResponseWriter, r *http.Request, now time.Time, e *T
 	_ = json.NewEncoder(w).Encode(body) // the client has gone if this fails; nothing to do
 }
 
-// CorrelationID is the request's client-request-id header (MSAL and
-// azidentity send one) when it is a GUID, else a new GUID. Only a GUID is
-// echoed so that arbitrary header text never lands in a response.
+// CorrelationID is the request's client-request-id when it is a GUID, else
+// a new GUID. MSAL for Go and Python send it as a header, MSAL for
+// JavaScript (and @azure/identity) as a query parameter; the header wins
+// when both are there. Only a GUID is echoed so that arbitrary text never
+// lands in a response.
 func CorrelationID(r *http.Request) string {
-	if id, err := uuid.Parse(r.Header.Get("client-request-id")); err == nil {
-		return id.String()
+	for _, v := range []string{r.Header.Get("client-request-id"), r.URL.Query().Get("client-request-id")} {
+		if id, err := uuid.Parse(v); err == nil {
+			return id.String()
+		}
 	}
 	return uuid.NewString()
 }

@@ -42,6 +42,9 @@ type Config struct {
 	// PublicURL, when set, is the base URL advertised in issuer and
 	// endpoints instead of the one the request came in on (for containers).
 	PublicURL string
+	// Hosts are the extra host names the sandbox serves (--tls-host); with
+	// the loopback names and the PublicURL host they make HostNames.
+	Hosts []string
 	// Clock is the sandbox clock.
 	Clock clock.Clock
 	// ClockSkew is the leeway on exp and nbf; default 0, since the sandbox
@@ -61,6 +64,7 @@ type Provider struct {
 	// UseClientClock.
 	clientClock func(clientID string) time.Time
 	issued      issuedHighWater
+	names       HostNames
 }
 
 // New checks cfg and returns a Provider.
@@ -95,7 +99,8 @@ func New(cfg Config) (*Provider, error) {
 	}
 	clients := newRegistry(cfg.Environment, cfg.Clients, cfg.Clock)
 	clientClock := func(string) time.Time { return cfg.Clock.Now() }
-	return &Provider{cfg: cfg, clients: clients, log: cfg.Logger, cache: newValidationCache(), clientClock: clientClock}, nil
+	return &Provider{cfg: cfg, clients: clients, log: cfg.Logger, cache: newValidationCache(), clientClock: clientClock,
+		names: NewHostNames(cfg.PublicURL, cfg.Hosts)}, nil
 }
 
 // now is clientID's time.
@@ -141,6 +146,9 @@ func (p *Provider) BaseURL(r *http.Request) string {
 	}
 	return scheme + "://" + r.Host
 }
+
+// HostNames is the set of host names this sandbox serves.
+func (p *Provider) HostNames() HostNames { return p.names }
 
 // Issuer is the iss claim for tokens issued at base.
 func (p *Provider) Issuer(base string) string { return base + "/" + p.cfg.Tenant + "/v2.0" }

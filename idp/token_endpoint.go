@@ -68,8 +68,9 @@ func (p *Provider) handleToken(r *http.Request) (Issued, string, *TokenError) {
 	if r.Method != http.MethodPost {
 		return Issued{}, "", errMethodNotAllowed(r.Method)
 	}
-	if tenant, ok := mux.Vars(r)["tenant"]; ok && tenant != p.cfg.Tenant {
-		return Issued{}, "", errUnknownTenant(tenant)
+	tenant, named := mux.Vars(r)["tenant"]
+	if terr := p.tokenTenantError(tenant); named && terr != nil {
+		return Issued{}, "", terr
 	}
 	if terr := parseTokenForm(r); terr != nil {
 		return Issued{}, "", terr
@@ -101,6 +102,9 @@ func (p *Provider) handleToken(r *http.Request) (Issued, string, *TokenError) {
 		return Issued{}, creds.clientID, errWrongSecret(creds.clientID)
 	case secretExpired:
 		return Issued{}, creds.clientID, errExpiredSecret(creds.clientID)
+	}
+	if named && tenant == tenantOrganizations {
+		return Issued{}, creds.clientID, errSingleTenant(creds.clientID)
 	}
 	resource, terr := resourceOf(form.Get("scope"), client.Resources)
 	if terr != nil {

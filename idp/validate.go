@@ -69,6 +69,9 @@ type Expectation struct {
 	// Issuers are the accepted iss values; the API passes the issuer for the
 	// address the request came in on.
 	Issuers []string
+	// AcceptIssuer, when set, accepts further issuers (the API passes
+	// Provider.OwnIssuer: any name the sandbox serves).
+	AcceptIssuer func(iss string) bool
 }
 
 // Validate checks a bearer token: compact and base64url without padding,
@@ -172,7 +175,7 @@ func checkClaims(e tokenEntry, want Expectation, now timing) *ValidationError {
 	if err := now.check(e.principal.ExpiresAt, e.notBefore); err != nil {
 		return err
 	}
-	if !slices.Contains(want.Issuers, e.issuer) {
+	if !slices.Contains(want.Issuers, e.issuer) && (want.AcceptIssuer == nil || !want.AcceptIssuer(e.issuer)) {
 		return refuse(ReasonWrongIssuer, "issuer '%s' is not this sandbox", e.issuer)
 	}
 	if !slices.Contains(e.audience, want.Audience) {

@@ -35,10 +35,18 @@ func (s *Server) authenticated(role string, h apiHandler) http.HandlerFunc {
 			caller, err = s.cfg.Provider.Validate(bearerToken(r), idp.Expectation{
 				Audience: s.audience,
 				Issuers:  s.issuers(r),
+				// A token issued through any name the sandbox serves is
+				// valid through any other, as Entra has one issuer.
+				AcceptIssuer: s.cfg.Provider.OwnIssuer,
 			})
 		}
 		if err != nil {
-			s.refuseToken(w, r, err.Error())
+			remedy := retryRemedy
+			if v, ok := idp.IsValidationError(err); ok {
+				infoFrom(r.Context()).refusal = string(v.Reason)
+				remedy = refusalRemedy(v.Reason)
+			}
+			s.refuseToken(w, r, err.Error(), remedy)
 			return
 		}
 		if o := idp.ObservationFrom(r.Context()); o != nil {
@@ -63,10 +71,11 @@ func missingRole(caller idp.Principal, role string) string {
 	return ""
 }
 
-// refuseToken answers 401 with an RFC 6750 challenge and a problem body.
-func (s *Server) refuseToken(w http.ResponseWriter, r *http.Request, description string) {
+// refuseToken answers 401 with an RFC 6750 challenge and a problem body
+// ending with the remedy that fits.
+func (s *Server) refuseToken(w http.ResponseWriter, r *http.Request, description, remedy string) {
 	w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer realm="%s", error="invalid_token", error_description="%s"`, realm, challengeText(description)))
-	s.problem(w, r, newProblem(http.StatusUnauthorized, description+"; obtain a new token and retry"))
+	s.problem(w, r, newProblem(http.StatusUnauthorized, description+"; "+remedy))
 }
 
 // forbid answers 403 with an insufficient_scope challenge naming the role.

@@ -74,6 +74,9 @@ func (s *Server) withScenarios(next http.Handler) http.Handler {
 func (s *Server) perRequestDecision(r *http.Request, req scenarios.Request) (scenarios.Decision, bool, error) {
 	var d scenarios.Decision
 	found := false
+	if err := checkRun(r); err != nil {
+		return d, false, err
+	}
 	if name := r.Header.Get(ScenarioHeader); name != "" {
 		sd, matched, err := s.scenarios.DecideScenario(name, req)
 		if err != nil {
@@ -170,7 +173,7 @@ func (s *Server) writeForced(w http.ResponseWriter, r *http.Request, endpoint sc
 		if reason == "" {
 			reason = "invalid"
 		}
-		s.refuseToken(w, r, "access token "+reason+" (forced by sandbox rule "+d.RuleID+")")
+		s.refuseToken(w, r, "access token "+reason+" (forced by sandbox rule "+d.RuleID+")", retryRemedy)
 	case http.StatusForbidden:
 		s.forbid(w, r, "required for this operation (permissions revoked by sandbox rule "+d.RuleID+")")
 	case http.StatusTooManyRequests:

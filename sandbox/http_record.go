@@ -27,6 +27,8 @@ type requestInfo struct {
 	// tokenErr is why the bearer token did not verify: authentication
 	// answers with it instead of verifying the token a second time.
 	tokenErr error
+	// refusal is why the bearer token was refused, for the journal.
+	refusal string
 }
 
 type requestInfoKey struct{}
@@ -104,6 +106,9 @@ func (s *Server) journalEntry(r *http.Request, rec *statusRecorder, info *reques
 		TLS:          r.TLS != nil,
 		RequestBytes: r.ContentLength,
 		Headers:      s.redactor.Headers(r.Header),
+		Connection:   r.RemoteAddr,
+		Run:          runOf(r),
+		TokenRefusal: info.refusal,
 	}
 	if obs.ClientID != "" {
 		e.ClientID = obs.ClientID
@@ -111,6 +116,11 @@ func (s *Server) journalEntry(r *http.Request, rec *statusRecorder, info *reques
 	if obs.TokenID != "" {
 		e.TokenID = obs.TokenID
 	}
+	// How far the client's clock was from real time (seconds with the
+	// fraction, so a jump of a few seconds still shows): the report tells a
+	// token that expired because the clock jumped.
+	own, _ := s.cfg.ClientClocks.Offset(e.ClientID)
+	e.ClockOffsetSeconds = (s.cfg.Clock.Offset() + own).Seconds()
 	expires := info.claimed.ExpiresAt
 	if !obs.TokenExpiresAt.IsZero() {
 		expires = obs.TokenExpiresAt

@@ -113,6 +113,7 @@ func Open(opts Options) (*Instance, error) {
 	provider, err := idp.New(idp.Config{
 		Tenant: opts.Tenant, Environment: opts.Environment, Clients: set.Clients,
 		TokenLifetime: opts.TokenLifetime, ClockSkew: opts.ClockSkew, Keys: keys, PublicURL: opts.PublicURL, Clock: opts.Clock, Logger: opts.Logger,
+		Hosts: opts.TLSHosts,
 	})
 	if err != nil {
 		return nil, err

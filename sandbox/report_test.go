@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -22,9 +23,13 @@ import (
 // conformanceSandbox is one sandbox answering on an HTTPS and a plain
 // HTTP address, so that a client can be caught using plain HTTP.
 type conformanceSandbox struct {
-	t            *testing.T
-	tls, plain   *httptest.Server
-	clock        *clock.Adjustable
+	t          *testing.T
+	tls, plain *httptest.Server
+	clock      *clock.Adjustable
+	// slept is how long the scripted client has slept: it moves the
+	// "real" time under the sandbox clock, not the clock's offset, since
+	// a client that sleeps is not a QA engineer moving the sandbox clock.
+	slept        *sleptTime
 	tlsClient    *http.Client
 	plainClient  *http.Client
 	adminBaseURL string
@@ -36,7 +41,8 @@ func newConformanceSandbox(t *testing.T) *conformanceSandbox {
 	// plain address accepts them too and only the scheme differs.
 	var handler http.Handler
 	tlsSrv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
-	in, err := sandbox.Open(sandbox.Options{PublicURL: "https://" + tlsSrv.Listener.Addr().String()})
+	slept := &sleptTime{}
+	in, err := sandbox.Open(sandbox.Options{PublicURL: "https://" + tlsSrv.Listener.Addr().String(), Clock: clock.NewAdjustable(slept.now)})
 	if err != nil {
 		tlsSrv.Close()
 		t.Fatal(err)
@@ -50,7 +56,7 @@ func newConformanceSandbox(t *testing.T) *conformanceSandbox {
 		_ = in.Close()
 	})
 	return &conformanceSandbox{
-		t: t, tls: tlsSrv, plain: plainSrv, clock: in.Clock,
+		t: t, tls: tlsSrv, plain: plainSrv, clock: in.Clock, slept: slept,
 		tlsClient: tlsSrv.Client(), plainClient: plainSrv.Client(), adminBaseURL: tlsSrv.URL,
 	}
 }
@@ -105,7 +111,25 @@ type scriptedClient struct {
 
 const conformanceClient = "sandbox-partner"
 
-func (c *scriptedClient) sleep(d time.Duration) { c.sb.clock.Advance(d) }
+func (c *scriptedClient) sleep(d time.Duration) { c.sb.slept.add(d) }
+
+// sleptTime is real time plus the time a scripted client slept.
+type sleptTime struct {
+	mu sync.Mutex
+	d  time.Duration
+}
+
+func (s *sleptTime) now() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return time.Now().Add(s.d)
+}
+
+func (s *sleptTime) add(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.d += d
+}
 
 // note records id as evidence when the client has flaw.
 func (c *scriptedClient) note(flaw string, ids ...string) {

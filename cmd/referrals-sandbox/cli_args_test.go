@@ -99,7 +99,7 @@ func TestCertificateErrorsSayHowToTrustTheCA(t *testing.T) {
 	t.Cleanup(srv.Close)
 	for _, args := range [][]string{{"token", "--url", srv.URL}, {"scenario", "list", "--url", srv.URL}, {"healthcheck", "-v", "--url", srv.URL}} {
 		res := runCLI(t, nil, args...)
-		if res.code != 1 || !strings.Contains(res.stderr, "pass --ca") || !strings.Contains(res.stderr, "/__sandbox/ca.pem") {
+		if res.code != 1 || !strings.Contains(res.stderr, "--ca") || !strings.Contains(res.stderr, "/__sandbox/ca.pem") {
 			t.Errorf("%q: exit %d, stderr %q; want the --ca hint", args, res.code, res.stderr)
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -101,24 +100,6 @@ func defaultTarget(getenv func(string) string) target {
 	return t
 }
 
-// explainTLS adds the remedy to a certificate error: a client of a --tls
-// sandbox must trust the sandbox's own CA, which no system trusts.
-func explainTLS(err error, t target) error {
-	var unknown x509.UnknownAuthorityError
-	var invalid x509.CertificateInvalidError
-	var hostname x509.HostnameError
-	switch {
-	case errors.As(err, &unknown), errors.As(err, &invalid):
-		if t.ca != "" {
-			return fmt.Errorf("%w (the certificate is not signed by the CA in --ca %s: is it the ca.pem of this sandbox instance?)", err, t.ca)
-		}
-		return fmt.Errorf("%w (a --tls sandbox's certificate is signed by its own CA: pass --ca with the ca.pem path its ready line prints, or download it from %s)", err, t.endpoint("/__sandbox/ca.pem"))
-	case errors.As(err, &hostname):
-		return fmt.Errorf("%w (start the sandbox with --tls-host for this name, or use a name its certificate has)", err)
-	}
-	return err
-}
-
 // adminClient calls the sandbox's admin API under /__sandbox/.
 type adminClient struct {
 	target
@@ -176,7 +157,7 @@ func (a *adminClient) do(ctx context.Context, method, path string, body, out any
 	}
 	resp, err := a.http.Do(req)
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", method, path, explainTLS(err, a.target))
+		return fmt.Errorf("%s %s: %w", method, path, a.withCAHint(err))
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))

@@ -127,7 +127,7 @@ func (h *healthcheckConfig) probe(ctx context.Context) error {
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return fmt.Errorf("unhealthy: %w", explainTLS(err, h.target))
+		return fmt.Errorf("unhealthy: %w", h.withCAHint(err))
 	}
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxResponseBytes))

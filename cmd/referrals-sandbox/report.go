@@ -125,7 +125,7 @@ func printReport(w io.Writer, r conformance.Report) error {
 		fmt.Fprintln(w, "\nNo client requests in the journal.")
 	}
 	for _, cr := range r.Clients {
-		fmt.Fprintf(w, "\n%s: %s (%s; %d pass, %d warn, %d fail, %d not exercised)\n", cr.ClientID, strings.ToUpper(string(cr.Result)),
+		fmt.Fprintf(w, "\n%s, program %s: %s (%s; %d pass, %d warn, %d fail, %d not exercised)\n", cr.ClientID, cr.Program.Label, strings.ToUpper(string(cr.Result)),
 			reportCount(cr.Requests, "request"), cr.Summary[conformance.Pass], cr.Summary[conformance.Warn], cr.Summary[conformance.Fail], cr.Summary[conformance.NotExercised])
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "  CHECK\tRESULT\tEXPLANATION\tEVIDENCE")

@@ -15,6 +15,22 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/conformance"
 )
 
+// serveReportSandbox serves a fresh sandbox with start (httptest.NewServer
+// or NewTLSServer).
+func serveReportSandbox(t *testing.T, opts sandbox.Options, start func(http.Handler) *httptest.Server) *httptest.Server {
+	t.Helper()
+	in, err := sandbox.Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := start(in.Server)
+	t.Cleanup(func() {
+		srv.Close()
+		_ = in.Close()
+	})
+	return srv
+}
+
 // reportClient plays a partner client against srv.
 type reportClient struct {
 	t     *testing.T
@@ -79,12 +95,12 @@ func TestReportExitCodes(t *testing.T) {
 			for range 3 {
 				c.get("/api/v1/referrals/trials", "")
 			}
-		}, nil, 0, []string{"sandbox-partner: PASS (4 requests;", "CHECK", "reuses-tokens", "1 new token for 3 accepted calls", "https-only", "not-exercised"}, ""},
+		}, nil, 0, []string{"sandbox-partner, program Go-http-client/1.1: PASS (4 requests;", "CHECK", "reuses-tokens", "1 new token for 3 accepted calls", "https-only", "not-exercised"}, ""},
 		{"warning passes by default", func(c *reportClient) {
 			for range 8 {
 				c.get("/health/ping", "")
 			}
-		}, nil, 0, []string{"sandbox-partner: WARN", "pings-sparingly", "8 pings within 60 s (limit 6)"}, ""},
+		}, nil, 0, []string{"sandbox-partner, program Go-http-client/1.1: WARN", "pings-sparingly", "8 pings within 60 s (limit 6)"}, ""},
 		{"warning fails with --fail-on warn", func(c *reportClient) {
 			for range 8 {
 				c.get("/health/ping", "")
@@ -97,7 +113,7 @@ func TestReportExitCodes(t *testing.T) {
 		}, []string{"--fail-on", "warn", "--pings-per-minute", "10"}, 0, []string{"limit 10"}, ""},
 		{"failure fails", func(c *reportClient) {
 			c.get("/api/v1/referrals/trials", `{"unexpected":"body"}`)
-		}, nil, 1, []string{"sandbox-partner: FAIL", "content-types", "fail", "GET with a body"}, "1 check failed"},
+		}, nil, 1, []string{"sandbox-partner, program Go-http-client/1.1: FAIL", "content-types", "fail", "GET with a body"}, "1 check failed"},
 		{"an unknown --client-id fails", func(c *reportClient) {
 			c.get("/api/v1/referrals/trials?client_secret=oops", "")
 		}, []string{"--client-id", "sandbox-partner-2"}, 1, nil, "no request from client sandbox-partner-2"},

@@ -102,7 +102,7 @@ func (c *tokenConfig) fetch(ctx context.Context) (string, error) {
 	req.Header.Set("Accept", "application/json")
 	resp, err := client.Do(req)
 	if err != nil {
-		return "", fmt.Errorf("token request: %w", explainTLS(err, c.target))
+		return "", fmt.Errorf("token request: %w", c.withCAHint(err))
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))

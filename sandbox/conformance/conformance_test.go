@@ -467,7 +467,7 @@ func TestReportJSONShape(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{`"generatedAt":"2026-03-01T12:00:00.000000Z"`, `"settings":{"tls":false,"pingsPerMinute":6,"renewalMarginSeconds":60,"maxAttempts":8}`,
-		`"clients":[{"clientId":"partner","requests":`, `"result":"pass","summary":{`, `"not-exercised":1`,
+		`"clients":[{"clientId":"partner","program":{"label":"partner-client/1.0","userAgent":"partner-client/1.0","connections":1},"requests":`, `"result":"pass","summary":{`, `"not-exercised":1`,
 		`{"id":"expired-token","title":`, `"evidence":[]`} {
 		if !strings.Contains(string(data), want) {
 			t.Errorf("JSON lacks %s:\n%s", want, data)

@@ -105,9 +105,12 @@ type Check struct {
 	Evidence []string `json:"evidence"`
 }
 
-// ClientReport is every check's verdict on one client.
+// ClientReport is every check's verdict on one program of a client (see
+// splitPrograms for how programs are told apart).
 type ClientReport struct {
 	ClientID string `json:"clientId"`
+	// Program is which of the client's programs this is.
+	Program Program `json:"program"`
 	// Requests counts the client's journaled requests.
 	Requests int `json:"requests"`
 	// Result is the worst result of the checks (fail, warn, pass), or
@@ -125,8 +128,9 @@ type Settings struct {
 	MaxAttempts          int  `json:"maxAttempts"`
 }
 
-// Report is the conformance report: one ClientReport per client seen in
-// the journal, sorted by client id, Unidentified last.
+// Report is the conformance report: one ClientReport per program of each
+// client seen in the journal, sorted by client id (Unidentified last),
+// then in the order the programs first appeared.
 type Report struct {
 	GeneratedAt string         `json:"generatedAt"`
 	Settings    Settings       `json:"settings"`
@@ -165,7 +169,19 @@ func Evaluate(entries []journal.Entry, opts Options) Report {
 		return ids[i] < ids[j]
 	})
 	for _, id := range ids {
-		report.Clients = append(report.Clients, evaluateClient(id, groups[id], opts))
+		if id == Unidentified {
+			cr := evaluateClient(id, groups[id], opts)
+			cr.Program = describePrograms([][]call{groups[id]})[0]
+			cr.Program.Label = "requests without a client id"
+			report.Clients = append(report.Clients, cr)
+			continue
+		}
+		programs := splitPrograms(groups[id])
+		for i, p := range describePrograms(programs) {
+			cr := evaluateClient(id, programs[i], opts)
+			cr.Program = p
+			report.Clients = append(report.Clients, cr)
+		}
 	}
 	return report
 }

@@ -53,6 +53,10 @@ func client(id string) mod             { return func(e *journal.Entry) { e.Clien
 func took(ms float64) mod              { return func(e *journal.Entry) { e.DurationMs = ms } }
 func path(method, p string) mod        { return func(e *journal.Entry) { e.Method, e.Path = method, p } }
 func endpoint(kind string) mod         { return func(e *journal.Entry) { e.Endpoint = kind } }
+func conn(addr string) mod             { return func(e *journal.Entry) { e.Connection = addr } }
+func runLabel(label string) mod        { return func(e *journal.Entry) { e.Run = label } }
+func refusal(reason string) mod        { return func(e *journal.Entry) { e.TokenRefusal = reason } }
+func offset(seconds float64) mod       { return func(e *journal.Entry) { e.ClockOffsetSeconds = seconds } }
 func withToken(id string, exp time.Time) mod {
 	return func(e *journal.Entry) { e.TokenID, e.TokenExpiresAt = id, exp.Format(time.RFC3339) }
 }

@@ -3,6 +3,8 @@ package conformance
 import (
 	"fmt"
 	"net/http"
+	"sort"
+	"strings"
 	"time"
 )
 
@@ -27,22 +29,32 @@ func reaction(calls []call, i int) (next *call, fetchedToken bool) {
 }
 
 // checkExpiredToken judges what the client did after each 401 (section 5.6:
-// obtain a new token and retry), and notes calls made with expired tokens.
+// obtain a new token and retry), says why each 401 happened with the remedy
+// that fits, and notes calls made with expired tokens. A token that expired
+// because the sandbox clock was moved is judged only by the recovery.
 func checkExpiredToken(calls []call, _ Options) Check {
-	var reused, stopped, expired []string
+	shifts := clockShifts(calls)
+	var reused, stopped, expired, misconfigured []string
+	tally := map[cause]int{}
 	refused, withToken := 0, 0
 	for i, c := range calls {
 		if !c.usesToken() {
 			continue
 		}
 		withToken++
-		if c.presentedExpired() {
+		if c.presentedExpired() && !c.expiredByClockMove(shifts[i]) {
 			expired = append(expired, refs(c)...)
 		}
 		if c.Status != http.StatusUnauthorized {
 			continue
 		}
 		refused++
+		k := causeOf(c, shifts[i])
+		tally[k]++
+		if k.config {
+			misconfigured = append(misconfigured, c.ref())
+			continue // a new token cannot cure it: no retry is expected
+		}
 		next, fetched := reaction(calls, i)
 		switch {
 		case next != nil && (next.TokenID == "" || next.TokenID == c.TokenID):
@@ -51,61 +63,106 @@ func checkExpiredToken(calls []call, _ Options) Check {
 			stopped = append(stopped, refs(c)...)
 		}
 	}
+	why := explainCauses(tally)
 	switch {
+	case len(misconfigured) > 0:
+		return Check{Result: Fail, Evidence: misconfigured, Explanation: "401s no new token cures: " + why}
 	case len(reused) > 0:
 		return Check{Result: Fail, Evidence: reused,
-			Explanation: "after a 401 the client called again with the refused token; obtain a new token and retry (interface 5.6)"}
+			Explanation: "after a 401 the client called again with the refused token; obtain a new token and retry (interface 5.6). 401s: " + why}
 	case len(expired) > 0:
 		return Check{Result: Warn, Evidence: expired,
-			Explanation: fmt.Sprintf("%s presented an expired token; renew the token before it expires instead", plural(len(expired), "call"))}
+			Explanation: fmt.Sprintf("%s presented an expired token; renew the token before it expires instead. 401s: %s", plural(len(expired), "call"), why)}
 	case len(stopped) > 0:
 		return Check{Result: Warn, Evidence: stopped,
-			Explanation: "after a 401 the client neither fetched a new token nor retried"}
+			Explanation: "after a 401 the client neither fetched a new token nor retried. 401s: " + why}
 	case withToken == 0:
 		return Check{Result: NotExercised, Explanation: "the client made no API or ping call"}
 	case refused == 0:
 		return Check{Result: Pass, Explanation: fmt.Sprintf("no call presented an expired token (%s; no 401 to recover from)", plural(withToken, "call"))}
 	}
-	return Check{Result: Pass, Explanation: fmt.Sprintf("no call presented an expired token, and after each 401 (%d) the client retried with a new token", refused)}
+	return Check{Result: Pass, Explanation: fmt.Sprintf("no call presented an expired token, and after each 401 (%d) the client retried with a new token. 401s: %s", refused, why)}
+}
+
+// explainCauses lists the 401s by cause, each with its remedy, the most
+// frequent first.
+func explainCauses(tally map[cause]int) string {
+	type entry struct {
+		k cause
+		n int
+	}
+	var list []entry
+	for k, n := range tally {
+		list = append(list, entry{k, n})
+	}
+	sort.Slice(list, func(i, j int) bool {
+		if list[i].n != list[j].n {
+			return list[i].n > list[j].n
+		}
+		return list[i].k.what < list[j].k.what
+	})
+	parts := make([]string, len(list))
+	for i, e := range list {
+		parts[i] = fmt.Sprintf("%d %s (%s)", e.n, e.k.what, e.k.remedy)
+	}
+	return strings.Join(parts, "; ")
 }
 
 // recovery reports whether the token request at index i was the client's
-// answer to a 401 on a token that had not expired (a revoked or forced
-// refusal): a recovery, not a renewal.
-func recovery(calls []call, i int) bool {
+// answer to a 401 on a token that had not expired by the client's own
+// clock (a revoked or forced refusal, or a sandbox clock move): a
+// recovery, not a renewal.
+func recovery(calls []call, shifts []time.Duration, i int) bool {
 	for j := i - 1; j >= 0; j-- {
 		if calls[j].usesToken() {
-			return calls[j].Status == http.StatusUnauthorized && !calls[j].presentedExpired()
+			c := calls[j]
+			return c.Status == http.StatusUnauthorized && (!c.presentedExpired() || c.expiredByClockMove(shifts[j]))
 		}
 	}
 	return false
 }
 
 // checkRenewsBeforeExpiry judges whether the client renews its token ahead
-// of expiry (section 5.5) rather than waiting for a 401.
+// of expiry (section 5.5) rather than waiting for a 401. Renewal is a new
+// token fetched when the current one has at most half its lifetime left
+// (or has lapsed unused); a new token while the current one has more left
+// is no renewal but a token not reused (reuses-tokens judges it). Times
+// are taken on the client's own clock: moves of the sandbox clock are
+// taken out.
 func checkRenewsBeforeExpiry(calls []call, opts Options) Check {
-	var expired, late []string
-	renewals, first := 0, true
+	shifts := clockShifts(calls)
+	var expired, late, early []string
+	renewals := 0
+	var current *call         // the call that obtained the token in use
 	var pendingExpired []call // expired calls not yet followed by a new token
 	for i, c := range calls {
 		switch {
 		case c.issued():
-			if len(pendingExpired) > 0 {
+			switch {
+			case len(pendingExpired) > 0:
 				// The renewal that the expired calls forced: evidence too.
 				expired = append(expired, refs(append(pendingExpired, c)...)...)
 				pendingExpired = nil
-			} else if !first && !recovery(calls, i) {
+			case current == nil || recovery(calls, shifts, i):
+			case c.start.Before(current.expires) && 2*current.expires.Sub(c.start) > current.expires.Sub(current.start):
+				early = append(early, c.ref())
+			default:
 				renewals++
 			}
-			first = false
+			current = &calls[i]
+		case !c.usesToken() || c.expiredByClockMove(shifts[i]):
 		case c.presentedExpired():
 			pendingExpired = append(pendingExpired, c)
-		case c.usesToken() && c.timed && !c.expires.IsZero() && c.expires.Sub(c.start) < opts.RenewalMargin:
+		case c.timed && !c.expires.IsZero() && c.leftAt(shifts[i]) < opts.RenewalMargin:
 			late = append(late, c.ref())
 		}
 	}
 	expired = append(expired, refs(pendingExpired...)...)
 	margin := opts.RenewalMargin.Round(time.Second)
+	notRenewal := ""
+	if len(early) > 0 {
+		notRenewal = fmt.Sprintf("; %s replaced tokens with more than half their lifetime left, which is not renewal: the client does not reuse its tokens (see reuses-tokens)", plural(len(early), "new token"))
+	}
 	switch {
 	case len(expired) > 0:
 		return Check{Result: Fail, Evidence: expired,
@@ -114,21 +171,24 @@ func checkRenewsBeforeExpiry(calls []call, opts Options) Check {
 		return Check{Result: Warn, Evidence: late,
 			Explanation: fmt.Sprintf("%s presented a token with less than %s left; renew %s before expiry so it cannot expire in flight", plural(len(late), "call"), margin, margin)}
 	case renewals == 0:
-		return Check{Result: NotExercised, Explanation: "the client never renewed a token (move the sandbox clock forward to exercise renewal)"}
+		return Check{Result: NotExercised, Evidence: early,
+			Explanation: "the client never renewed a token near its expiry (move the sandbox clock forward to exercise renewal)" + notRenewal}
 	}
-	return Check{Result: Pass, Explanation: fmt.Sprintf("the client renewed its token %s, each time before it expired, and never used one in its last %s", plural(renewals, "time"), margin)}
+	return Check{Result: Pass, Explanation: fmt.Sprintf("the client renewed its token %s, each time before it expired, and never used one in its last %s%s", plural(renewals, "time"), margin, notRenewal)}
 }
 
 // checkReusesTokens compares new tokens with calls: a client should cache
 // its token for its lifetime (section 5.5), not fetch one per call. Calls
 // refused with 401 and the tokens fetched to recover from them are left
-// out, so a scenario that refuses tokens does not count against the client.
+// out, so a scenario that refuses tokens or a clock move does not count
+// against the client.
 func checkReusesTokens(calls []call, _ Options) Check {
+	shifts := clockShifts(calls)
 	var tokens []string
 	withToken := 0
 	for i, c := range calls {
 		switch {
-		case c.issued() && !recovery(calls, i):
+		case c.issued() && !recovery(calls, shifts, i):
 			tokens = append(tokens, c.ref())
 		case c.usesToken() && c.Status != http.StatusUnauthorized:
 			withToken++

@@ -39,6 +39,7 @@ func TestConsoleReportRendersChecks(t *testing.T) {
 	const evidenceID = "evidence-request-1"
 	report := `{"generatedAt": "2026-11-21T14:03:07.123456Z", "clients": [{
 		"clientId": "sandbox-partner", "requests": 3,
+		"program": {"label": "run ci-job-7", "run": "ci-job-7", "userAgent": "msal-node/7.2", "connections": 2},
 		"checks": [
 			{"id": "renews-early", "title": "Renews the token early", "result": "not-exercised", "explanation": "no token neared expiry", "evidence": []},
 			{"id": "reuses-tokens", "title": "Reuses tokens", "result": "pass", "explanation": "1 token for 3 calls", "evidence": []},
@@ -61,7 +62,7 @@ func TestConsoleReportRendersChecks(t *testing.T) {
 		t.Errorf("checks in order %q, want failures first", order)
 	}
 	summary := eval[string](t, ctx, `document.querySelector('section.report-client .card-head').textContent`)
-	for _, want := range []string{"sandbox-partner", "3 requests", "1 fail", "1 warn", "1 pass", "1 not exercised"} {
+	for _, want := range []string{"sandbox-partner", "program run ci-job-7 · 2 connections", "3 requests", "1 fail", "1 warn", "1 pass", "1 not exercised"} {
 		if !strings.Contains(summary, want) {
 			t.Errorf("report header %q lacks %q", summary, want)
 		}

@@ -37,6 +37,19 @@ type Entry struct {
 	// (see truncate): "path", "query", "headers.<Name>" for one value,
 	// "headers" when headers were dropped. Absent when nothing was cut.
 	Truncated []string `json:"truncated,omitempty"`
+	// Connection is the client's address (ip:port) of the TCP connection
+	// the request came on; the report tells programs apart by it.
+	Connection string `json:"connection,omitempty"`
+	// Run is the X-Sandbox-Run header or ?run= parameter a test set to
+	// label its program.
+	Run string `json:"run,omitempty"`
+	// TokenRefusal says why the bearer token was refused (a 401): expired,
+	// wrong issuer, bad signature, unknown client...
+	TokenRefusal string `json:"tokenRefusal,omitempty"`
+	// ClockOffsetSeconds is how far the sandbox clock was from real time
+	// (POST /__sandbox/clock), so the report can tell a token that expired
+	// because the clock jumped.
+	ClockOffsetSeconds float64 `json:"clockOffsetSeconds,omitempty"`
 }
 
 // Filter selects journal entries; zero fields match everything.

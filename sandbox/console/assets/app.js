@@ -571,6 +571,8 @@
     const facts = [
       ['Request id', e.requestId], ['Time', e.at], ['Endpoint', e.endpoint || 'sandbox'],
       ['Client', e.clientId], ['Token id', e.tokenId], ['Token expires', e.tokenExpiresAt],
+      ['Token refused', e.tokenRefusal], ['Run', e.run], ['Connection', e.connection],
+      ['Clock offset', e.clockOffsetSeconds ? e.clockOffsetSeconds + ' s' : ''],
       ['Rule', e.ruleId], ['Scenario', e.scenario], ['Fault', e.fault],
       ['Retry-After', e.retryAfterSeconds ? e.retryAfterSeconds + ' s' : ''],
       ['Duration', e.durationMs + ' ms'], ['Body bytes', e.requestBytes >= 0 ? e.requestBytes : 'unknown (chunked)'],
@@ -803,9 +805,15 @@
     const counts = {};
     for (const ch of checks) counts[ch.result] = (counts[ch.result] || 0) + 1;
     const verdict = counts.fail ? 'fail' : counts.warn ? 'warn' : 'pass';
-    return el('section', { class: 'card report-client verdict-' + verdict, data: { clientId: c.clientId }, attrs: { 'aria-label': 'Report for ' + c.clientId } },
+    // One card per program of a client: the report judges programs, told
+    // apart by run label, connection and token (see the README).
+    const p = c.program || {};
+    const programText = p.label ? 'program ' + p.label + (p.connections ? ' · ' + p.connections + (p.connections === 1 ? ' connection' : ' connections') : '') : '';
+    return el('section', { class: 'card report-client verdict-' + verdict, data: { clientId: c.clientId, program: p.label || '' },
+      attrs: { 'aria-label': 'Report for ' + c.clientId + (p.label ? ', program ' + p.label : '') } },
       el('div', { class: 'card-head' },
         el('h2', null, el('code', { text: c.clientId })),
+        programText ? el('span', { class: 'sub program', text: programText, attrs: { title: p.userAgent ? 'User-Agent: ' + p.userAgent : undefined } }) : null,
         el('span', { class: 'sub', text: (c.requests ?? 0) + ' requests' }),
         el('div', { class: 'spacer' }),
         ...['fail', 'warn', 'pass', 'not-exercised'].filter((r) => counts[r]).map((r) =>
