@@ -26,6 +26,7 @@ type serveConfig struct {
 	logFormat     string
 	logLevel      string
 	shutdownGrace time.Duration
+	healthFile    string
 	opts          sandbox.Options
 }
 
@@ -62,6 +63,7 @@ func addServeFlags(o *options, c *serveConfig) {
 	o.String(&so.TLSCertFile, "tls-cert", "", "PEM certificate to serve with --tls instead of the local CA's")
 	o.String(&so.TLSKeyFile, "tls-key", "", "PEM private key of --tls-cert")
 	o.Duration(&c.shutdownGrace, "shutdown-grace", 10*time.Second, "how long SIGTERM waits for requests in flight")
+	o.String(&c.healthFile, "health-file", "", "file serve writes its health URL and CA path to once listening, for healthcheck (the image sets /tmp/referrals-sandbox-health.json)")
 }
 
 // check refuses flag values that parse but make no sense, naming the flag
@@ -113,7 +115,17 @@ func runServe(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", c.addr, err)
 	}
-	announce(e.stdout, logger, in, ln.Addr().(*net.TCPAddr), c)
+	addr := ln.Addr().(*net.TCPAddr)
+	if c.healthFile != "" {
+		if err := writeHealthFile(c.healthFile, newHealthFile(in, addr)); err != nil {
+			_ = ln.Close()
+			return err
+		}
+		// A stale file after a clean stop would send the next check to a
+		// closed port rather than to what SANDBOX_* says.
+		defer func() { _ = os.Remove(c.healthFile) }()
+	}
+	announce(e.stdout, logger, in, addr, c)
 	return serveUntilDone(ctx, logger, in, ln, c.shutdownGrace)
 }
 
