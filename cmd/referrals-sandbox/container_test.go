@@ -300,6 +300,12 @@ func parseCompose(t *testing.T, data []byte) composeFile {
 	return f
 }
 
+var composeVar = regexp.MustCompile(`\$\{[A-Z0-9_]+:-([^}]*)\}`)
+
+// composeDefaults is s with every ${NAME:-default} replaced by its default,
+// as compose reads it when NAME is unset.
+func composeDefaults(s string) string { return composeVar.ReplaceAllString(s, "$1") }
+
 // commentedVar is a commented-out example setting: `# SANDBOX_X: "value"`.
 var commentedVar = regexp.MustCompile(`(?m)^\s*#\s*(SANDBOX_[A-Z0-9_]+):\s*"([^"]*)"\s*$`)
 
@@ -329,8 +335,13 @@ func TestDockerCompose(t *testing.T) {
 				environ[k] = v
 			}
 			c := checkServeEnvironment(t, name+"'s environment", environ)
-			if len(svc.Ports) != 1 || svc.Ports[0] != hostPort+":"+port(t, c.addr) {
-				t.Errorf("ports %q, want %s:%s (serve listens on %s)", svc.Ports, hostPort, port(t, c.addr), c.addr)
+			// Loopback unless the user opts in: the admin API is open by
+			// default.
+			if len(svc.Ports) != 1 || composeDefaults(svc.Ports[0]) != "127.0.0.1:"+hostPort+":"+port(t, c.addr) {
+				t.Errorf("ports %q, want 127.0.0.1:%s:%s by default (serve listens on %s)", svc.Ports, hostPort, port(t, c.addr), c.addr)
+			}
+			if composeDefaults(svc.Image) != "referrals-sandbox:local" {
+				t.Errorf("image %q, want referrals-sandbox:local by default", svc.Image)
 			}
 			test := svc.Healthcheck.Test
 			if len(test) < 3 || test[0] != "CMD" || test[1] != entrypoint[0] {
