@@ -58,6 +58,7 @@ func TestImage(t *testing.T) {
 	t.Run("GitHub Actions service", img.checkGitHubActions)
 	t.Run("GitLab CI service", img.checkGitLab)
 	t.Run("docker compose", img.checkCompose)
+	t.Run("Testcontainers", img.checkTestcontainers)
 }
 
 // imageInspect is the part of `podman image inspect` the test reads.
