@@ -20,29 +20,43 @@ import (
 // README: the example a reader of that section copies.
 func readmeBlock(t *testing.T, heading, lang string) string {
 	t.Helper()
+	return readmeBlocks(t, heading, lang)[0]
+}
+
+// readmeBlocks returns the fenced blocks of lang in the README from heading
+// to the next heading of the same or a higher level.
+func readmeBlocks(t *testing.T, heading, lang string) []string {
+	t.Helper()
 	f, err := os.Open(filepath.Join("..", "..", "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
+	level, _, _ := strings.Cut(heading, " ")
 	var inSection bool
+	var blocks []string
 	var block *strings.Builder
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		line := sc.Text()
 		switch {
 		case block != nil && strings.TrimSpace(line) == "```":
-			return block.String()
+			blocks = append(blocks, block.String())
+			block = nil
 		case block != nil:
 			block.WriteString(line + "\n")
 		case line == heading:
 			inSection = true
+		case inSection && strings.HasPrefix(line, "#") && len(strings.SplitN(line, " ", 2)[0]) <= len(level):
+			inSection = false
 		case inSection && strings.TrimSpace(line) == "```"+lang:
 			block = &strings.Builder{}
 		}
 	}
-	t.Fatalf("README has no %s block under %q", lang, heading)
-	return ""
+	if len(blocks) == 0 {
+		t.Fatalf("README has no %s block under %q", lang, heading)
+	}
+	return blocks
 }
 
 // githubActionsJob is the README's GitHub Actions job, as the runner reads

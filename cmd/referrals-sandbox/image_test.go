@@ -46,19 +46,41 @@ func TestImage(t *testing.T) {
 		}
 	})
 	start := time.Now()
-	p.run(t, "build", "--pull=never", "--format", "docker", "--build-arg", "BINARY=context",
-		"--build-arg", "VERSION="+testVersion, "-f", filepath.Join("..", "..", "Dockerfile"), "-t", img.tag, buildContext(t, bin))
+	args := append([]string{"build"}, readmeBuildFlags(t)...)
+	p.run(t, append(args, "--build-arg", "VERSION="+testVersion, "-f", filepath.Join("..", "..", "Dockerfile"), "-t", img.tag, buildContext(t, bin))...)
 	t.Logf("image built in %s", time.Since(start).Round(time.Millisecond))
 
 	t.Run("metadata", img.checkMetadata)
-	t.Run("docker run", img.checkPlainRun)
-	t.Run("SANDBOX_TLS", img.checkTLSFromEnvironment)
-	t.Run("flags after the image", img.checkFlagsAfterImage)
+	t.Run("README docker run", img.checkReadmeDockerRun)
 	t.Run("data on a named volume", img.checkDataVolume)
 	t.Run("GitHub Actions service", img.checkGitHubActions)
 	t.Run("GitLab CI service", img.checkGitLab)
 	t.Run("docker compose", img.checkCompose)
 	t.Run("Testcontainers", img.checkTestcontainers)
+}
+
+// readmeBuildFlags are the flags of the README's build without a registry
+// (`podman build ... -t referrals-sandbox .`), which TestImage builds
+// with; they must select the host-built binary and keep the HEALTHCHECK.
+func readmeBuildFlags(t *testing.T) []string {
+	t.Helper()
+	for _, line := range consoleLines(strings.Join(readmeBlocks(t, "## In CI and containers", "console"), "")) {
+		if len(line) > 4 && line[0] == "podman" && line[1] == "build" && slices.Contains(line, "--pull=never") {
+			flags := slices.Clone(line[2:])
+			if n := len(flags); n < 3 || !slices.Equal(flags[n-3:], []string{"-t", "referrals-sandbox", "."}) {
+				t.Fatalf("the README's build ends %q, want -t referrals-sandbox .", flags)
+			}
+			flags = flags[:len(flags)-3]
+			for _, want := range []string{"--format docker", "--build-arg BINARY=context"} {
+				if !strings.Contains(strings.Join(flags, " "), want) {
+					t.Errorf("the README's build lacks %s: %q", want, flags)
+				}
+			}
+			return flags
+		}
+	}
+	t.Fatal("the README shows no podman build --pull=never line")
+	return nil
 }
 
 // imageInspect is the part of `podman image inspect` the test reads.
@@ -111,40 +133,87 @@ func (img imageUnderTest) checkMetadata(t *testing.T) {
 	}
 }
 
-// checkPlainRun is the README's `docker run`: healthy, a token and an API
-// call from the host, and a quick stop on SIGTERM.
-func (img imageUnderTest) checkPlainRun(t *testing.T) {
-	c := img.p.startContainer(t, img.tag, nil, nil)
-	t.Logf("start to healthy: %s", c.waitHealthy(t).Round(time.Millisecond))
-	callAPI(t, c.hostURL, http.DefaultClient)
-
-	took, exit := c.stop(t)
-	t.Logf("stopped %s after SIGTERM", took.Round(time.Millisecond))
-	if exit != "0" {
-		t.Errorf("exit status %s after SIGTERM, want 0 (137 would mean podman had to SIGKILL it)", exit)
+// checkReadmeDockerRun runs each `docker run` line of the README's
+// "docker run" section with podman, on a free port instead of 8080, and
+// the image under test for referrals-sandbox: healthy through the image's
+// HEALTHCHECK, a token and an API call from the host (over verified HTTPS
+// when the line turns TLS on), and a prompt exit 0 on SIGTERM.
+func (img imageUnderTest) checkReadmeDockerRun(t *testing.T) {
+	lines := consoleLines(readmeBlock(t, "### docker run", "console"))
+	if len(lines) < 3 {
+		t.Fatalf("the README's docker run section has %d commands", len(lines))
 	}
-	// The server itself stops in milliseconds; the bound leaves room for a
-	// loaded machine and podman's own bookkeeping.
-	if took > 5*time.Second {
-		t.Errorf("podman stop took %s; the sandbox must exit promptly on SIGTERM", took)
+	for _, line := range lines {
+		t.Run(strings.Join(line, " "), func(t *testing.T) {
+			runArgs, cmdArgs := img.readmeRunArgs(t, line)
+			c := img.p.startContainer(t, img.tag, runArgs, cmdArgs)
+			t.Logf("start to healthy: %s", c.waitHealthy(t).Round(time.Millisecond))
+			if slices.Contains(line, "--tls") || slices.Contains(line, "SANDBOX_TLS=true") {
+				checkTLS(t, c)
+			} else {
+				callAPI(t, c.hostURL, http.DefaultClient)
+			}
+			took, exit := c.stop(t)
+			t.Logf("stopped %s after SIGTERM", took.Round(time.Millisecond))
+			if exit != "0" {
+				t.Errorf("exit status %s after SIGTERM, want 0 (137 would mean podman had to SIGKILL it)", exit)
+			}
+			// The server itself stops in milliseconds; the bound leaves
+			// room for a loaded machine and podman's own bookkeeping.
+			if took > 5*time.Second {
+				t.Errorf("podman stop took %s; the sandbox must exit promptly on SIGTERM", took)
+			}
+		})
 	}
 }
 
-// checkTLSFromEnvironment: SANDBOX_TLS=true serves HTTPS; ca.pem is served
-// and verifies the server certificate from the host.
-func (img imageUnderTest) checkTLSFromEnvironment(t *testing.T) {
-	c := img.p.startContainer(t, img.tag, []string{"-e", "SANDBOX_TLS=true"}, nil)
-	c.waitHealthy(t)
-	checkTLS(t, c)
+// consoleLines splits a console block into commands: one a line, comments
+// dropped.
+func consoleLines(block string) [][]string {
+	var lines [][]string
+	for _, line := range strings.Split(block, "\n") {
+		line, _, _ = strings.Cut(line, "#")
+		if fields := strings.Fields(line); len(fields) > 0 {
+			lines = append(lines, fields)
+		}
+	}
+	return lines
 }
 
-// checkFlagsAfterImage is `docker run IMAGE --tls`: serve's flags, which the
-// HEALTHCHECK's environment does not carry, still pass the health check
-// (through the health file).
-func (img imageUnderTest) checkFlagsAfterImage(t *testing.T) {
-	c := img.p.startContainer(t, img.tag, nil, []string{"--tls", "--log-format", "json"})
-	c.waitHealthy(t)
-	checkTLS(t, c)
+// readmeRunArgs turns a README `docker run ... referrals-sandbox ...` line
+// into podman's arguments before and after the image: --rm and the
+// published port are startContainer's, and a named volume gets a fresh
+// name removed after the test.
+func (img imageUnderTest) readmeRunArgs(t *testing.T, line []string) (runArgs, cmdArgs []string) {
+	t.Helper()
+	if len(line) < 3 || line[0] != "docker" || line[1] != "run" {
+		t.Fatalf("not a docker run line: %q", line)
+	}
+	i := slices.Index(line, "referrals-sandbox")
+	if i < 0 {
+		t.Fatalf("no referrals-sandbox image in %q", line)
+	}
+	before := line[2:i]
+	for j := 0; j < len(before); j++ {
+		switch arg := before[j]; {
+		case arg == "--rm":
+		case arg == "-p" && j+1 < len(before):
+			if before[j+1] != "127.0.0.1:8080:8080" {
+				t.Errorf("the README publishes %s, want 127.0.0.1:8080:8080", before[j+1])
+			}
+			j++
+		case arg == "-v" && j+1 < len(before):
+			name, target, _ := strings.Cut(before[j+1], ":")
+			vol := uniqueName(t, "referrals-sandbox-test-"+name)
+			img.p.run(t, "volume", "create", vol)
+			t.Cleanup(func() { img.p.cleanup(t, "volume", "rm", "-f", vol) })
+			runArgs = append(runArgs, "-v", vol+":"+target)
+			j++
+		default:
+			runArgs = append(runArgs, arg)
+		}
+	}
+	return runArgs, line[i+1:]
 }
 
 // checkTLS fetches ca.pem without verification (the way a CI job
