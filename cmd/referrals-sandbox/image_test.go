@@ -96,12 +96,18 @@ type imageInspect struct {
 	Healthcheck struct{ Test []string }
 }
 
-func (img imageUnderTest) checkMetadata(t *testing.T) {
+// inspect returns what podman knows of the image.
+func (img imageUnderTest) inspect(t *testing.T) imageInspect {
+	t.Helper()
 	var got []imageInspect
 	if err := json.Unmarshal([]byte(img.p.run(t, "image", "inspect", img.tag)), &got); err != nil || len(got) != 1 {
 		t.Fatalf("image inspect: %v", err)
 	}
-	in := got[0]
+	return got[0]
+}
+
+func (img imageUnderTest) checkMetadata(t *testing.T) {
+	in := img.inspect(t)
 	t.Logf("image size %.1f MB", float64(in.Size)/(1<<20))
 	if in.Size > maxImageBytes {
 		t.Errorf("image is %d bytes, more than %d", in.Size, maxImageBytes)
