@@ -42,6 +42,19 @@ func newHealthFile(in *sandbox.Instance, addr *net.TCPAddr) healthFile {
 	return healthFile{URL: "https://" + advertisedHost(addr), CA: in.CAPath, SkipVerify: in.CAPath == ""}
 }
 
+// recordHealth writes the health file at path (nothing when path is
+// empty) and returns what removes it when serve stops: a check after a
+// clean stop then finds no file instead of trusting a closed port.
+func recordHealth(path string, in *sandbox.Instance, addr *net.TCPAddr) (remove func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	if err := writeHealthFile(path, newHealthFile(in, addr)); err != nil {
+		return nil, err
+	}
+	return func() { _ = os.Remove(path) }, nil
+}
+
 // writeHealthFile writes hf to path through a temporary file and a rename,
 // so that a health check running at that moment never reads half a file.
 func writeHealthFile(path string, hf healthFile) error {

@@ -116,15 +116,12 @@ func runServe(ctx context.Context, e env, args []string) error {
 		return fmt.Errorf("listen on %s: %w", c.addr, err)
 	}
 	addr := ln.Addr().(*net.TCPAddr)
-	if c.healthFile != "" {
-		if err := writeHealthFile(c.healthFile, newHealthFile(in, addr)); err != nil {
-			_ = ln.Close()
-			return err
-		}
-		// A stale file after a clean stop would send the next check to a
-		// closed port rather than to what SANDBOX_* says.
-		defer func() { _ = os.Remove(c.healthFile) }()
+	removeHealthFile, err := recordHealth(c.healthFile, in, addr)
+	if err != nil {
+		_ = ln.Close()
+		return err
 	}
+	defer removeHealthFile()
 	announce(e.stdout, logger, in, addr, c)
 	return serveUntilDone(ctx, logger, in, ln, c.shutdownGrace)
 }
