@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -24,36 +22,11 @@ func readmeBlock(t *testing.T, heading, lang string) string {
 	return readmeBlocks(t, heading, lang)[0]
 }
 
-// readmeBlocks returns the fenced blocks of lang in the README from heading
-// to the next heading of the same or a higher level.
+// readmeBlocks returns the fenced blocks of lang in the README's section
+// under heading.
 func readmeBlocks(t *testing.T, heading, lang string) []string {
 	t.Helper()
-	f, err := os.Open(filepath.Join("..", "..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	level, _, _ := strings.Cut(heading, " ")
-	var inSection bool
-	var blocks []string
-	var block *strings.Builder
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case block != nil && strings.TrimSpace(line) == "```":
-			blocks = append(blocks, block.String())
-			block = nil
-		case block != nil:
-			block.WriteString(line + "\n")
-		case line == heading:
-			inSection = true
-		case inSection && strings.HasPrefix(line, "#") && len(strings.SplitN(line, " ", 2)[0]) <= len(level):
-			inSection = false
-		case inSection && strings.TrimSpace(line) == "```"+lang:
-			block = &strings.Builder{}
-		}
-	}
+	blocks := fencedBlocks(t, filepath.Join("..", "..", "README.md"), lang, heading)
 	if len(blocks) == 0 {
 		t.Fatalf("README has no %s block under %q", lang, heading)
 	}
