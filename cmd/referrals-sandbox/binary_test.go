@@ -17,8 +17,16 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/internal/testutil"
 )
 
-// testVersion is stamped into the built binary with -X main.version.
-const testVersion = "v0.0.0-test"
+// The test build's version, commit and date, stamped with -X as the
+// Dockerfile and GoReleaser stamp theirs.
+const (
+	testVersion = "v0.0.0-test"
+	testCommit  = "0123456789abcdef"
+	testDate    = "2026-01-02T03:04:05Z"
+)
+
+// testLdflags strips the binary and stamps the test version.
+const testLdflags = "-s -w -X main.version=" + testVersion + " -X main.commit=" + testCommit + " -X main.date=" + testDate
 
 // builtBinary is the command built as the Dockerfile builds it: static,
 // trimmed and stripped. It is built at most once per test binary, on first
@@ -58,7 +66,7 @@ func binary(t *testing.T) string {
 			return
 		}
 		testBinary.path = filepath.Join(testBinary.dir, "referrals-sandbox")
-		cmd := exec.Command(goTool, "build", "-trimpath", "-ldflags", "-s -w -X main.version="+testVersion, "-o", testBinary.path, ".")
+		cmd := exec.Command(goTool, "build", "-trimpath", "-ldflags", testLdflags, "-o", testBinary.path, ".")
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			testBinary.err = fmt.Errorf("go build: %w\n%s", err, out)
@@ -199,7 +207,7 @@ func TestBinaryInEmptyEnvironment(t *testing.T) {
 	if code, out := exitCode(t, bin, dir, []string{"SANDBOX_ADDR=127.0.0.1:" + closedPort(t)}, "healthcheck"); code != 1 {
 		t.Errorf("healthcheck against a closed port: exit %d, %q", code, out)
 	}
-	if code, out := exitCode(t, bin, dir, nil, "version"); code != 0 || out != "referrals-sandbox "+testVersion+"\n" {
+	if code, out := exitCode(t, bin, dir, nil, "version"); code != 0 || out != "referrals-sandbox "+testVersion+" (commit "+testCommit+", built "+testDate+")\n" {
 		t.Errorf("version: exit %d, %q", code, out)
 	}
 	code, rest := s.stop(t)

@@ -182,13 +182,6 @@ func TestUsageErrorsExit2NamingTheCulprit(t *testing.T) {
 	}
 }
 
-func TestVersionPrints(t *testing.T) {
-	res := runCLI(t, nil, "version")
-	if res.code != 0 || res.stdout != "referrals-sandbox "+version+"\n" {
-		t.Errorf("exit %d, stdout %q", res.code, res.stdout)
-	}
-}
-
 func TestFlagBeatsEnvironmentBeatsDefault(t *testing.T) {
 	tests := []struct {
 		name    string

@@ -195,24 +195,40 @@ func TestDockerfile(t *testing.T) {
 	checkVarsAreServeFlags(t, "Dockerfile", data)
 	d := parseDockerfile(t, data)
 
+	// Stages: the Go build (a fully qualified image: Podman refuses short
+	// names), the binary built outside, the one BINARY selects, the image.
 	froms := d.all("FROM")
-	if len(froms) != 2 || !strings.HasPrefix(froms[0], "golang:") || !strings.HasSuffix(froms[0], " AS build") {
-		t.Fatalf("want a golang builder stage and a final stage, got FROM %q", froms)
+	wantFroms := []string{"docker.io/library/golang:${GO_VERSION} AS build", "scratch AS context", "${BINARY} AS binary", "scratch"}
+	if !slices.Equal(froms, wantFroms) {
+		t.Fatalf("FROM %q, want %q", froms, wantFroms)
 	}
-	if final := froms[1]; final != "gcr.io/distroless/static-debian12:nonroot" && final != "scratch" {
-		t.Errorf("final image %q, want distroless static nonroot or scratch", final)
+	args := d.all("ARG")
+	if !slices.Contains(args, "BINARY=build") {
+		t.Errorf("ARG BINARY=build missing: a plain `docker build .` must compile in the Go image; ARGs %q", args)
 	}
 	// The builder's Go is the go line's minor release (golang:1.26 is the
 	// newest 1.26.x, so it satisfies go 1.26.8).
 	goLine := goLineVersion(t)
 	minor := strings.Join(strings.SplitN(goLine, ".", 3)[:2], ".")
-	if !slices.Contains(d.all("ARG"), "GO_VERSION="+minor) {
-		t.Errorf("ARG GO_VERSION is not %s (go.mod says go %s): %q", minor, goLine, d.all("ARG"))
+	if !slices.Contains(args, "GO_VERSION="+minor) {
+		t.Errorf("ARG GO_VERSION is not %s (go.mod says go %s): %q", minor, goLine, args)
 	}
 	build := strings.Join(d.all("RUN"), "\n")
-	for _, want := range []string{"CGO_ENABLED=0", "go build", "-trimpath", `-ldflags "-s -w -X main.version=${VERSION}"`, "./cmd/referrals-sandbox"} {
+	for _, want := range []string{"CGO_ENABLED=0", "go build", "-trimpath", `-ldflags "-s -w -X main.version=${VERSION} -X main.commit=${COMMIT} -X main.date=${DATE}"`, "./cmd/referrals-sandbox"} {
 		if !strings.Contains(build, want) {
 			t.Errorf("the build does not use %s:\n%s", want, build)
+		}
+	}
+	if !slices.Contains(d.all("COPY"), "${TARGETPLATFORM}/referrals-sandbox /out/referrals-sandbox") {
+		t.Errorf("the context stage does not take <os>/<arch>/referrals-sandbox (GoReleaser's layout): %q", d.all("COPY"))
+	}
+	if add := d.final(t, "ADD"); add != "image/rootfs.tar /" {
+		t.Errorf("ADD %q, want image/rootfs.tar / (the /tmp and /data a scratch image lacks)", add)
+	}
+	labels := d.final(t, "LABEL")
+	for _, key := range []string{"source", "version", "licenses"} {
+		if !strings.Contains(labels, "org.opencontainers.image."+key+"=") {
+			t.Errorf("no OCI label org.opencontainers.image.%s: %s", key, labels)
 		}
 	}
 
@@ -240,8 +256,11 @@ func TestDockerfile(t *testing.T) {
 		t.Errorf("HEALTHCHECK runs %s, the image's binary is %s", hcArgs[0], entrypoint[0])
 	}
 	checkCommandLine(t, "HEALTHCHECK", hcArgs[1:])
-	// Under the image's environment the health check reaches the port serve
-	// listens on.
+	if environ["SANDBOX_HEALTH_FILE"] == "" || !strings.HasPrefix(environ["SANDBOX_HEALTH_FILE"], "/tmp/") {
+		t.Errorf("SANDBOX_HEALTH_FILE %q, want a file under /tmp (the image's only writable directory besides /data)", environ["SANDBOX_HEALTH_FILE"])
+	}
+	// Under the image's environment, before serve wrote its health file,
+	// the health check reaches the port serve listens on.
 	if got := serveListenTarget(mapGetenv(environ)).url; got != "http://127.0.0.1:"+port(t, c.addr) {
 		t.Errorf("under the image's ENV, healthcheck asks %q", got)
 	}
@@ -281,6 +300,12 @@ func parseCompose(t *testing.T, data []byte) composeFile {
 	return f
 }
 
+var composeVar = regexp.MustCompile(`\$\{[A-Z0-9_]+:-([^}]*)\}`)
+
+// composeDefaults is s with every ${NAME:-default} replaced by its default,
+// as compose reads it when NAME is unset.
+func composeDefaults(s string) string { return composeVar.ReplaceAllString(s, "$1") }
+
 // commentedVar is a commented-out example setting: `# SANDBOX_X: "value"`.
 var commentedVar = regexp.MustCompile(`(?m)^\s*#\s*(SANDBOX_[A-Z0-9_]+):\s*"([^"]*)"\s*$`)
 
@@ -310,8 +335,13 @@ func TestDockerCompose(t *testing.T) {
 				environ[k] = v
 			}
 			c := checkServeEnvironment(t, name+"'s environment", environ)
-			if len(svc.Ports) != 1 || svc.Ports[0] != hostPort+":"+port(t, c.addr) {
-				t.Errorf("ports %q, want %s:%s (serve listens on %s)", svc.Ports, hostPort, port(t, c.addr), c.addr)
+			// Loopback unless the user opts in: the admin API is open by
+			// default.
+			if len(svc.Ports) != 1 || composeDefaults(svc.Ports[0]) != "127.0.0.1:"+hostPort+":"+port(t, c.addr) {
+				t.Errorf("ports %q, want 127.0.0.1:%s:%s by default (serve listens on %s)", svc.Ports, hostPort, port(t, c.addr), c.addr)
+			}
+			if composeDefaults(svc.Image) != "referrals-sandbox:local" {
+				t.Errorf("image %q, want referrals-sandbox:local by default", svc.Image)
 			}
 			test := svc.Healthcheck.Test
 			if len(test) < 3 || test[0] != "CMD" || test[1] != entrypoint[0] {

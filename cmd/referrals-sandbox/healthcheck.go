@@ -78,11 +78,30 @@ type healthcheckConfig struct {
 	verbose bool
 }
 
+// healthTarget is where healthcheck looks by default: what serve recorded
+// in SANDBOX_HEALTH_FILE when that file exists (serve's flags are not in
+// healthcheck's environment), else what the SANDBOX_* variables say.
+func healthTarget(getenv func(string) string) listenTarget {
+	path := getenv(envName("health-file"))
+	if path == "" {
+		return serveListenTarget(getenv)
+	}
+	hf, found, err := readHealthFile(path)
+	switch {
+	case err != nil:
+		return listenTarget{problem: err.Error()}
+	case !found:
+		return serveListenTarget(getenv)
+	}
+	return listenTarget{target: target{url: hf.URL, ca: hf.CA, skipVerify: hf.SkipVerify}}
+}
+
 func healthcheckFlags(e env) (*options, *healthcheckConfig) {
-	h := &healthcheckConfig{listen: serveListenTarget(e.getenv)}
+	h := &healthcheckConfig{listen: healthTarget(e.getenv)}
 	o := newOptions("healthcheck",
 		"Exit 0 when the sandbox's "+healthPath+" answers 200, 1 otherwise; print nothing on success. "+
-			"The defaults reach serve under the same environment (SANDBOX_ADDR, SANDBOX_TLS, SANDBOX_TLS_DIR), "+
+			"The defaults reach serve as it recorded itself in SANDBOX_HEALTH_FILE (set in the image), "+
+			"else under the same environment (SANDBOX_ADDR, SANDBOX_TLS, SANDBOX_TLS_DIR), "+
 			"for a container HEALTHCHECK in an image without a shell.",
 		e.getenv, e.stdout)
 	def := h.listen.target

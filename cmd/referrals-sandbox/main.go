@@ -14,9 +14,6 @@ import (
 	"syscall"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
-
 // env is what a subcommand gets from the process, injected for tests.
 type env struct {
 	stdout, stderr io.Writer
@@ -105,13 +102,4 @@ func printCommands(w io.Writer) {
 		fmt.Fprintf(w, "  %-12s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nRun 'referrals-sandbox <command> --help' for a command's flags.")
-}
-
-func runVersion(_ context.Context, e env, args []string) error {
-	o := newOptions("version", "Print the version.", e.getenv, e.stdout)
-	if err := o.parse(args); err != nil {
-		return err
-	}
-	fmt.Fprintln(e.stdout, "referrals-sandbox", version)
-	return nil
 }

@@ -19,24 +19,38 @@ const readmeURL = "http://127.0.0.1:8080"
 // Blocks fenced as console or bash are shown, not run.
 func shellBlocks(t *testing.T, path string) []string {
 	t.Helper()
+	return fencedBlocks(t, path, "sh", "")
+}
+
+// fencedBlocks returns the bodies of the ```lang blocks of a Markdown
+// file, in order: all of them when heading is empty, else those from the
+// line heading to the next heading of the same or a higher level.
+func fencedBlocks(t *testing.T, path, lang, heading string) []string {
+	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
+	level, _, _ := strings.Cut(heading, " ")
+	inSection := heading == ""
 	var blocks []string
 	var current *strings.Builder
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		line := sc.Text()
 		switch {
-		case current == nil && strings.TrimSpace(line) == "```sh":
-			current = &strings.Builder{}
 		case current != nil && strings.TrimSpace(line) == "```":
 			blocks = append(blocks, current.String())
 			current = nil
 		case current != nil:
 			current.WriteString(line + "\n")
+		case heading != "" && line == heading:
+			inSection = true
+		case heading != "" && inSection && strings.HasPrefix(line, "#") && len(strings.SplitN(line, " ", 2)[0]) <= len(level):
+			inSection = false
+		case inSection && strings.TrimSpace(line) == "```"+lang:
+			current = &strings.Builder{}
 		}
 	}
 	if err := sc.Err(); err != nil {

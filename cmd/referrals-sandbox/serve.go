@@ -26,6 +26,7 @@ type serveConfig struct {
 	logFormat     string
 	logLevel      string
 	shutdownGrace time.Duration
+	healthFile    string
 	opts          sandbox.Options
 }
 
@@ -66,6 +67,7 @@ func addServeFlags(o *options, c *serveConfig) {
 	o.String(&so.TLSCertFile, "tls-cert", "", "PEM certificate to serve with --tls instead of the local CA's")
 	o.String(&so.TLSKeyFile, "tls-key", "", "PEM private key of --tls-cert")
 	o.Duration(&c.shutdownGrace, "shutdown-grace", 10*time.Second, "how long SIGTERM waits for requests in flight")
+	o.String(&c.healthFile, "health-file", "", "file serve writes its health URL and CA path to once listening, for healthcheck (the image sets /tmp/referrals-sandbox-health.json)")
 }
 
 // check refuses flag values that parse but make no sense, naming the flag
@@ -146,7 +148,14 @@ func runServe(ctx context.Context, e env, args []string) error {
 	if warning := sandbox.AdminExposureWarning(ln.Addr(), c.opts.AdminToken); warning != "" {
 		logger.Warn(warning, "addr", ln.Addr().String())
 	}
-	announce(e.stdout, logger, in, ln.Addr().(*net.TCPAddr), c)
+	addr := ln.Addr().(*net.TCPAddr)
+	removeHealthFile, err := recordHealth(c.healthFile, in, addr)
+	if err != nil {
+		_ = ln.Close()
+		return err
+	}
+	defer removeHealthFile()
+	announce(e.stdout, logger, in, addr, c)
 	return serveUntilDone(ctx, logger, in, ln, c.shutdownGrace)
 }
 
