@@ -2,6 +2,7 @@ package idp
 
 import (
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"net/url"
@@ -114,9 +115,14 @@ func (p *Provider) serveInstanceDiscovery(w http.ResponseWriter, r *http.Request
 	if !p.checkGet(w, r) {
 		return
 	}
+	query, terr := strictDiscoveryQuery(r.URL.RawQuery)
+	if terr != nil {
+		WriteTokenError(w, r, p.cfg.Clock.Now(), terr)
+		return
+	}
 	base, tenant := p.BaseURL(r), p.cfg.Tenant
 	host := strings.TrimPrefix(strings.TrimPrefix(base, "https://"), "http://")
-	if endpoint, err := url.Parse(r.URL.Query().Get("authorization_endpoint")); err == nil && endpoint.Host != "" {
+	if endpoint, err := url.Parse(query.Get("authorization_endpoint")); err == nil && endpoint.Host != "" {
 		if first, _, _ := strings.Cut(strings.TrimPrefix(endpoint.Path, "/"), "/"); first != "" {
 			tenant = first
 		}
@@ -156,4 +162,21 @@ func (p *Provider) instanceBase(r *http.Request, endpoint *url.URL) (base, host 
 func writeJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+// strictDiscoveryQuery parses instance discovery's query, refusing what
+// url.Values would silently drop or pick from: a malformed escape or a
+// parameter given twice (which authority would win is a guess). Entra
+// answers a malformed request with invalid_request.
+func strictDiscoveryQuery(raw string) (url.Values, *TokenError) {
+	q, err := url.ParseQuery(raw)
+	if err != nil {
+		return nil, &TokenError{http.StatusBadRequest, CodeInvalidRequest, 90023, "The query string is not well-formed: percent-encode reserved characters."}
+	}
+	for name, values := range q {
+		if len(values) > 1 {
+			return nil, &TokenError{http.StatusBadRequest, CodeInvalidRequest, 90023, fmt.Sprintf("The query parameter '%s' is given more than once; give it once.", clip(name))}
+		}
+	}
+	return q, nil
 }

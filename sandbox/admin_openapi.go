@@ -9,10 +9,11 @@ import (
 
 // serveAdminOpenAPI serves the admin API's OpenAPI document without the
 // admin token: it holds no data, and tooling (and the QA console) reads it
-// first. It is a document of its own so partners' generated clients, built
+// first. Its servers entry names the address it was fetched at, or
+// --public-url, as the API's document does. It is a document of its own so partners' generated clients, built
 // from /api/v1/openapi.json, never contain the sandbox's controls.
 func (s *Server) serveAdminOpenAPI(w http.ResponseWriter, r *http.Request) {
-	doc, err := openapi.AdminDocument()
+	doc, err := openapi.ServedAdmin(s.cfg.Provider.BaseURL(r))
 	if err != nil {
 		s.fail(w, r, fmt.Errorf("admin OpenAPI document: %w", err))
 		return

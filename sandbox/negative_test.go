@@ -27,11 +27,6 @@ var knownFailures = []struct {
 	match []string
 	item  string
 }{
-	// Instance discovery reads its query with url.Values, as Entra's
-	// clients only ever send it well formed; the identity provider has no
-	// strict query parser yet.
-	{[]string{"/common/discovery/instance query ", ": given twice"}, "Malformed query strings are dropped silently (instance discovery)"},
-	{[]string{"/common/discovery/instance query ", ": malformed escape"}, "Malformed query strings are dropped silently (instance discovery)"},
 }
 
 // knownFailure returns the issue item a failing probe is known for, or "".

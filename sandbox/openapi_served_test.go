@@ -75,6 +75,29 @@ func TestOpenAPIDocumentNamesTheRealAddresses(t *testing.T) {
 			if server != base || token != base+"/"+tc.tenant+"/oauth2/v2.0/token" {
 				t.Errorf("served server %q tokenUrl %q, want %s and tenant %s's token endpoint", server, token, base, tc.tenant)
 			}
+			if admin := servedAdminServer(t, ts.URL); admin != base {
+				t.Errorf("served admin document's server %q, want %s", admin, base)
+			}
 		})
 	}
+}
+
+// servedAdminServer fetches the admin OpenAPI document and returns its
+// server URL.
+func servedAdminServer(t *testing.T, base string) string {
+	t.Helper()
+	resp, err := http.Get(base + "/__sandbox/openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var doc struct {
+		Servers []struct {
+			URL string `json:"url"`
+		} `json:"servers"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil || resp.StatusCode != http.StatusOK || len(doc.Servers) == 0 {
+		t.Fatalf("admin openapi.json: %d %v", resp.StatusCode, err)
+	}
+	return doc.Servers[0].URL
 }

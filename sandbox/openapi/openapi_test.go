@@ -145,7 +145,7 @@ func operations() []operation {
 		{method: "POST", path: "/oauth2/v2.0/token", tag: "Identity provider", public: true, idp: true, statuses: tokenCodes},
 		{method: "GET", path: "/{tenant}/discovery/v2.0/keys", tag: "Identity provider", public: true, idp: true, statuses: []int{200, 400, 404, 405}},
 		{method: "GET", path: "/{tenant}/v2.0/.well-known/openid-configuration", tag: "Identity provider", public: true, idp: true, statuses: []int{200, 400, 404, 405}},
-		{method: "GET", path: "/common/discovery/instance", tag: "Identity provider", public: true, idp: true, statuses: []int{200, 404, 405}},
+		{method: "GET", path: "/common/discovery/instance", tag: "Identity provider", public: true, idp: true, statuses: []int{200, 400, 404, 405}},
 	}
 }
 

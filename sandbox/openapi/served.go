@@ -23,6 +23,16 @@ func Served(serverURL, tokenURL string) []byte {
 	return bytes.Replace(doc, quoted(DefaultTokenURL), quoted(tokenURL), 1)
 }
 
+// ServedAdmin returns the admin document (AdminDocument) whose servers
+// entry is serverURL, like Served.
+func ServedAdmin(serverURL string) ([]byte, error) {
+	doc, err := AdminDocument()
+	if err != nil {
+		return nil, err
+	}
+	return bytes.Replace(doc, quoted(DefaultServerURL), quoted(serverURL), 1), nil
+}
+
 // quoted is s as a JSON string, so a URL with unusual characters cannot
 // break the document.
 func quoted(s string) []byte {
