@@ -312,14 +312,24 @@ func (r *registry) runtimeCountLocked() int {
 func (r *registry) remove(id string) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if _, err := r.runtimeLocked(id); err != nil {
+		return err
+	}
+	return r.removeLocked(id)
+}
+
+// runtimeLocked returns the live runtime client id: ErrNoClient when there
+// is none, ErrFixtureClient for a fixture client, which cannot change. The
+// caller holds mu.
+func (r *registry) runtimeLocked(id string) (fixtures.Client, error) {
 	c, ok := r.clients[id]
 	switch {
 	case !ok || !live(c, r.clock.Now()):
-		return ErrNoClient
+		return fixtures.Client{}, ErrNoClient
 	case !c.Runtime:
-		return ErrFixtureClient
+		return fixtures.Client{}, ErrFixtureClient
 	}
-	return r.removeLocked(id)
+	return c, nil
 }
 
 func (r *registry) removeLocked(id string) error {
@@ -378,12 +388,9 @@ func (r *registry) removeSecret(id, secretID string) error {
 func (r *registry) update(id string, fn func(*fixtures.Client) error) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	c, ok := r.clients[id]
-	switch {
-	case !ok || !live(c, r.clock.Now()):
-		return ErrNoClient
-	case !c.Runtime:
-		return ErrFixtureClient
+	c, err := r.runtimeLocked(id)
+	if err != nil {
+		return err
 	}
 	if err := fn(&c); err != nil {
 		return err
