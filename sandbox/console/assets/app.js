@@ -29,6 +29,9 @@
     unseen: 0,
     clockDelta: 0,
     clockReal: true,
+    clockKnown: false, // the header shows a time only once the sandbox told it
+    access: false, // the admin API answered: the page may show sandbox state
+    started: false, // the polls run (started once, on first access)
     data: { referrals: [], qualified: [], refCursor: null, qualCursor: null, openAudits: new Set() },
   };
 
@@ -163,11 +166,23 @@
     return data;
   }
 
+  // showAuth asks for the admin token and hides everything that shows
+  // sandbox state (clock, views), since none of it can be read without it.
   function showAuth() {
+    setAccess(false);
     const banner = $('auth');
     if (!banner.hidden) return;
     banner.hidden = false;
     $('auth-token').focus();
+  }
+
+  // setAccess shows or hides the parts of the page that show sandbox state.
+  // Until the admin API has answered once they stay hidden, so the page
+  // never shows the browser's own time or an empty list as the sandbox's.
+  function setAccess(ok) {
+    state.access = ok;
+    for (const id of ['clock', 'tabs', 'main']) $(id).hidden = !ok;
+    if (!ok) state.clockKnown = false;
   }
 
   function setUpAuth() {
@@ -175,9 +190,41 @@
       ev.preventDefault();
       state.token = $('auth-token').value.trim();
       window.sessionStorage.setItem(tokenKey, state.token);
-      $('auth').hidden = true;
-      refreshAll();
+      $('auth-error').textContent = '';
+      connect(true);
     });
+  }
+
+  // connect asks the sandbox for its clock, the first thing the page shows,
+  // and starts the console once that works. A refused token keeps the
+  // token form up (with a message when the user just entered it); an
+  // unreachable sandbox is said so and tried again.
+  async function connect(fromForm) {
+    let clock;
+    try {
+      clock = await api('GET', 'clock');
+    } catch (err) {
+      if (err.status === 401) {
+        if (fromForm) $('auth-error').textContent = 'The sandbox refused this token: ' + err.message;
+        return;
+      }
+      $('connect-error').hidden = false;
+      $('connect-error').textContent = 'Could not reach the sandbox (' + err.message + '); trying again…';
+      window.setTimeout(() => connect(false), 3000);
+      return;
+    }
+    $('connect-error').hidden = true;
+    $('auth').hidden = true;
+    setAccess(true);
+    showClock(clock);
+    await refreshAll();
+    if (!state.started) {
+      state.started = true;
+      pollJournal();
+      window.setInterval(tickClock, 1000);
+      window.setInterval(loadClock, clockPollMs);
+      window.setInterval(() => { if (state.access && state.view === 'scenarios' && !document.hidden) loadScenarios(); }, rulesPollMs);
+    }
   }
 
   // ---- views ------------------------------------------------------------
@@ -507,7 +554,7 @@
   // pollJournal asks for the entries after the last one it has, once a
   // second; a hidden tab skips its turns and catches up when shown again.
   async function pollJournal() {
-    if (!state.paused && !document.hidden) {
+    if (state.access && !state.paused && !document.hidden) {
       try {
         state.polls += 1;
         if (state.journalLoaded && state.polls % 10 === 0) await checkRestart();
@@ -838,6 +885,7 @@
     const now = Date.parse(view.now);
     if (!Number.isNaN(now)) state.clockDelta = now - Date.now();
     state.clockReal = view.real;
+    state.clockKnown = true;
     const offset = $('clock-offset');
     offset.textContent = view.real ? 'real time' : (view.offset.startsWith('-') ? '' : '+') + view.offset;
     offset.className = 'pill ' + (view.real ? 'pill-ok' : 'pill-warn');
@@ -845,6 +893,7 @@
   }
 
   function tickClock() {
+    if (!state.clockKnown) return; // never the browser's own time as the sandbox's
     const now = new Date(Date.now() + state.clockDelta);
     const t = $('clock-now');
     t.dateTime = now.toISOString();
@@ -852,10 +901,13 @@
   }
 
   async function loadClock() {
+    if (!state.access) return;
     try {
       showClock(await api('GET', 'clock'));
     } catch (_) {
+      state.clockKnown = false;
       $('clock-now').textContent = 'unavailable';
+      $('clock-offset').textContent = '';
     }
   }
 
@@ -914,11 +966,7 @@
     $('report-refresh').addEventListener('click', loadReport);
     window.addEventListener('hashchange', route);
 
-    refreshAll();
-    pollJournal();
-    window.setInterval(tickClock, 1000);
-    window.setInterval(loadClock, clockPollMs);
-    window.setInterval(() => { if (state.view === 'scenarios' && !document.hidden) loadScenarios(); }, rulesPollMs);
+    connect(false);
   }
 
   start();
