@@ -838,11 +838,44 @@
     }
     $('report-generated').textContent = body.generatedAt ? 'Generated ' + dateTime(body.generatedAt) + ' UTC' : '';
     const clients = body.clients || [];
-    if (!clients.length) {
+    const unknown = body.unknownClients || [];
+    if (!clients.length && !unknown.length) {
       out.replaceChildren(el('div', { class: 'card' }, empty('No client has made a request yet, so there is nothing to judge. Run your client against the sandbox, then run the report again.')));
       return;
     }
-    out.replaceChildren(...clients.map(reportCard));
+    put(out,
+      ...clients.map(reportCard),
+      clients.length ? null : el('div', { class: 'card' }, empty('No client of this sandbox has made a request yet, so there is nothing to judge.')),
+      unknown.length ? unknownCard(unknown) : null);
+  }
+
+  // count writes n and a noun, with an s when n is not 1.
+  function count(n, noun) {
+    return n + ' ' + noun + (n === 1 ? '' : 's');
+  }
+
+  // unknownCard lists, apart from the judged clients, the client ids that
+  // requests named but no client of the sandbox has, with what they tried:
+  // never judged, so a typo in a client id never reads as a pass.
+  function unknownCard(unknown) {
+    const rows = [];
+    for (const u of unknown) {
+      for (const a of u.attempts || []) {
+        rows.push(el('tr', { data: { clientId: u.clientId } },
+          el('td', null, el('code', { text: u.clientId })),
+          el('td', { class: 'mono nowrap opt', text: dateTime(a.at) }),
+          el('td', { class: 'wrap' }, a.method + ' ', el('code', { text: a.path })),
+          el('td', null, el('span', { class: 'badge b-' + (a.status ? String(a.status)[0] + 'xx' : 'fault'), text: a.status || 'fault' })),
+          el('td', { class: 'mono opt', text: a.requestId })));
+      }
+    }
+    const more = unknown.filter((u) => u.requests > (u.attempts || []).length)
+      .map((u) => u.clientId + ': first ' + u.attempts.length + ' of ' + count(u.requests, 'request') + ' shown');
+    return el('section', { class: 'card report-unknown', attrs: { 'aria-labelledby': 'unknown-title' } },
+      el('h2', { attrs: { id: 'unknown-title' }, text: 'Unknown clients' }),
+      el('p', { class: 'hint', text: 'Requests named these client ids, but this sandbox has no such client, so they never authenticated. They are not judged: check the client id your program uses.' }),
+      table([{ text: 'Client id given' }, { text: 'At (UTC)', class: 'opt' }, { text: 'Request' }, { text: 'Status' }, { text: 'Request id', class: 'opt' }], rows),
+      more.length ? el('p', { class: 'sub', text: more.join('; ') }) : null);
   }
 
   function reportCard(c) {
@@ -853,7 +886,7 @@
     return el('section', { class: 'card report-client verdict-' + verdict, data: { clientId: c.clientId }, attrs: { 'aria-label': 'Report for ' + c.clientId } },
       el('div', { class: 'card-head' },
         el('h2', null, el('code', { text: c.clientId })),
-        el('span', { class: 'sub', text: (c.requests ?? 0) + ' requests' }),
+        el('span', { class: 'sub', text: count(c.requests ?? 0, 'request') }),
         el('div', { class: 'spacer' }),
         ...['fail', 'warn', 'pass', 'not-exercised'].filter((r) => counts[r]).map((r) =>
           el('span', { class: 'badge r-' + r, text: counts[r] + ' ' + resultLabel[r] }))),
