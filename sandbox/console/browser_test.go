@@ -317,7 +317,7 @@ func TestConsoleNarrowWindow(t *testing.T) {
 	ctx := newBrowser(t, narrowWidth, narrowHeight)
 	openConsole(t, ctx, base, "scenarios")
 	waitFor(t, ctx, "the scenario library", `document.querySelectorAll('#scenario-list li').length > 5`)
-	for _, view := range []string{"journal", "data", "report", "scenarios"} {
+	for _, view := range []string{"journal", "data", "clients", "report", "scenarios"} {
 		do(t, ctx, "open "+view, chromedp.Evaluate[chromedp.Void](`location.hash = '#`+view+`'`))
 		waitFor(t, ctx, view+" view", `!document.getElementById('view-`+view+`').hidden`)
 		if view == "data" {

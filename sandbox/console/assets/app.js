@@ -229,7 +229,7 @@
 
   // ---- views ------------------------------------------------------------
 
-  const views = ['scenarios', 'journal', 'data', 'report'];
+  const views = ['scenarios', 'journal', 'data', 'clients', 'report'];
 
   function route() {
     const wanted = window.location.hash.replace('#', '');
@@ -248,6 +248,7 @@
     }
     if (view === 'data') loadData();
     if (view === 'report') loadReport();
+    if (view === 'clients') loadClientsView();
     if (view === 'scenarios') loadScenarios();
   }
 
@@ -255,7 +256,7 @@
 
   async function loadClients() {
     try {
-      const body = await api('GET', 'data/clients');
+      const body = await api('GET', 'clients');
       state.clients = body.clients || [];
     } catch (err) {
       toast('Could not load clients: ' + err.message, 'error');
@@ -266,6 +267,7 @@
     fillSelect($('rule-client'), ids, 'any client');
     fillSelect($('filter-client'), journalClientIds(), 'any client');
     fillSelect($('report-client'), ids, 'all clients');
+    fillSelect($('clock-client'), ids, null);
     const partners = state.clients.filter((c) => c.roles.some((r) => r.startsWith('Referrals.') || r.startsWith('QualifiedReferrals.')));
     fillSelect($('data-client'), (partners.length ? partners : state.clients).map((c) => c.clientId), null);
   }
@@ -679,21 +681,12 @@
     out.textContent = '';
     try {
       const trials = await api('GET', 'data/trials');
-      renderClients();
       renderTrials(trials.trials || []);
     } catch (err) {
       out.textContent = 'Could not load the data: ' + err.message;
       return;
     }
     await Promise.all([loadReferrals(false), loadQualified(false)]);
-  }
-
-  function renderClients() {
-    const rows = state.clients.map((c) => el('tr', null,
-      el('td', null, el('code', { text: c.clientId }), c.description ? el('div', { class: 'sub', text: c.description }) : null),
-      el('td', { class: 'wrap' }, ...(c.roles.length ? c.roles.map((r) => el('span', { class: 'tag', text: r })) : [el('span', { class: 'sub', text: 'no roles' })])),
-      el('td', { class: 'opt', text: c.environment })));
-    $('clients').replaceChildren(rows.length ? table([{ text: 'Client' }, { text: 'Roles' }, { text: 'Environment', class: 'opt' }], rows) : empty('No clients.'));
   }
 
   function renderTrials(trials) {
@@ -816,6 +809,146 @@
     await loadQualified(false);
   }
 
+  // ---- clients -------------------------------------------------------------------
+
+  // partnerRoles are the roles the creation form offers, all ticked: what
+  // the sandbox gives a new client when no roles are named.
+  const partnerRoles = ['Trials.Read', 'Referrals.Read', 'Referrals.Write', 'QualifiedReferrals.Read', 'QualifiedReferrals.Write'];
+
+  function setUpClients() {
+    $('client-roles').replaceChildren(...partnerRoles.map((r) => el('label', null,
+      el('input', { attrs: { type: 'checkbox', name: 'role', value: r, checked: true } }), r)));
+    $('client-form').addEventListener('submit', createClient);
+    $('client-secret-copy').addEventListener('click', copySecret);
+    $('client-secret-done').addEventListener('click', forgetSecret);
+    $('clients-refresh').addEventListener('click', loadClientsView);
+    $('clock-client').addEventListener('change', loadClientClock);
+    for (const b of document.querySelectorAll('[data-client-advance]')) {
+      b.addEventListener('click', () => moveClientClock({ advance: b.dataset.clientAdvance }, 'moved ' + b.textContent));
+    }
+    $('client-clock-reset').addEventListener('click', () => moveClientClock({ reset: true }, "back on the sandbox's time"));
+  }
+
+  async function loadClientsView() {
+    await loadClients();
+    if (changed('clients', state.clients)) keepFocus(renderClients);
+    await loadClientClock();
+  }
+
+  function renderClients() {
+    const rows = state.clients.map((c) => {
+      const runtime = c.origin === 'runtime';
+      return el('tr', { data: { clientId: c.clientId, origin: c.origin } },
+        el('td', null, el('code', { text: c.clientId }), c.description ? el('div', { class: 'sub', text: c.description }) : null),
+        el('td', null, el('span', { class: 'badge origin-' + (runtime ? 'runtime' : 'fixture'), text: runtime ? 'runtime' : 'fixture' })),
+        el('td', { class: 'wrap' }, ...(c.roles.length ? c.roles.map((r) => el('span', { class: 'tag', text: r })) : [el('span', { class: 'sub', text: 'no roles' })])),
+        el('td', { class: 'nowrap opt', text: c.expiresAt ? dateTime(c.expiresAt) + ' UTC' : runtime ? 'until deleted' : 'always' }),
+        el('td', { class: 'actions' }, runtime
+          ? button('Delete', { class: 'small danger-outline', data: { action: 'delete', focusKey: 'delete:' + c.clientId }, attrs: { 'aria-label': 'Delete client ' + c.clientId } }, () => deleteClient(c.clientId))
+          : el('span', { class: 'sub', text: 'from the fixtures' })));
+    });
+    $('clients').replaceChildren(rows.length
+      ? table([{ text: 'Client' }, { text: 'Origin' }, { text: 'Roles' }, { text: 'Expires', class: 'opt' }, { text: '' }], rows, 'clients')
+      : empty('No clients.'));
+  }
+
+  async function createClient(ev) {
+    ev.preventDefault();
+    const out = $('client-form-error');
+    out.textContent = '';
+    const body = { roles: [...document.querySelectorAll('#client-roles input:checked')].map((i) => i.value) };
+    for (const [field, id] of [['clientId', 'client-id'], ['ttl', 'client-ttl'], ['description', 'client-description']]) {
+      const v = $(id).value.trim();
+      if (v) body[field] = v;
+    }
+    let created;
+    try {
+      created = await api('POST', 'clients', body);
+    } catch (err) {
+      out.textContent = 'Could not create the client: ' + err.message;
+      return;
+    }
+    $('client-form').reset();
+    showSecret(created);
+    toast('Client ' + created.clientId + ' created', 'ok');
+    await loadClientsView();
+  }
+
+  // showSecret shows a new client's secret, this once: it lives only in the
+  // box's input (never in the page's state) until "I have copied it".
+  function showSecret(created) {
+    $('client-secret-title').textContent = 'Secret of ' + created.clientId;
+    $('client-secret-value').value = created.clientSecret;
+    $('client-secret-id').textContent = 'Secret id ' + created.secretId + ' · scope ' + created.scope + ' · token URL ' + created.tokenUrl;
+    $('client-secret').hidden = false;
+    $('client-secret-value').focus();
+    $('client-secret-value').select();
+  }
+
+  function forgetSecret() {
+    $('client-secret-value').value = '';
+    $('client-secret').hidden = true;
+  }
+
+  async function copySecret() {
+    const input = $('client-secret-value');
+    try {
+      await navigator.clipboard.writeText(input.value);
+      toast('Secret copied to the clipboard', 'ok');
+    } catch (_) {
+      // No clipboard API outside secure contexts, or no permission.
+      input.focus();
+      input.select();
+      toast('The browser did not allow copying: the secret is selected, press Ctrl+C', 'error');
+    }
+  }
+
+  async function deleteClient(id) {
+    if (!window.confirm('Delete client ' + id + '? Its tokens are refused from now on, and its records, rules and journal entries go with it.')) return;
+    try {
+      await api('DELETE', 'clients/' + encodeURIComponent(id));
+      toast('Client ' + id + ' deleted', 'ok');
+    } catch (err) {
+      toast('Could not delete client ' + id + ': ' + err.message, 'error');
+    }
+    await loadClientsView();
+  }
+
+  function signedOffset(offset) {
+    return (offset.startsWith('-') ? '' : '+') + offset;
+  }
+
+  function showClientClock(v) {
+    const t = $('client-clock-now');
+    t.dateTime = v.now;
+    t.textContent = dateTime(v.now) + ' UTC';
+    const o = $('client-clock-offset');
+    o.textContent = (v.real ? 'real time' : signedOffset(v.offset)) + (v.ownClock ? ' · own clock' : " · the sandbox's clock");
+    o.className = 'pill ' + (v.real ? 'pill-ok' : 'pill-warn');
+  }
+
+  async function loadClientClock() {
+    const id = $('clock-client').value;
+    if (!id) return;
+    try {
+      showClientClock(await api('GET', 'clock?clientId=' + encodeURIComponent(id)));
+    } catch (err) {
+      $('client-clock-now').textContent = 'unavailable: ' + err.message;
+      $('client-clock-offset').textContent = '';
+    }
+  }
+
+  async function moveClientClock(move, done) {
+    const clientId = $('clock-client').value;
+    if (!clientId) return;
+    try {
+      showClientClock(await api('POST', 'clock', Object.assign({ clientId }, move)));
+      toast('Clock of ' + clientId + ' ' + done, 'ok');
+    } catch (err) {
+      toast('Could not move the clock of ' + clientId + ': ' + err.message, 'error');
+    }
+  }
+
   // ---- conformance report ---------------------------------------------------
 
   const resultOrder = { fail: 0, warn: 1, pass: 2, 'not-exercised': 3 };
@@ -920,7 +1053,7 @@
     state.clockReal = view.real;
     state.clockKnown = true;
     const offset = $('clock-offset');
-    offset.textContent = view.real ? 'real time' : (view.offset.startsWith('-') ? '' : '+') + view.offset;
+    offset.textContent = view.real ? 'real time' : signedOffset(view.offset);
     offset.className = 'pill ' + (view.real ? 'pill-ok' : 'pill-warn');
     tickClock();
   }
@@ -976,6 +1109,7 @@
 
   function start() {
     setUpAuth();
+    setUpClients();
     for (const b of document.querySelectorAll('[data-advance]')) {
       b.addEventListener('click', () => moveClock({ advance: b.dataset.advance }, 'Sandbox clock moved ' + b.textContent));
     }
