@@ -3,7 +3,6 @@ package console_test
 import (
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"testing"
 
@@ -47,7 +46,7 @@ func TestConsoleCreatesAndDeletesClients(t *testing.T) {
 			t.Errorf("secret box %q lacks %q", box, want)
 		}
 	}
-	if status := tokenStatus(t, base, id, secret); status != http.StatusOK {
+	if status, _, _ := requestToken(t, base, id, secret); status != http.StatusOK {
 		t.Fatalf("token with the secret the console showed: %d, want 200", status)
 	}
 	var client struct {
@@ -102,19 +101,8 @@ func TestConsoleCreatesAndDeletesClients(t *testing.T) {
 	if status, _, body := send(t, base, call{path: "/__sandbox/clients/" + id}); status != http.StatusNotFound {
 		t.Errorf("GET the deleted client: %d %s, want 404", status, body)
 	}
-	if status := tokenStatus(t, base, id, secret); status == http.StatusOK {
+	if status, _, _ := requestToken(t, base, id, secret); status == http.StatusOK {
 		t.Error("the deleted client still gets tokens")
 	}
 	noStrayNull(t, ctx)
-}
-
-// tokenStatus asks the token endpoint for a token with the given
-// credentials and returns the status.
-func tokenStatus(t *testing.T, base, clientID, secret string) int {
-	t.Helper()
-	form := url.Values{"grant_type": {"client_credentials"}, "client_id": {clientID},
-		"client_secret": {secret}, "scope": {"api://referrals-sandbox/.default"}}
-	status, _, _ := send(t, base, call{method: http.MethodPost, path: "/oauth2/v2.0/token",
-		contentType: "application/x-www-form-urlencoded", body: form.Encode()})
-	return status
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"strings"
 	"testing"
 
@@ -91,10 +90,7 @@ func TestConsoleReportUnavailable(t *testing.T) {
 // the unknown id apart with what it tried, never as a client card.
 func TestConsoleReportListsUnknownClientsApart(t *testing.T) {
 	_, base := newSandbox(t)
-	form := url.Values{"grant_type": {"client_credentials"}, "client_id": {"nobody"},
-		"client_secret": {"wrong-secret"}, "scope": {"api://referrals-sandbox/.default"}}
-	status, header, _ := send(t, base, call{method: http.MethodPost, path: "/oauth2/v2.0/token",
-		contentType: "application/x-www-form-urlencoded", body: form.Encode()})
+	status, header, _ := requestToken(t, base, "nobody", "wrong-secret")
 	if status == http.StatusOK {
 		t.Fatal("a token for an unknown client")
 	}
