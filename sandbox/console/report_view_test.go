@@ -114,3 +114,16 @@ func TestConsoleReportListsUnknownClientsApart(t *testing.T) {
 	}
 	noStrayNull(t, ctx)
 }
+
+// TestConsoleCountsOneRequestInTheSingular checks the journal's count with
+// a single request: "1 request", not "1 requests".
+func TestConsoleCountsOneRequestInTheSingular(t *testing.T) {
+	_, base := newSandbox(t)
+	send(t, base, call{path: "/health/ping"})
+	ctx := newBrowser(t, desktopWidth, desktopHeight)
+	openConsole(t, ctx, base, "journal")
+	waitFor(t, ctx, "the journal's count", `document.getElementById('journal-count').textContent !== ''`)
+	if got := eval[string](t, ctx, `document.getElementById('journal-count').textContent`); got != "1 request" {
+		t.Errorf("journal count reads %q, want \"1 request\"", got)
+	}
+}

@@ -522,7 +522,7 @@
 
   function showJournalCount(shown) {
     const total = state.journal.length;
-    $('journal-count').textContent = shown === total ? total + ' requests' : shown + ' of ' + total + ' requests';
+    $('journal-count').textContent = shown === total ? count(total, 'request') : shown + ' of ' + count(total, 'request');
   }
 
   // appendJournal adds new entries at the top without redrawing the rest,
