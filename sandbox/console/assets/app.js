@@ -1087,9 +1087,10 @@
   }
 
   async function resetSandbox() {
-    if (!window.confirm('Reset the sandbox? Records go back to the fixtures; rules, scenarios and the journal are cleared; the clock goes back to real time.')) return;
+    if (!window.confirm('Reset the sandbox? Records go back to the fixtures; clients created at run time are deleted; rules, scenarios and the journal are cleared; every clock goes back to real time.')) return;
     try {
       await api('POST', 'reset');
+      forgetSecret(); // its client is gone
       state.journal = [];
       renderJournal();
       toast('Sandbox reset', 'ok');
