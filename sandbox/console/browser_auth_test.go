@@ -10,7 +10,8 @@ import (
 )
 
 // TestConsoleShowsNoSandboxStateBeforeTheToken opens the console of a
-// sandbox started with --admin-token: the page asks for the token first and,
+// sandbox started with --admin-token: the page asks for the token first (and
+// keeps it in this tab only) and,
 // until a token works, shows no clock (the browser's own time is not the
 // sandbox's), no view and no error about what it could not load; a refused
 // token is said so in the form.
@@ -57,5 +58,8 @@ func TestConsoleShowsNoSandboxStateBeforeTheToken(t *testing.T) {
 		`document.getElementById('auth').hidden && document.getElementById('clock-offset').textContent === 'real time' && document.querySelectorAll('#scenario-list li.scenario').length > 5`)
 	if got := eval[string](t, ctx, `document.getElementById('clock-now').textContent`); !strings.HasSuffix(got, " UTC") {
 		t.Errorf("the clock reads %q once the token works, want the sandbox's time in UTC", got)
+	}
+	if got := eval[string](t, ctx, `JSON.stringify(localStorage)`); strings.Contains(got, adminToken) {
+		t.Error("the admin token was kept in localStorage; it must live in this tab's sessionStorage only")
 	}
 }
