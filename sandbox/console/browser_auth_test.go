@@ -1,7 +1,11 @@
 package console_test
 
 import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -62,4 +66,35 @@ func TestConsoleShowsNoSandboxStateBeforeTheToken(t *testing.T) {
 	if got := eval[string](t, ctx, `JSON.stringify(localStorage)`); strings.Contains(got, adminToken) {
 		t.Error("the admin token was kept in localStorage; it must live in this tab's sessionStorage only")
 	}
+}
+
+// TestConsoleWaitsForAnUnreachableSandbox serves the page while the admin
+// API fails: the console says so, shows no clock or view, and starts by
+// itself once the sandbox answers.
+func TestConsoleWaitsForAnUnreachableSandbox(t *testing.T) {
+	in, _ := newSandbox(t)
+	var down atomic.Bool
+	down.Store(true)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if down.Load() && r.URL.Path == "/__sandbox/clock" {
+			w.Header().Set("Content-Type", "application/problem+json")
+			w.WriteHeader(http.StatusBadGateway)
+			fmt.Fprint(w, `{"type":"about:blank","title":"Bad Gateway","status":502,"detail":"the sandbox behind this proxy is down"}`)
+			return
+		}
+		in.Server.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+
+	ctx := newBrowser(t, desktopWidth, desktopHeight)
+	do(t, ctx, "open the console", chromedp.Navigate(srv.URL+"/__sandbox/ui/#scenarios"))
+	waitFor(t, ctx, "the connection notice", `!document.getElementById('connect-error').hidden && document.getElementById('connect-error').textContent.includes('sandbox behind this proxy is down')`)
+	for _, id := range []string{"clock-now", "tab-scenarios", "view-scenarios"} {
+		if shown := eval[bool](t, ctx, `document.getElementById('`+id+`').offsetParent !== null`); shown {
+			t.Errorf("#%s is shown while the sandbox does not answer", id)
+		}
+	}
+	down.Store(false)
+	waitFor(t, ctx, "the console once the sandbox answers",
+		`document.getElementById('connect-error').hidden && document.getElementById('clock-offset').textContent === 'real time' && document.querySelectorAll('#scenario-list li.scenario').length > 5`)
 }
