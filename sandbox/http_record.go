@@ -116,6 +116,9 @@ func (s *Server) journalEntry(r *http.Request, rec *statusRecorder, info *reques
 	if obs.TokenID != "" {
 		e.TokenID = obs.TokenID
 	}
+	if info.endpoint == "token" && e.ClientID == "" && info.ruleClientUnregistered {
+		e.NamedClientID = s.redactor.Value(info.ruleClient)
+	}
 	// How far the client's clock was from real time (seconds with the
 	// fraction, so a jump of a few seconds still shows): the report tells a
 	// token that expired because the clock jumped.

@@ -99,6 +99,13 @@ func runReport(ctx context.Context, e env, args []string) error {
 // report fails too: a CI job whose client never reached the sandbox must
 // not pass.
 func reportGate(r conformance.Report, failOn conformance.Result) error {
+	if len(r.Clients) == 0 && len(r.UnknownClients) > 0 {
+		ids := make([]string, 0, len(r.UnknownClients))
+		for _, u := range r.UnknownClients {
+			ids = append(ids, u.ClientID)
+		}
+		return fmt.Errorf("no client of this sandbox made a request; only unknown client ids did (%s): check the client id your job uses", strings.Join(ids, ", "))
+	}
 	if len(r.Clients) == 0 {
 		return fmt.Errorf("the request journal holds no client requests: run the client against this sandbox first")
 	}
@@ -121,7 +128,7 @@ func printReport(w io.Writer, r conformance.Report) error {
 	s := r.Settings
 	fmt.Fprintf(w, "Client conformance report at %s (sandbox time); pings per minute %d, renewal margin %d s, max attempts %d, TLS %s\n",
 		r.GeneratedAt, s.PingsPerMinute, s.RenewalMarginSeconds, s.MaxAttempts, reportYesNo(s.TLS))
-	if len(r.Clients) == 0 {
+	if len(r.Clients) == 0 && len(r.UnknownClients) == 0 {
 		fmt.Fprintln(w, "\nNo client requests in the journal.")
 	}
 	for _, cr := range r.Clients {
@@ -134,6 +141,30 @@ func printReport(w io.Writer, r conformance.Report) error {
 		}
 		if err := tw.Flush(); err != nil {
 			return fmt.Errorf("write table: %w", err)
+		}
+	}
+	return printUnknownClients(w, r.UnknownClients)
+}
+
+// printUnknownClients lists, apart from the judged clients, the client ids
+// that requests named but the sandbox does not know, with what they tried.
+func printUnknownClients(w io.Writer, unknown []conformance.UnknownClient) error {
+	if len(unknown) == 0 {
+		return nil
+	}
+	fmt.Fprintf(w, "\nUnknown clients (not clients of this sandbox, so never authenticated; not judged):\n")
+	for _, u := range unknown {
+		fmt.Fprintf(w, "\n%s: %s\n", u.ClientID, reportCount(u.Requests, "request"))
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  AT\tREQUEST\tSTATUS\tREQUEST ID")
+		for _, a := range u.Attempts {
+			fmt.Fprintf(tw, "  %s\t%s %s\t%d\t%s\n", a.At, a.Method, a.Path, a.Status, a.RequestID)
+		}
+		if err := tw.Flush(); err != nil {
+			return fmt.Errorf("write table: %w", err)
+		}
+		if more := u.Requests - len(u.Attempts); more > 0 {
+			fmt.Fprintf(w, "  (%s more not shown)\n", reportCount(more, "request"))
 		}
 	}
 	return nil

@@ -79,6 +79,10 @@ type Options struct {
 	MaxAttempts int
 	// Now is when the report is made, on the sandbox clock.
 	Now time.Time
+	// Known says whether a client id names a client of the sandbox.
+	// Requests naming any other id are listed apart as unknown clients,
+	// never judged. Nil: every id counts as known.
+	Known func(clientID string) bool
 }
 
 func (o Options) withDefaults() Options {
@@ -130,11 +134,13 @@ type Settings struct {
 
 // Report is the conformance report: one ClientReport per program of each
 // client seen in the journal, sorted by client id (Unidentified last),
-// then in the order the programs first appeared.
+// then in the order the programs first appeared; and apart, the client ids
+// that requests named but the sandbox does not know.
 type Report struct {
-	GeneratedAt string         `json:"generatedAt"`
-	Settings    Settings       `json:"settings"`
-	Clients     []ClientReport `json:"clients"`
+	GeneratedAt    string          `json:"generatedAt"`
+	Settings       Settings        `json:"settings"`
+	Clients        []ClientReport  `json:"clients"`
+	UnknownClients []UnknownClient `json:"unknownClients"`
 }
 
 // Evaluate judges every client in entries (journal order, oldest first).
@@ -150,8 +156,10 @@ func Evaluate(entries []journal.Entry, opts Options) Report {
 	if !opts.Now.IsZero() {
 		report.GeneratedAt = opts.Now.UTC().Format(fixtures.TimestampLayout)
 	}
+	sorted, unknown := splitUnknown(sortedByID(entries), opts.Known)
+	report.UnknownClients = unknown
 	groups := map[string][]call{}
-	for _, e := range sortedByID(entries) {
+	for _, e := range sorted {
 		id := e.ClientID
 		if id == "" {
 			id = Unidentified

@@ -263,16 +263,23 @@ func send(t *testing.T, base string, c call) (int, http.Header, []byte) {
 	return resp.StatusCode, resp.Header, data
 }
 
+// requestToken asks the token endpoint for a token with the given
+// credentials, as a client_credentials client does.
+func requestToken(t *testing.T, base, clientID, secret string) (int, http.Header, []byte) {
+	t.Helper()
+	form := url.Values{
+		"grant_type": {"client_credentials"}, "client_id": {clientID},
+		"client_secret": {secret}, "scope": {"api://referrals-sandbox/.default"},
+	}
+	return send(t, base, call{method: http.MethodPost, path: "/oauth2/v2.0/token",
+		contentType: "application/x-www-form-urlencoded", body: form.Encode()})
+}
+
 // token gets an access token for one of the default clients (secret
 // "<id>-secret").
 func token(t *testing.T, base, clientID string) string {
 	t.Helper()
-	form := url.Values{
-		"grant_type": {"client_credentials"}, "client_id": {clientID},
-		"client_secret": {clientID + "-secret"}, "scope": {"api://referrals-sandbox/.default"},
-	}
-	status, _, body := send(t, base, call{method: http.MethodPost, path: "/oauth2/v2.0/token",
-		contentType: "application/x-www-form-urlencoded", body: form.Encode()})
+	status, _, body := requestToken(t, base, clientID, clientID+"-secret")
 	if status != http.StatusOK {
 		t.Fatalf("token for %s: %d %s", clientID, status, body)
 	}

@@ -10,8 +10,6 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
-
-	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
 )
 
 // TestConsoleSwitchesScenarioOn clicks a named scenario's button and checks
@@ -290,24 +288,6 @@ func TestConsoleIsKeyboardUsable(t *testing.T) {
 	}
 }
 
-// TestConsoleAsksForTheAdminToken opens the console of a sandbox started
-// with --admin-token: the page asks for the token and then works.
-func TestConsoleAsksForTheAdminToken(t *testing.T) {
-	const adminToken = "qa-admin-token"
-	_, base := newSandbox(t, func(o *sandbox.Options) { o.AdminToken = adminToken })
-	ctx := newBrowser(t, desktopWidth, desktopHeight)
-	do(t, ctx, "open the console", chromedp.Navigate(base+"/__sandbox/ui/#scenarios"))
-	waitFor(t, ctx, "the admin token form", `!document.getElementById('auth').hidden`)
-	do(t, ctx, "enter the admin token",
-		chromedp.SendKeys(chromedp.ID("auth-token"), adminToken),
-		chromedp.Click(chromedp.CSS(`#auth-form button[type=submit]`)))
-	waitFor(t, ctx, "the console to load with the token",
-		`document.getElementById('auth').hidden && document.querySelectorAll('#scenario-list li.scenario').length > 5`)
-	if got := eval[string](t, ctx, `JSON.stringify(localStorage)`); strings.Contains(got, adminToken) {
-		t.Error("the admin token was kept in localStorage; it must live in this tab's sessionStorage only")
-	}
-}
-
 // TestConsoleNarrowWindow checks that no view scrolls sideways in a phone-
 // sized window.
 func TestConsoleNarrowWindow(t *testing.T) {
@@ -317,7 +297,7 @@ func TestConsoleNarrowWindow(t *testing.T) {
 	ctx := newBrowser(t, narrowWidth, narrowHeight)
 	openConsole(t, ctx, base, "scenarios")
 	waitFor(t, ctx, "the scenario library", `document.querySelectorAll('#scenario-list li').length > 5`)
-	for _, view := range []string{"journal", "data", "report", "scenarios"} {
+	for _, view := range []string{"journal", "data", "clients", "report", "scenarios"} {
 		do(t, ctx, "open "+view, chromedp.Evaluate[chromedp.Void](`location.hash = '#`+view+`'`))
 		waitFor(t, ctx, view+" view", `!document.getElementById('view-`+view+`').hidden`)
 		if view == "data" {

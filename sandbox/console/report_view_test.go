@@ -84,3 +84,47 @@ func TestConsoleReportUnavailable(t *testing.T) {
 		t.Errorf("report view reads %q, want \"Report unavailable\"", text)
 	}
 }
+
+// TestConsoleReportListsUnknownClientsApart makes a token request with a
+// client id the sandbox does not know, and one real client's single
+// request: the report view judges the real client ("1 request") and lists
+// the unknown id apart with what it tried, never as a client card.
+func TestConsoleReportListsUnknownClientsApart(t *testing.T) {
+	_, base := newSandbox(t)
+	status, header, _ := requestToken(t, base, "nobody", "wrong-secret")
+	if status == http.StatusOK {
+		t.Fatal("a token for an unknown client")
+	}
+	token(t, base, "sandbox-partner") // its one request
+
+	ctx := newBrowser(t, desktopWidth, desktopHeight)
+	openConsole(t, ctx, base, "report")
+	waitFor(t, ctx, "the unknown clients list", `!!document.querySelector('#report .report-unknown tr[data-client-id="nobody"]')`)
+	if n := eval[int](t, ctx, `document.querySelectorAll('section.report-client[data-client-id="nobody"]').length`); n != 0 {
+		t.Error("the report judges the unknown client nobody as a client")
+	}
+	row := eval[string](t, ctx, `document.querySelector('#report .report-unknown tr[data-client-id="nobody"]').textContent`)
+	for _, want := range []string{"POST", "/oauth2/v2.0/token", fmt.Sprint(status), header.Get("X-Request-Id")} {
+		if !strings.Contains(row, want) {
+			t.Errorf("unknown client row %q lacks %q", row, want)
+		}
+	}
+	head := eval[string](t, ctx, `document.querySelector('section.report-client[data-client-id="sandbox-partner"] .card-head').textContent`)
+	if !strings.Contains(head, "1 request") || strings.Contains(head, "1 requests") {
+		t.Errorf("report header %q, want \"1 request\"", head)
+	}
+	noStrayNull(t, ctx)
+}
+
+// TestConsoleCountsOneRequestInTheSingular checks the journal's count with
+// a single request: "1 request", not "1 requests".
+func TestConsoleCountsOneRequestInTheSingular(t *testing.T) {
+	_, base := newSandbox(t)
+	send(t, base, call{path: "/health/ping"})
+	ctx := newBrowser(t, desktopWidth, desktopHeight)
+	openConsole(t, ctx, base, "journal")
+	waitFor(t, ctx, "the journal's count", `document.getElementById('journal-count').textContent !== ''`)
+	if got := eval[string](t, ctx, `document.getElementById('journal-count').textContent`); got != "1 request" {
+		t.Errorf("journal count reads %q, want \"1 request\"", got)
+	}
+}

@@ -94,7 +94,7 @@ func truncate(e *Entry) {
 		v    *string
 	}{
 		{"method", &e.Method}, {"path", &e.Path}, {"query", &e.Query}, {"endpoint", &e.Endpoint},
-		{"clientId", &e.ClientID}, {"tokenId", &e.TokenID}, {"tokenExpiresAt", &e.TokenExpiresAt},
+		{"clientId", &e.ClientID}, {"namedClientId", &e.NamedClientID}, {"tokenId", &e.TokenID}, {"tokenExpiresAt", &e.TokenExpiresAt},
 		{"fault", &e.Fault}, {"ruleId", &e.RuleID}, {"scenario", &e.Scenario}, {"requestId", &e.RequestID},
 	} {
 		if shortened, ok := cutValue(*f.v); ok {

@@ -37,6 +37,10 @@ type Entry struct {
 	// (see truncate): "path", "query", "headers.<Name>" for one value,
 	// "headers" when headers were dropped. Absent when nothing was cut.
 	Truncated []string `json:"truncated,omitempty"`
+	// NamedClientID is the client_id a token request named when the sandbox
+	// could not attribute the request to it (no client has that id): the
+	// report lists such ids apart, as unknown clients.
+	NamedClientID string `json:"namedClientId,omitempty"`
 	// Connection is the client's address (ip:port) of the TCP connection
 	// the request came on; the report tells programs apart by it.
 	Connection string `json:"connection,omitempty"`
@@ -156,7 +160,7 @@ func (f Filter) matches(e Entry) bool {
 	switch {
 	case e.ID <= f.AfterID:
 		return false
-	case f.ClientID != "" && e.ClientID != f.ClientID:
+	case f.ClientID != "" && e.ClientID != f.ClientID && e.NamedClientID != f.ClientID:
 		return false
 	case f.Path != "" && !pathFilterMatches(f.Path, e.Path):
 		return false

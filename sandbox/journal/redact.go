@@ -132,6 +132,15 @@ func (x *Redactor) Path(p string) string {
 	return strings.Join(segments, "/")
 }
 
+// Value returns v, or Redacted when v holds a credential (a client id
+// field into which a secret was pasted, say).
+func (x *Redactor) Value(v string) string {
+	if x.holdsCredential(v) {
+		return Redacted
+	}
+	return v
+}
+
 // holdsCredential reports whether v holds a credential by its shape or is
 // (or contains) a known secret, as is or once decoded.
 func (x *Redactor) holdsCredential(v string) bool {

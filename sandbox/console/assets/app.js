@@ -29,6 +29,9 @@
     unseen: 0,
     clockDelta: 0,
     clockReal: true,
+    clockKnown: false, // the header shows a time only once the sandbox told it
+    access: false, // the admin API answered: the page may show sandbox state
+    started: false, // the polls run (started once, on first access)
     data: { referrals: [], qualified: [], refCursor: null, qualCursor: null, openAudits: new Set() },
   };
 
@@ -163,11 +166,23 @@
     return data;
   }
 
+  // showAuth asks for the admin token and hides everything that shows
+  // sandbox state (clock, views), since none of it can be read without it.
   function showAuth() {
+    setAccess(false);
     const banner = $('auth');
     if (!banner.hidden) return;
     banner.hidden = false;
     $('auth-token').focus();
+  }
+
+  // setAccess shows or hides the parts of the page that show sandbox state.
+  // Until the admin API has answered once they stay hidden, so the page
+  // never shows the browser's own time or an empty list as the sandbox's.
+  function setAccess(ok) {
+    state.access = ok;
+    for (const id of ['clock', 'tabs', 'main']) $(id).hidden = !ok;
+    if (!ok) state.clockKnown = false;
   }
 
   function setUpAuth() {
@@ -175,14 +190,46 @@
       ev.preventDefault();
       state.token = $('auth-token').value.trim();
       window.sessionStorage.setItem(tokenKey, state.token);
-      $('auth').hidden = true;
-      refreshAll();
+      $('auth-error').textContent = '';
+      connect(true);
     });
+  }
+
+  // connect asks the sandbox for its clock, the first thing the page shows,
+  // and starts the console once that works. A refused token keeps the
+  // token form up (with a message when the user just entered it); an
+  // unreachable sandbox is said so and tried again.
+  async function connect(fromForm) {
+    let clock;
+    try {
+      clock = await api('GET', 'clock');
+    } catch (err) {
+      if (err.status === 401) {
+        if (fromForm) $('auth-error').textContent = 'The sandbox refused this token: ' + err.message;
+        return;
+      }
+      $('connect-error').hidden = false;
+      $('connect-error').textContent = 'Could not reach the sandbox (' + err.message + '); trying again…';
+      window.setTimeout(() => connect(false), 3000);
+      return;
+    }
+    $('connect-error').hidden = true;
+    $('auth').hidden = true;
+    setAccess(true);
+    showClock(clock);
+    await refreshAll();
+    if (!state.started) {
+      state.started = true;
+      pollJournal();
+      window.setInterval(tickClock, 1000);
+      window.setInterval(loadClock, clockPollMs);
+      window.setInterval(() => { if (state.access && state.view === 'scenarios' && !document.hidden) loadScenarios(); }, rulesPollMs);
+    }
   }
 
   // ---- views ------------------------------------------------------------
 
-  const views = ['scenarios', 'journal', 'data', 'report'];
+  const views = ['scenarios', 'journal', 'data', 'clients', 'report'];
 
   function route() {
     const wanted = window.location.hash.replace('#', '');
@@ -201,6 +248,7 @@
     }
     if (view === 'data') loadData();
     if (view === 'report') loadReport();
+    if (view === 'clients') loadClientsView();
     if (view === 'scenarios') loadScenarios();
   }
 
@@ -208,7 +256,7 @@
 
   async function loadClients() {
     try {
-      const body = await api('GET', 'data/clients');
+      const body = await api('GET', 'clients');
       state.clients = body.clients || [];
     } catch (err) {
       toast('Could not load clients: ' + err.message, 'error');
@@ -219,6 +267,7 @@
     fillSelect($('rule-client'), ids, 'any client');
     fillSelect($('filter-client'), journalClientIds(), 'any client');
     fillSelect($('report-client'), ids, 'all clients');
+    fillSelect($('clock-client'), ids, null);
     const partners = state.clients.filter((c) => c.roles.some((r) => r.startsWith('Referrals.') || r.startsWith('QualifiedReferrals.')));
     fillSelect($('data-client'), (partners.length ? partners : state.clients).map((c) => c.clientId), null);
   }
@@ -473,7 +522,7 @@
 
   function showJournalCount(shown) {
     const total = state.journal.length;
-    $('journal-count').textContent = shown === total ? total + ' requests' : shown + ' of ' + total + ' requests';
+    $('journal-count').textContent = shown === total ? count(total, 'request') : shown + ' of ' + count(total, 'request');
   }
 
   // appendJournal adds new entries at the top without redrawing the rest,
@@ -507,7 +556,7 @@
   // pollJournal asks for the entries after the last one it has, once a
   // second; a hidden tab skips its turns and catches up when shown again.
   async function pollJournal() {
-    if (!state.paused && !document.hidden) {
+    if (state.access && !state.paused && !document.hidden) {
       try {
         state.polls += 1;
         if (state.journalLoaded && state.polls % 10 === 0) await checkRestart();
@@ -634,21 +683,12 @@
     out.textContent = '';
     try {
       const trials = await api('GET', 'data/trials');
-      renderClients();
       renderTrials(trials.trials || []);
     } catch (err) {
       out.textContent = 'Could not load the data: ' + err.message;
       return;
     }
     await Promise.all([loadReferrals(false), loadQualified(false)]);
-  }
-
-  function renderClients() {
-    const rows = state.clients.map((c) => el('tr', null,
-      el('td', null, el('code', { text: c.clientId }), c.description ? el('div', { class: 'sub', text: c.description }) : null),
-      el('td', { class: 'wrap' }, ...(c.roles.length ? c.roles.map((r) => el('span', { class: 'tag', text: r })) : [el('span', { class: 'sub', text: 'no roles' })])),
-      el('td', { class: 'opt', text: c.environment })));
-    $('clients').replaceChildren(rows.length ? table([{ text: 'Client' }, { text: 'Roles' }, { text: 'Environment', class: 'opt' }], rows) : empty('No clients.'));
   }
 
   function renderTrials(trials) {
@@ -771,6 +811,146 @@
     await loadQualified(false);
   }
 
+  // ---- clients -------------------------------------------------------------------
+
+  // partnerRoles are the roles the creation form offers, all ticked: what
+  // the sandbox gives a new client when no roles are named.
+  const partnerRoles = ['Trials.Read', 'Referrals.Read', 'Referrals.Write', 'QualifiedReferrals.Read', 'QualifiedReferrals.Write'];
+
+  function setUpClients() {
+    $('client-roles').replaceChildren(...partnerRoles.map((r) => el('label', null,
+      el('input', { attrs: { type: 'checkbox', name: 'role', value: r, checked: true } }), r)));
+    $('client-form').addEventListener('submit', createClient);
+    $('client-secret-copy').addEventListener('click', copySecret);
+    $('client-secret-done').addEventListener('click', forgetSecret);
+    $('clients-refresh').addEventListener('click', loadClientsView);
+    $('clock-client').addEventListener('change', loadClientClock);
+    for (const b of document.querySelectorAll('[data-client-advance]')) {
+      b.addEventListener('click', () => moveClientClock({ advance: b.dataset.clientAdvance }, 'moved ' + b.textContent));
+    }
+    $('client-clock-reset').addEventListener('click', () => moveClientClock({ reset: true }, "back on the sandbox's time"));
+  }
+
+  async function loadClientsView() {
+    await loadClients();
+    if (changed('clients', state.clients)) keepFocus(renderClients);
+    await loadClientClock();
+  }
+
+  function renderClients() {
+    const rows = state.clients.map((c) => {
+      const runtime = c.origin === 'runtime';
+      return el('tr', { data: { clientId: c.clientId, origin: c.origin } },
+        el('td', null, el('code', { text: c.clientId }), c.description ? el('div', { class: 'sub', text: c.description }) : null),
+        el('td', null, el('span', { class: 'badge origin-' + (runtime ? 'runtime' : 'fixture'), text: runtime ? 'runtime' : 'fixture' })),
+        el('td', { class: 'wrap' }, ...(c.roles.length ? c.roles.map((r) => el('span', { class: 'tag', text: r })) : [el('span', { class: 'sub', text: 'no roles' })])),
+        el('td', { class: 'nowrap opt', text: c.expiresAt ? dateTime(c.expiresAt) + ' UTC' : runtime ? 'until deleted' : 'always' }),
+        el('td', { class: 'actions' }, runtime
+          ? button('Delete', { class: 'small danger-outline', data: { action: 'delete', focusKey: 'delete:' + c.clientId }, attrs: { 'aria-label': 'Delete client ' + c.clientId } }, () => deleteClient(c.clientId))
+          : el('span', { class: 'sub', text: 'from the fixtures' })));
+    });
+    $('clients').replaceChildren(rows.length
+      ? table([{ text: 'Client' }, { text: 'Origin' }, { text: 'Roles' }, { text: 'Expires', class: 'opt' }, { text: '' }], rows, 'clients')
+      : empty('No clients.'));
+  }
+
+  async function createClient(ev) {
+    ev.preventDefault();
+    const out = $('client-form-error');
+    out.textContent = '';
+    const body = { roles: [...document.querySelectorAll('#client-roles input:checked')].map((i) => i.value) };
+    for (const [field, id] of [['clientId', 'client-id'], ['ttl', 'client-ttl'], ['description', 'client-description']]) {
+      const v = $(id).value.trim();
+      if (v) body[field] = v;
+    }
+    let created;
+    try {
+      created = await api('POST', 'clients', body);
+    } catch (err) {
+      out.textContent = 'Could not create the client: ' + err.message;
+      return;
+    }
+    $('client-form').reset();
+    showSecret(created);
+    toast('Client ' + created.clientId + ' created', 'ok');
+    await loadClientsView();
+  }
+
+  // showSecret shows a new client's secret, this once: it lives only in the
+  // box's input (never in the page's state) until "I have copied it".
+  function showSecret(created) {
+    $('client-secret-title').textContent = 'Secret of ' + created.clientId;
+    $('client-secret-value').value = created.clientSecret;
+    $('client-secret-id').textContent = 'Secret id ' + created.secretId + ' · scope ' + created.scope + ' · token URL ' + created.tokenUrl;
+    $('client-secret').hidden = false;
+    $('client-secret-value').focus();
+    $('client-secret-value').select();
+  }
+
+  function forgetSecret() {
+    $('client-secret-value').value = '';
+    $('client-secret').hidden = true;
+  }
+
+  async function copySecret() {
+    const input = $('client-secret-value');
+    try {
+      await navigator.clipboard.writeText(input.value);
+      toast('Secret copied to the clipboard', 'ok');
+    } catch (_) {
+      // No clipboard API outside secure contexts, or no permission.
+      input.focus();
+      input.select();
+      toast('The browser did not allow copying: the secret is selected, press Ctrl+C', 'error');
+    }
+  }
+
+  async function deleteClient(id) {
+    if (!window.confirm('Delete client ' + id + '? Its tokens are refused from now on, and its records, rules and journal entries go with it.')) return;
+    try {
+      await api('DELETE', 'clients/' + encodeURIComponent(id));
+      toast('Client ' + id + ' deleted', 'ok');
+    } catch (err) {
+      toast('Could not delete client ' + id + ': ' + err.message, 'error');
+    }
+    await loadClientsView();
+  }
+
+  function signedOffset(offset) {
+    return (offset.startsWith('-') ? '' : '+') + offset;
+  }
+
+  function showClientClock(v) {
+    const t = $('client-clock-now');
+    t.dateTime = v.now;
+    t.textContent = dateTime(v.now) + ' UTC';
+    const o = $('client-clock-offset');
+    o.textContent = (v.real ? 'real time' : signedOffset(v.offset)) + (v.ownClock ? ' · own clock' : " · the sandbox's clock");
+    o.className = 'pill ' + (v.real ? 'pill-ok' : 'pill-warn');
+  }
+
+  async function loadClientClock() {
+    const id = $('clock-client').value;
+    if (!id) return;
+    try {
+      showClientClock(await api('GET', 'clock?clientId=' + encodeURIComponent(id)));
+    } catch (err) {
+      $('client-clock-now').textContent = 'unavailable: ' + err.message;
+      $('client-clock-offset').textContent = '';
+    }
+  }
+
+  async function moveClientClock(move, done) {
+    const clientId = $('clock-client').value;
+    if (!clientId) return;
+    try {
+      showClientClock(await api('POST', 'clock', Object.assign({ clientId }, move)));
+      toast('Clock of ' + clientId + ' ' + done, 'ok');
+    } catch (err) {
+      toast('Could not move the clock of ' + clientId + ': ' + err.message, 'error');
+    }
+  }
+
   // ---- conformance report ---------------------------------------------------
 
   const resultOrder = { fail: 0, warn: 1, pass: 2, 'not-exercised': 3 };
@@ -793,11 +973,44 @@
     }
     $('report-generated').textContent = body.generatedAt ? 'Generated ' + dateTime(body.generatedAt) + ' UTC' : '';
     const clients = body.clients || [];
-    if (!clients.length) {
+    const unknown = body.unknownClients || [];
+    if (!clients.length && !unknown.length) {
       out.replaceChildren(el('div', { class: 'card' }, empty('No client has made a request yet, so there is nothing to judge. Run your client against the sandbox, then run the report again.')));
       return;
     }
-    out.replaceChildren(...clients.map(reportCard));
+    put(out,
+      ...clients.map(reportCard),
+      clients.length ? null : el('div', { class: 'card' }, empty('No client of this sandbox has made a request yet, so there is nothing to judge.')),
+      unknown.length ? unknownCard(unknown) : null);
+  }
+
+  // count writes n and a noun, with an s when n is not 1.
+  function count(n, noun) {
+    return n + ' ' + noun + (n === 1 ? '' : 's');
+  }
+
+  // unknownCard lists, apart from the judged clients, the client ids that
+  // requests named but no client of the sandbox has, with what they tried:
+  // never judged, so a typo in a client id never reads as a pass.
+  function unknownCard(unknown) {
+    const rows = [];
+    for (const u of unknown) {
+      for (const a of u.attempts || []) {
+        rows.push(el('tr', { data: { clientId: u.clientId } },
+          el('td', null, el('code', { text: u.clientId })),
+          el('td', { class: 'mono nowrap opt', text: dateTime(a.at) }),
+          el('td', { class: 'wrap' }, a.method + ' ', el('code', { text: a.path })),
+          el('td', null, el('span', { class: 'badge b-' + (a.status ? String(a.status)[0] + 'xx' : 'fault'), text: a.status || 'fault' })),
+          el('td', { class: 'mono opt', text: a.requestId })));
+      }
+    }
+    const more = unknown.filter((u) => u.requests > (u.attempts || []).length)
+      .map((u) => u.clientId + ': first ' + u.attempts.length + ' of ' + count(u.requests, 'request') + ' shown');
+    return el('section', { class: 'card report-unknown', attrs: { 'aria-labelledby': 'unknown-title' } },
+      el('h2', { attrs: { id: 'unknown-title' }, text: 'Unknown clients' }),
+      el('p', { class: 'hint', text: 'Requests named these client ids, but this sandbox has no such client, so they never authenticated. They are not judged: check the client id your program uses.' }),
+      table([{ text: 'Client id given' }, { text: 'At (UTC)', class: 'opt' }, { text: 'Request' }, { text: 'Status' }, { text: 'Request id', class: 'opt' }], rows),
+      more.length ? el('p', { class: 'sub', text: more.join('; ') }) : null);
   }
 
   function reportCard(c) {
@@ -814,7 +1027,7 @@
       el('div', { class: 'card-head' },
         el('h2', null, el('code', { text: c.clientId })),
         programText ? el('span', { class: 'sub program', text: programText, attrs: { title: p.userAgent ? 'User-Agent: ' + p.userAgent : undefined } }) : null,
-        el('span', { class: 'sub', text: (c.requests ?? 0) + ' requests' }),
+        el('span', { class: 'sub', text: count(c.requests ?? 0, 'request') }),
         el('div', { class: 'spacer' }),
         ...['fail', 'warn', 'pass', 'not-exercised'].filter((r) => counts[r]).map((r) =>
           el('span', { class: 'badge r-' + r, text: counts[r] + ' ' + resultLabel[r] }))),
@@ -846,13 +1059,15 @@
     const now = Date.parse(view.now);
     if (!Number.isNaN(now)) state.clockDelta = now - Date.now();
     state.clockReal = view.real;
+    state.clockKnown = true;
     const offset = $('clock-offset');
-    offset.textContent = view.real ? 'real time' : (view.offset.startsWith('-') ? '' : '+') + view.offset;
+    offset.textContent = view.real ? 'real time' : signedOffset(view.offset);
     offset.className = 'pill ' + (view.real ? 'pill-ok' : 'pill-warn');
     tickClock();
   }
 
   function tickClock() {
+    if (!state.clockKnown) return; // never the browser's own time as the sandbox's
     const now = new Date(Date.now() + state.clockDelta);
     const t = $('clock-now');
     t.dateTime = now.toISOString();
@@ -860,10 +1075,13 @@
   }
 
   async function loadClock() {
+    if (!state.access) return;
     try {
       showClock(await api('GET', 'clock'));
     } catch (_) {
+      state.clockKnown = false;
       $('clock-now').textContent = 'unavailable';
+      $('clock-offset').textContent = '';
     }
   }
 
@@ -877,9 +1095,10 @@
   }
 
   async function resetSandbox() {
-    if (!window.confirm('Reset the sandbox? Records go back to the fixtures; rules, scenarios and the journal are cleared; the clock goes back to real time.')) return;
+    if (!window.confirm('Reset the sandbox? Records go back to the fixtures; clients created at run time are deleted; rules, scenarios and the journal are cleared; every clock goes back to real time.')) return;
     try {
       await api('POST', 'reset');
+      forgetSecret(); // its client is gone
       state.journal = [];
       renderJournal();
       toast('Sandbox reset', 'ok');
@@ -899,6 +1118,7 @@
 
   function start() {
     setUpAuth();
+    setUpClients();
     for (const b of document.querySelectorAll('[data-advance]')) {
       b.addEventListener('click', () => moveClock({ advance: b.dataset.advance }, 'Sandbox clock moved ' + b.textContent));
     }
@@ -922,11 +1142,7 @@
     $('report-refresh').addEventListener('click', loadReport);
     window.addEventListener('hashchange', route);
 
-    refreshAll();
-    pollJournal();
-    window.setInterval(tickClock, 1000);
-    window.setInterval(loadClock, clockPollMs);
-    window.setInterval(() => { if (state.view === 'scenarios' && !document.hidden) loadScenarios(); }, rulesPollMs);
+    connect(false);
   }
 
   start();
