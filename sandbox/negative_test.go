@@ -26,8 +26,7 @@ var knownFailures = []struct {
 	// match: every one of these is in the probe's name.
 	match []string
 	item  string
-}{
-}
+}{}
 
 // knownFailure returns the issue item a failing probe is known for, or "".
 func knownFailure(name string) string {
