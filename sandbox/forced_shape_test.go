@@ -44,6 +44,26 @@ func TestForcedAnswersCarryTheClientsRateLimit(t *testing.T) {
 	}
 }
 
+// A refused X-Sandbox-* value on the API is an API answer too: it carries
+// the client's RateLimit-* headers, as the README says every API answer does.
+func TestRefusedSandboxHeadersCarryTheClientsRateLimit(t *testing.T) {
+	s := newSandbox(t, withRateLimit(10, 20))
+	token := s.token(partner)
+	for header, value := range map[string]string{
+		sandbox.DelayHeader:       "soon",
+		sandbox.ForceStatusHeader: "418",
+		sandbox.ScenarioHeader:    "no-such-scenario",
+	} {
+		for _, path := range []string{pingPath, trialsPath} {
+			r := s.do(request{path: path, token: token, headers: map[string]string{header: value}, invalid: true})
+			if r.Status != http.StatusBadRequest || r.Header.Get("RateLimit-Limit") != "20" || r.Header.Get("RateLimit-Remaining") == "" {
+				t.Errorf("%s %s: %d, RateLimit-Limit %q, Remaining %q; want 400 with the client's limit 20",
+					path, header, r.Status, r.Header.Get("RateLimit-Limit"), r.Header.Get("RateLimit-Remaining"))
+			}
+		}
+	}
+}
+
 // On the token endpoint every refusal is Entra's error body, including a
 // bad X-Sandbox-* value: a client parsing token errors always can.
 func TestTokenEndpointRefusesBadSandboxHeadersInEntraShape(t *testing.T) {

@@ -36,6 +36,12 @@ func (s *Server) withScenarios(next http.Handler) http.Handler {
 		req := scenarios.Request{Method: r.Method, Path: r.URL.Path, ClientID: info.ruleClient, Unregistered: info.ruleClientUnregistered, Endpoint: scenarios.Endpoint(info.endpoint)}
 		d, ok, err := s.perRequestDecision(r, req)
 		if err != nil {
+			// A refused X-Sandbox-* value is still an API answer: it
+			// carries the client's RateLimit-* headers like every other.
+			if req.Endpoint == scenarios.EndpointAPI || req.Endpoint == scenarios.EndpointPing {
+				id := info.claimed.ClientID
+				s.limiter.forcedHeaders(w, id, s.now(id), 0)
+			}
 			s.refuseRequest(w, r, err.Error())
 			return
 		}
@@ -165,7 +171,8 @@ func (s *Server) writeForced(w http.ResponseWriter, r *http.Request, endpoint sc
 		return
 	}
 	if d.Status != http.StatusTooManyRequests {
-		s.limiter.forcedHeaders(w, infoFrom(r.Context()).claimed.ClientID, s.cfg.Clock.Now(), 0)
+		id := infoFrom(r.Context()).claimed.ClientID
+		s.limiter.forcedHeaders(w, id, s.now(id), 0)
 	}
 	switch d.Status {
 	case http.StatusUnauthorized:
