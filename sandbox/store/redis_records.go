@@ -33,7 +33,9 @@ func (r redisRecord) args() []any {
 
 // member is a record's entry in its client's index: its sort line without
 // the client prefix, which the per-client sorted set makes redundant.
-func member(clientID, line string) string { return strings.TrimPrefix(line, clientSortPrefix(clientID)) }
+func member(clientID, line string) string {
+	return strings.TrimPrefix(line, clientSortPrefix(clientID))
+}
 
 // redisReferralRecord checks and encodes a referral.
 func redisReferralRecord(r fixtures.Referral) (redisRecord, error) {

@@ -16,8 +16,8 @@ local base = P .. 'g' .. gen .. ':'
 local function idOf(member) return string.match(member, '([^:]*)$') end
 `
 
-// writeScript loads records. ARGV: prefix, generation ('' for the current
-// one), escaped client to clear first ('' for none), that client's id,
+// writeScript loads records. ARGV: prefix, generation (” for the current
+// one), escaped client to clear first (” for none), that client's id,
 // '1' to refuse records whose key is taken, then per record: kind (r or
 // q), escaped client, escaped id, index member, client id, JSON, number
 // of audit entries, the entries. It answers {'ok'} or {'conflict', key}
@@ -69,7 +69,7 @@ return {'ok'}
 `)
 
 // getScript reads one record. ARGV: prefix, kind, escaped client, escaped
-// id, audit entry to append ('' for none), how many newest entries to
+// id, audit entry to append (” for none), how many newest entries to
 // return. It answers nil when there is no such record, else {generation,
 // JSON} for a referral and {generation, JSON, trail length, newest
 // entries...} for a qualified referral.
@@ -87,7 +87,7 @@ return out
 
 // listScript reads one page. ARGV: prefix, kind, escaped client, the
 // ZREVRANGEBYLEX max ('+' or '(' and the cursor's member), page limit,
-// audit entry to append to each returned record ('' for none), how many
+// audit entry to append to each returned record (” for none), how many
 // newest entries to return. It reads limit+1 members, the extra one only
 // telling whether a next page exists, and answers per member {member, JSON,
 // trail length, entries...} as one flat array after a count of entries:
