@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/referrals-sandbox/referrals-sandbox/clock"
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
@@ -52,6 +54,14 @@ type Options struct {
 	// (--allowed-host), besides loopback names, the connection's own
 	// address, ListenAddr's host, PublicURL's host and TLSHosts.
 	AllowedHosts []string
+	// RedisURL (--redis) puts the store in Redis, shared by every replica
+	// given the same URL and prefix; "" keeps the embedded store.
+	RedisURL string
+	// RedisPrefix starts every key (default store.DefaultRedisPrefix).
+	RedisPrefix string
+	// RedisTimeout bounds each Redis operation (default
+	// store.DefaultRedisTimeout).
+	RedisTimeout time.Duration
 }
 
 // Instance is an opened sandbox: the handler and what it was built from.
@@ -71,7 +81,13 @@ type Instance struct {
 	// without TLS); CAPath is where it was written.
 	CACertPEM []byte
 	CAPath    string
-	store     store.Store
+	// Redis is the client of the shared mode, nil without --redis; the
+	// parts of the sandbox shared between replicas take it.
+	Redis *redis.Client
+	// SharedMode is where the shared state lives (RedisLocation: no
+	// password), "" without --redis.
+	SharedMode string
+	store      store.Store
 }
 
 // Open builds a sandbox from opts.
@@ -125,7 +141,7 @@ func Open(opts Options) (*Instance, error) {
 	if err != nil {
 		return nil, err
 	}
-	if in.store, err = openStore(opts.DataFile); err != nil {
+	if err := in.openStore(opts); err != nil {
 		return nil, err
 	}
 	in.Server, err = New(Config{
@@ -135,14 +151,40 @@ func Open(opts Options) (*Instance, error) {
 		HTTPSOnly: in.TLS != nil, ClientClocks: clocks, AllowedHosts: hosts,
 	})
 	if err != nil {
-		_ = in.store.Close()
+		_ = in.Close()
 		return nil, err
 	}
 	return in, nil
 }
 
-// Close releases the store (for a --data file: syncs and closes it).
-func (in *Instance) Close() error { return in.store.Close() }
+// Close releases the store (for a --data file: syncs and closes it) and
+// the Redis client of the shared mode.
+func (in *Instance) Close() error {
+	err := in.store.Close()
+	if in.Redis != nil {
+		err = errors.Join(err, in.Redis.Close())
+	}
+	return err
+}
+
+// openStore opens the Redis store with --redis, else the data file or
+// memory.
+func (in *Instance) openStore(opts Options) error {
+	if opts.RedisURL == "" {
+		var err error
+		in.store, err = openStore(opts.DataFile)
+		return err
+	}
+	if opts.DataFile != "" {
+		return errors.New("--data and --redis exclude each other: the records live in one place")
+	}
+	client, st, err := openRedis(opts)
+	if err != nil {
+		return err
+	}
+	in.Redis, in.store, in.SharedMode = client, st, RedisLocation(opts.RedisURL)
+	return nil
+}
 
 func (in *Instance) setUpTLS(opts Options) error {
 	switch {
