@@ -40,6 +40,15 @@ func seedBench(b *testing.B, n int) *store.BuntStore {
 	if err != nil {
 		b.Fatal(err)
 	}
+	if err := s.Load(benchSet(n)); err != nil {
+		b.Fatal(err)
+	}
+	return s
+}
+
+// benchSet is n referrals of client-b among 10,000 of client-a and
+// client-c, whose ids sort on both sides of hers.
+func benchSet(n int) *fixtures.Set {
 	start := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	set := &fixtures.Set{}
 	add := func(client string, i int) {
@@ -55,15 +64,12 @@ func seedBench(b *testing.B, n int) *store.BuntStore {
 			add(noise, i)
 		}
 	}
-	if err := s.Load(set); err != nil {
-		b.Fatal(err)
-	}
-	return s
+	return set
 }
 
 // cursorAt returns the cursor that resumes the listing after its first
 // skip records.
-func cursorAt(b *testing.B, s *store.BuntStore, skip int) string {
+func cursorAt(b *testing.B, s store.Store, skip int) string {
 	b.Helper()
 	cursor := ""
 	for skip > 0 {
