@@ -82,7 +82,8 @@ type Instance struct {
 	CACertPEM []byte
 	CAPath    string
 	// Redis is the client of the shared mode, nil without --redis; the
-	// parts of the sandbox shared between replicas take it.
+	// parts of the sandbox shared between replicas take it. Its socket
+	// timeouts are --redis-timeout and it obeys context deadlines.
 	Redis *redis.Client
 	// SharedMode is where the shared state lives (RedisLocation: no
 	// password), "" without --redis.

@@ -25,9 +25,21 @@ func openRedis(opts Options) (*redis.Client, *store.RedisStore, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	// The store bounds each operation with a context deadline; without
-	// this go-redis would apply its own 3s read timeout to long scripts
-	// (a Reset loading many records) instead.
+	// Every Redis call is bounded by --redis-timeout: go-redis's socket
+	// timeouts (3s by default) would otherwise cut a long script short (a
+	// Reset loading many records), and the store's context deadline is
+	// only obeyed with ContextTimeoutEnabled. A URL's own read_timeout or
+	// write_timeout is kept.
+	timeout := opts.RedisTimeout
+	if timeout == 0 {
+		timeout = store.DefaultRedisTimeout
+	}
+	if ropts.ReadTimeout == 0 {
+		ropts.ReadTimeout = timeout
+	}
+	if ropts.WriteTimeout == 0 {
+		ropts.WriteTimeout = timeout
+	}
 	ropts.ContextTimeoutEnabled = true
 	client := redis.NewClient(ropts)
 	ctx, cancel := context.WithTimeout(context.Background(), redisPingTimeout)

@@ -56,8 +56,10 @@ func WithRedisPrefix(prefix string) RedisOption {
 	return func(s *RedisStore) { s.prefix = prefix }
 }
 
-// WithRedisTimeout bounds each store operation. The client must have
-// ContextTimeoutEnabled for the bound to cut a blocked read short.
+// WithRedisTimeout bounds each store operation with a context deadline.
+// go-redis obeys it only with ContextTimeoutEnabled, and its socket read
+// and write timeouts (3s by default) still cut an operation shorter, so a
+// client meant for long scripts (a large Reset) sets them as long.
 func WithRedisTimeout(d time.Duration) RedisOption {
 	return func(s *RedisStore) { s.timeout = d }
 }

@@ -120,21 +120,10 @@ func (s *RedisStore) QualifiedAuditTrail(clientID, externalSourceID string, page
 }
 
 func (s *RedisStore) auditPage(clientID, id string, page Page) ([]fixtures.AuditEntry, string, error) {
-	limit, err := pageLimit(page.Limit)
+	prefix := auditKeyPrefix(clientID, id)
+	limit, after, err := auditPageStart(prefix, page)
 	if err != nil {
 		return nil, "", err
-	}
-	prefix := auditKeyPrefix(clientID, id)
-	after := uint64(0)
-	if page.Cursor != "" {
-		line, err := parseCursor(page.Cursor, auditCursorKind)
-		if err != nil {
-			return nil, "", err
-		}
-		var ok bool
-		if after, ok = auditSeq(prefix, line); !ok {
-			return nil, "", fmt.Errorf("%w: cursor of another record", ErrBadCursor)
-		}
 	}
 	res, err := s.run(auditScript, escape(clientID), escape(id), after, limit+1)
 	if err != nil {

@@ -17,7 +17,9 @@ import (
 func redisClient(t testing.TB) *redis.Client {
 	t.Helper()
 	srv := redistest.Start(t)
-	c := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: true})
+	// No socket timeouts: each store operation's context deadline bounds
+	// it, as --redis-timeout does in the sandbox.
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: true, ReadTimeout: -1, WriteTimeout: -1})
 	t.Cleanup(func() { _ = c.Close() })
 	return c
 }
