@@ -110,7 +110,8 @@ func (s *RedisStore) run(script *redis.Script, args ...any) (any, error) {
 	return res, nil
 }
 
-// strings converts a script's array reply.
+// replyStrings converts a script's array reply: integers become their
+// decimal form, nil elements "".
 func replyStrings(v any) ([]string, error) {
 	arr, ok := v.([]any)
 	if !ok {

@@ -89,9 +89,10 @@ return out
 // ZREVRANGEBYLEX max ('+' or '(' and the cursor's member), page limit,
 // audit entry to append to each returned record (” for none), how many
 // newest entries to return. It reads limit+1 members, the extra one only
-// telling whether a next page exists, and answers per member {member, JSON,
-// trail length, entries...} as one flat array after a count of entries:
-// member, JSON, length, n, n entries (length and n are 0 for referrals).
+// telling whether a next page exists (it gets no view), and answers one
+// flat array with, per member: the member, the JSON, the trail's length,
+// the number n of entries that follow, then those n entries (length and n
+// are 0 for referrals and for the extra member).
 var listScript = redis.NewScript(luaBase + `
 local kind, ec, limit = ARGV[2], ARGV[3], tonumber(ARGV[5])
 local members = redis.call('ZREVRANGEBYLEX', base .. kind .. 'i:' .. ec, ARGV[4], '-', 'LIMIT', 0, limit + 1)
