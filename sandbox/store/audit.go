@@ -229,14 +229,7 @@ func auditPage(tx *buntdb.Tx, rec fixtures.QualifiedReferral, page Page) ([]fixt
 			return nil, "", fmt.Errorf("walk audit trail %q: %w", prefix, err)
 		}
 	}
-	if len(out) <= limit {
-		return out, "", nil
-	}
-	next, err := encodeCursor(auditCursorKind, auditKey(prefix, after+uint64(limit)))
-	if err != nil {
-		return nil, "", err
-	}
-	return out[:limit], next, nil
+	return auditPageEnd(prefix, out, after, limit)
 }
 
 // auditPageStart applies the page rules to a listing of the audit trail
@@ -258,4 +251,18 @@ func auditPageStart(prefix string, page Page) (limit int, after uint64, err erro
 		return 0, 0, fmt.Errorf("%w: cursor of another record", ErrBadCursor)
 	}
 	return limit, after, nil
+}
+
+// auditPageEnd cuts a page read with one entry beyond limit, which only
+// tells whether a next page exists, and returns the next page's cursor: the
+// audit key of the page's last entry (seq after+limit), "" on the last.
+func auditPageEnd(prefix string, out []fixtures.AuditEntry, after uint64, limit int) ([]fixtures.AuditEntry, string, error) {
+	if len(out) <= limit {
+		return out, "", nil
+	}
+	next, err := encodeCursor(auditCursorKind, auditKey(prefix, after+uint64(limit)))
+	if err != nil {
+		return nil, "", err
+	}
+	return out[:limit], next, nil
 }

@@ -139,12 +139,5 @@ func (s *RedisStore) auditPage(clientID, id string, page Page) ([]fixtures.Audit
 			return nil, "", fmt.Errorf("decode audit entry %d: %w", after+uint64(i)+1, err)
 		}
 	}
-	if len(out) <= limit {
-		return out, "", nil
-	}
-	next, err := encodeCursor(auditCursorKind, auditKey(prefix, after+uint64(limit)))
-	if err != nil {
-		return nil, "", err
-	}
-	return out[:limit], next, nil
+	return auditPageEnd(prefix, out, after, limit)
 }

@@ -135,12 +135,9 @@ func (s *RedisStore) Empty() (bool, error) {
 
 // PutClient stores or replaces a runtime client.
 func (s *RedisStore) PutClient(c fixtures.Client) error {
-	if c.ClientID == "" {
-		return fmt.Errorf("store client: %w: clientId is empty", ErrInvalid)
-	}
-	data, err := json.Marshal(c)
+	data, err := encodeClient(c)
 	if err != nil {
-		return fmt.Errorf("encode client %q: %w", c.ClientID, err)
+		return err
 	}
 	if _, err := s.run(runtimeClientScript, "put", escape(c.ClientID), string(data)); err != nil {
 		return fmt.Errorf("store client %q: %w", c.ClientID, err)

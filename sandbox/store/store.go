@@ -35,7 +35,9 @@ type Store interface {
 	// UpdateReferral runs fn on the client's referral and stores the result,
 	// all in one transaction. An error from fn aborts the update and is
 	// returned unchanged. fn must not change clientId or outcomesId
-	// (ErrInvalid).
+	// (ErrInvalid). fn may run more than once (the Redis store runs it again
+	// when another replica changed the record meanwhile); only its last run
+	// is stored, so fn must have no other effect.
 	UpdateReferral(clientID, outcomesID string, fn func(*fixtures.Referral) error) (fixtures.Referral, error)
 
 	// CreateQualified stores a new qualified referral; ErrConflict when the
