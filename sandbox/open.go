@@ -81,6 +81,8 @@ type Instance struct {
 	// without TLS); CAPath is where it was written.
 	CACertPEM []byte
 	CAPath    string
+	store     store.Store
+
 	// Redis is the client of the shared mode, nil without --redis; the
 	// parts of the sandbox shared between replicas take it. Its socket
 	// timeouts are --redis-timeout and it obeys context deadlines.
@@ -88,7 +90,6 @@ type Instance struct {
 	// SharedMode is where the shared state lives (RedisLocation: no
 	// password), "" without --redis.
 	SharedMode string
-	store      store.Store
 }
 
 // Open builds a sandbox from opts.
@@ -166,25 +167,6 @@ func (in *Instance) Close() error {
 		err = errors.Join(err, in.Redis.Close())
 	}
 	return err
-}
-
-// openStore opens the Redis store with --redis, else the data file or
-// memory.
-func (in *Instance) openStore(opts Options) error {
-	if opts.RedisURL == "" {
-		var err error
-		in.store, err = openStore(opts.DataFile)
-		return err
-	}
-	if opts.DataFile != "" {
-		return errors.New("--data and --redis exclude each other: the records live in one place")
-	}
-	client, st, err := openRedis(opts)
-	if err != nil {
-		return err
-	}
-	in.Redis, in.store, in.SharedMode = client, st, RedisLocation(opts.RedisURL)
-	return nil
 }
 
 func (in *Instance) setUpTLS(opts Options) error {

@@ -17,6 +17,25 @@ import (
 // start-up at once rather than after a dial timeout per retry.
 const redisPingTimeout = 3 * time.Second
 
+// openStore opens the Redis store with --redis, else the data file or
+// memory.
+func (in *Instance) openStore(opts Options) error {
+	if opts.RedisURL == "" {
+		var err error
+		in.store, err = openStore(opts.DataFile)
+		return err
+	}
+	if opts.DataFile != "" {
+		return errors.New("--data and --redis exclude each other: the records live in one place")
+	}
+	client, st, err := openRedis(opts)
+	if err != nil {
+		return err
+	}
+	in.Redis, in.store, in.SharedMode = client, st, RedisLocation(opts.RedisURL)
+	return nil
+}
+
 // openRedis connects to the Redis of the shared mode (--redis), checks it
 // answers and opens the record store on it. Errors name host:port, never
 // the URL, which may hold a password.
