@@ -19,10 +19,7 @@ func seed(st store.Store, set *fixtures.Set) error {
 	if !empty {
 		return nil
 	}
-	// Reset rather than Load: on a file, Reset swaps in a complete file,
-	// so a crash while seeding leaves the file empty and the next start
-	// seeds again, instead of a partial seed that is never completed.
-	if err := st.Reset(set); err != nil {
+	if err := st.Seed(set); err != nil {
 		return fmt.Errorf("load fixtures into the store: %w", err)
 	}
 	return nil

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/referrals-sandbox/referrals-sandbox/clock"
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
@@ -53,6 +55,14 @@ type Options struct {
 	// (--allowed-host), besides loopback names, the connection's own
 	// address, ListenAddr's host, PublicURL's host and TLSHosts.
 	AllowedHosts []string
+	// RedisURL (--redis) puts the store in Redis, shared by every replica
+	// given the same URL and prefix; "" keeps the embedded store.
+	RedisURL string
+	// RedisPrefix starts every key (default store.DefaultRedisPrefix).
+	RedisPrefix string
+	// RedisTimeout bounds each Redis operation (default
+	// store.DefaultRedisTimeout).
+	RedisTimeout time.Duration
 }
 
 // Instance is an opened sandbox: the handler and what it was built from.
@@ -76,6 +86,14 @@ type Instance struct {
 	// privateTLSDir is the directory Open created for CAPath, removed by
 	// Close; "" when the caller chose the directory.
 	privateTLSDir string
+
+	// Redis is the client of the shared mode, nil without --redis; the
+	// parts of the sandbox shared between replicas take it. Its socket
+	// timeouts are --redis-timeout and it obeys context deadlines.
+	Redis *redis.Client
+	// SharedMode is where the shared state lives (RedisLocation: no
+	// password), "" without --redis.
+	SharedMode string
 }
 
 // Open builds a sandbox from opts.
@@ -130,7 +148,7 @@ func Open(opts Options) (*Instance, error) {
 	if err != nil {
 		return nil, errors.Join(err, in.removePrivateTLSDir())
 	}
-	if in.store, err = openStore(opts.DataFile, opts.Logger); err != nil {
+	if err := in.openStore(opts); err != nil {
 		return nil, errors.Join(err, in.removePrivateTLSDir())
 	}
 	in.Server, err = New(Config{
@@ -147,9 +165,14 @@ func Open(opts Options) (*Instance, error) {
 }
 
 // Close releases the store (for a --data file: syncs and closes it and
-// frees its lock) and removes the TLS directory Open created.
+// frees its lock), the Redis client of the shared mode, and the TLS
+// directory Open created.
 func (in *Instance) Close() error {
-	return errors.Join(in.store.Close(), in.removePrivateTLSDir())
+	err := errors.Join(in.store.Close(), in.removePrivateTLSDir())
+	if in.Redis != nil {
+		err = errors.Join(err, in.Redis.Close())
+	}
+	return err
 }
 
 func (in *Instance) setUpTLS(opts Options) error {

@@ -15,6 +15,7 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
 // DefaultAddr is where serve listens unless told otherwise.
@@ -66,6 +67,9 @@ func addServeFlags(o *options, c *serveConfig) {
 	o.List(&so.TLSHosts, "tls-host", "extra host name for the certificate (e.g. a compose service name); repeatable")
 	o.String(&so.TLSCertFile, "tls-cert", "", "PEM certificate to serve with --tls instead of the local CA's")
 	o.String(&so.TLSKeyFile, "tls-key", "", "PEM private key of --tls-cert")
+	o.String(&so.RedisURL, "redis", "", "shared mode: keep the records in this Redis (redis://[:password@]host:port/db or rediss:// for TLS), shared by every replica given it; excludes --data")
+	o.String(&so.RedisPrefix, "redis-prefix", store.DefaultRedisPrefix, "prefix of every key the sandbox writes in Redis, so one Redis database holds several sandboxes")
+	o.Duration(&so.RedisTimeout, "redis-timeout", store.DefaultRedisTimeout, "time limit of each Redis operation")
 	o.Duration(&c.shutdownGrace, "shutdown-grace", 10*time.Second, "how long SIGTERM waits for requests in flight")
 	o.String(&c.healthFile, "health-file", "", "file serve writes its health URL and CA path to once listening, for healthcheck (the image sets /tmp/referrals-sandbox-health.json)")
 }
@@ -89,6 +93,12 @@ func (c *serveConfig) check() error {
 		return fmt.Errorf("%w: --token-lifetime must be at least 1s", errUsage)
 	case so.ClockSkew < 0:
 		return fmt.Errorf("%w: --clock-skew must not be negative", errUsage)
+	case so.RedisURL != "" && so.DataFile != "":
+		return fmt.Errorf("%w: --data and --redis exclude each other: the records live either in a file or in Redis", errUsage)
+	case so.RedisURL != "" && !strings.HasPrefix(so.RedisURL, "redis://") && !strings.HasPrefix(so.RedisURL, "rediss://"):
+		return fmt.Errorf("%w: --redis must start with redis:// or rediss://", errUsage)
+	case so.RedisURL != "" && (so.RedisPrefix == "" || so.RedisTimeout <= 0):
+		return fmt.Errorf("%w: --redis-prefix must not be empty and --redis-timeout must be positive", errUsage)
 	case c.shutdownGrace < 0:
 		return fmt.Errorf("%w: --shutdown-grace must not be negative", errUsage)
 	case so.PublicURL != "" && !strings.HasPrefix(so.PublicURL, "http://") && !strings.HasPrefix(so.PublicURL, "https://"):
@@ -208,6 +218,9 @@ func announce(stdout io.Writer, logger *slog.Logger, in *sandbox.Instance, addr 
 	}
 	if in.CAPath != "" {
 		attrs = append(attrs, "ca_cert", in.CAPath)
+	}
+	if in.SharedMode != "" {
+		attrs = append(attrs, "shared_mode", in.SharedMode)
 	}
 	logger.Info("referrals-sandbox ready", attrs...)
 	if in.EmbeddedFixtures {

@@ -198,21 +198,10 @@ func (s *BuntStore) QualifiedAuditTrail(clientID, externalSourceID string, page 
 // auditPage reads the page of rec's trail after the cursor: limit entries
 // from the seq after the cursor's, plus one to tell whether more follow.
 func auditPage(tx *buntdb.Tx, rec fixtures.QualifiedReferral, page Page) ([]fixtures.AuditEntry, string, error) {
-	limit, err := pageLimit(page.Limit)
+	prefix := auditKeyPrefix(rec.ClientID, rec.ExternalSourceID)
+	limit, after, err := auditPageStart(prefix, page)
 	if err != nil {
 		return nil, "", err
-	}
-	prefix := auditKeyPrefix(rec.ClientID, rec.ExternalSourceID)
-	after := uint64(0)
-	if page.Cursor != "" {
-		line, err := parseCursor(page.Cursor, auditCursorKind)
-		if err != nil {
-			return nil, "", err
-		}
-		var ok bool
-		if after, ok = auditSeq(prefix, line); !ok {
-			return nil, "", fmt.Errorf("%w: cursor of another record", ErrBadCursor)
-		}
 	}
 	out := make([]fixtures.AuditEntry, 0, limit+1)
 	if len(rec.AuditTrail) > 0 { // not migrated yet: the record holds it all
@@ -240,6 +229,34 @@ func auditPage(tx *buntdb.Tx, rec fixtures.QualifiedReferral, page Page) ([]fixt
 			return nil, "", fmt.Errorf("walk audit trail %q: %w", prefix, err)
 		}
 	}
+	return auditPageEnd(prefix, out, after, limit)
+}
+
+// auditPageStart applies the page rules to a listing of the audit trail
+// whose keys start with prefix: the page size, and the seq of the entry the
+// cursor names (0 without one), after which the page starts.
+func auditPageStart(prefix string, page Page) (limit int, after uint64, err error) {
+	if limit, err = pageLimit(page.Limit); err != nil {
+		return 0, 0, err
+	}
+	if page.Cursor == "" {
+		return limit, 0, nil
+	}
+	line, err := parseCursor(page.Cursor, auditCursorKind)
+	if err != nil {
+		return 0, 0, err
+	}
+	after, ok := auditSeq(prefix, line)
+	if !ok {
+		return 0, 0, fmt.Errorf("%w: cursor of another record", ErrBadCursor)
+	}
+	return limit, after, nil
+}
+
+// auditPageEnd cuts a page read with one entry beyond limit, which only
+// tells whether a next page exists, and returns the next page's cursor: the
+// audit key of the page's last entry (seq after+limit), "" on the last.
+func auditPageEnd(prefix string, out []fixtures.AuditEntry, after uint64, limit int) ([]fixtures.AuditEntry, string, error) {
 	if len(out) <= limit {
 		return out, "", nil
 	}

@@ -168,6 +168,11 @@ func (s *BuntStore) Load(set *fixtures.Set) error {
 	return nil
 }
 
+// Seed loads the set through Reset: on a file, Reset swaps in a complete
+// file, so a crash while seeding leaves the file empty and the next start
+// seeds again. One process holds the file, so no replica races it.
+func (s *BuntStore) Seed(set *fixtures.Set) error { return s.Reset(set) }
+
 // Reset replaces every record with the set's. In memory it is one
 // transaction; a file is replaced whole (see resetFile), so that a crash
 // leaves either the old records or the new ones.

@@ -17,12 +17,9 @@ const clientPrefix = "c:"
 
 // PutClient stores or replaces a runtime client.
 func (s *BuntStore) PutClient(c fixtures.Client) error {
-	if c.ClientID == "" {
-		return fmt.Errorf("store client: %w: clientId is empty", ErrInvalid)
-	}
-	data, err := json.Marshal(c)
+	data, err := encodeClient(c)
 	if err != nil {
-		return fmt.Errorf("encode client %q: %w", c.ClientID, err)
+		return err
 	}
 	err = s.updateTx(func(tx *buntdb.Tx) error {
 		_, _, err := tx.Set(clientPrefix+escape(c.ClientID), string(data), nil)
@@ -127,4 +124,17 @@ func deleteAuditOf(tx *buntdb.Tx, key string) error {
 		}
 	}
 	return nil
+}
+
+// encodeClient checks a runtime client and returns the JSON the stores
+// keep (secrets only as digests, as fixtures.Client holds them).
+func encodeClient(c fixtures.Client) ([]byte, error) {
+	if c.ClientID == "" {
+		return nil, fmt.Errorf("store client: %w: clientId is empty", ErrInvalid)
+	}
+	data, err := json.Marshal(c)
+	if err != nil {
+		return nil, fmt.Errorf("encode client %q: %w", c.ClientID, err)
+	}
+	return data, nil
 }

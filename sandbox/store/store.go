@@ -35,7 +35,9 @@ type Store interface {
 	// UpdateReferral runs fn on the client's referral and stores the result,
 	// all in one transaction. An error from fn aborts the update and is
 	// returned unchanged. fn must not change clientId or outcomesId
-	// (ErrInvalid).
+	// (ErrInvalid). fn may run more than once (the Redis store runs it again
+	// when another replica changed the record meanwhile); only its last run
+	// is stored, so fn must have no other effect.
 	UpdateReferral(clientID, outcomesID string, fn func(*fixtures.Referral) error) (fixtures.Referral, error)
 
 	// CreateQualified stores a new qualified referral; ErrConflict when the
@@ -75,6 +77,11 @@ type Store interface {
 	// transaction: on any conflict or invalid record nothing is inserted. A
 	// nil set inserts nothing.
 	Load(set *fixtures.Set) error
+	// Seed loads set into a store that Empty found empty, the way start-up
+	// needs: a crash while seeding leaves the store empty, so the next
+	// start seeds again (never a partial seed that is never completed), and
+	// several replicas seeding one shared store at once leave one copy.
+	Seed(set *fixtures.Set) error
 	// Reset deletes every record and loads set, atomically: if set cannot be
 	// loaded the old records stay, and a file store that crashes during a
 	// Reset holds either the old records or the new ones. Reset(nil)

@@ -1,0 +1,133 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// DefaultRedisPrefix starts every key a RedisStore writes, unless
+// WithRedisPrefix says otherwise.
+const DefaultRedisPrefix = "referrals-sandbox:"
+
+// DefaultRedisTimeout bounds one store operation on Redis (one script or
+// command round trip), unless WithRedisTimeout says otherwise.
+const DefaultRedisTimeout = 10 * time.Second
+
+// RedisStore is the Redis implementation of Store, for the shared mode:
+// several sandbox replicas on one Redis see the same records.
+//
+// Key layout, every key under the prefix P and the current generation G
+// (the integer in P+"gen"; Reset writes a new generation and flips it):
+//
+//	PgG:r:<client>:<id>   a referral's JSON
+//	PgG:q:<client>:<id>   a qualified referral's JSON, without its trail
+//	PgG:ri:<client>       sorted set (all scores 0) of "<submittedAt>:<id>",
+//	PgG:qi:<client>       one per kind: listings are ZREVRANGEBYLEX pages
+//	PgG:rid:<id>          sorted set of the clients holding a referral id
+//	PgG:a:<client>:<id>   list of a qualified referral's audit entries
+//	PgG:clients           set of the client ids owning a record
+//	PgG:rc                hash of runtime clients by escaped id
+//
+// with client and id escaped (see escape), so no part holds ':'. Every
+// change is one Lua script, which Redis runs atomically; updates whose Go
+// callback must run read first and then commit with a compare-and-set
+// script, retrying when another replica changed the record in between.
+// Scripts build key names from the prefix and generation, which a single
+// Redis (or a primary with replicas) allows and Redis Cluster does not.
+type RedisStore struct {
+	client  *redis.Client
+	prefix  string
+	genKey  string
+	timeout time.Duration
+}
+
+var _ Store = (*RedisStore)(nil)
+
+// RedisOption adjusts OpenRedis.
+type RedisOption func(*RedisStore)
+
+// WithRedisPrefix sets the key prefix, so that one Redis database holds
+// several sandboxes. Two sandboxes' prefixes must not start one another.
+func WithRedisPrefix(prefix string) RedisOption {
+	return func(s *RedisStore) { s.prefix = prefix }
+}
+
+// WithRedisTimeout bounds each store operation with a context deadline.
+// go-redis obeys it only with ContextTimeoutEnabled, and its socket read
+// and write timeouts (3s by default) still cut an operation shorter, so a
+// client meant for long scripts (a large Reset) sets them as long.
+func WithRedisTimeout(d time.Duration) RedisOption {
+	return func(s *RedisStore) { s.timeout = d }
+}
+
+// OpenRedis opens the store on client and deletes what an interrupted
+// Reset left behind (generations that are not current and not being
+// built). The store does not own client: Close leaves it open for the other
+// parts of the sandbox that share it.
+func OpenRedis(client *redis.Client, opts ...RedisOption) (*RedisStore, error) {
+	s := &RedisStore{client: client, prefix: DefaultRedisPrefix, timeout: DefaultRedisTimeout}
+	for _, o := range opts {
+		o(s)
+	}
+	if s.prefix == "" {
+		return nil, fmt.Errorf("open redis store: %w: empty key prefix", ErrInvalid)
+	}
+	if s.timeout <= 0 {
+		return nil, fmt.Errorf("open redis store: %w: timeout must be positive", ErrInvalid)
+	}
+	s.genKey = s.prefix + "gen"
+	if err := s.deleteStaleGenerations(); err != nil {
+		return nil, fmt.Errorf("open redis store %q: %w", s.prefix, err)
+	}
+	return s, nil
+}
+
+// Close releases nothing: the client belongs to the caller.
+func (s *RedisStore) Close() error { return nil }
+
+// ctx is the context of one operation, bounded by the store's timeout.
+func (s *RedisStore) ctx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), s.timeout)
+}
+
+// run runs a script with the generation key as its only declared key and
+// the prefix as its first argument. A nil reply (redis.Nil) is returned
+// as ErrNotFound.
+func (s *RedisStore) run(script *redis.Script, args ...any) (any, error) {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	res, err := script.Run(ctx, s.client, []string{s.genKey}, append([]any{s.prefix}, args...)...).Result()
+	if errors.Is(err, redis.Nil) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("redis: %w", err)
+	}
+	return res, nil
+}
+
+// replyStrings converts a script's array reply: integers become their
+// decimal form, nil elements "".
+func replyStrings(v any) ([]string, error) {
+	arr, ok := v.([]any)
+	if !ok {
+		return nil, fmt.Errorf("redis: unexpected reply %T", v)
+	}
+	out := make([]string, len(arr))
+	for i, e := range arr {
+		switch x := e.(type) {
+		case string:
+			out[i] = x
+		case int64:
+			out[i] = fmt.Sprint(x)
+		case nil:
+		default:
+			return nil, fmt.Errorf("redis: unexpected reply element %T", e)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,244 @@
+package store
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+)
+
+// Record kinds as the Redis scripts name them.
+const (
+	redisReferral  = "r"
+	redisQualified = "q"
+)
+
+// redisRecord is one record ready for writeScript.
+type redisRecord struct {
+	kind, clientID, id string
+	member, json       string
+	audit              []string
+}
+
+// args flattens the record as writeScript reads it.
+func (r redisRecord) args() []any {
+	out := []any{r.kind, escape(r.clientID), escape(r.id), r.member, r.clientID, r.json, len(r.audit)}
+	for _, a := range r.audit {
+		out = append(out, a)
+	}
+	return out
+}
+
+// member is a record's entry in its client's index: its sort line without
+// the client prefix, which the per-client sorted set makes redundant.
+func member(clientID, line string) string {
+	return strings.TrimPrefix(line, clientSortPrefix(clientID))
+}
+
+// redisReferralRecord checks and encodes a referral.
+func redisReferralRecord(r fixtures.Referral) (redisRecord, error) {
+	_, value, err := encodeReferral(r)
+	if err != nil {
+		return redisRecord{}, err
+	}
+	line, js := splitValue(value)
+	return redisRecord{kind: redisReferral, clientID: r.ClientID, id: r.OutcomesID, member: member(r.ClientID, line), json: js}, nil
+}
+
+// redisQualifiedRecord checks and encodes a qualified referral and its
+// trail, with canonical times as the buntdb store keeps them.
+func redisQualifiedRecord(q fixtures.QualifiedReferral) (redisRecord, error) {
+	_, value, err := encodeQualified(q)
+	if err != nil {
+		return redisRecord{}, err
+	}
+	trail, err := canonicalAuditTrail(q.AuditTrail)
+	if err != nil {
+		return redisRecord{}, err
+	}
+	audit, err := encodeAudit(trail)
+	if err != nil {
+		return redisRecord{}, err
+	}
+	line, js := splitValue(value)
+	return redisRecord{kind: redisQualified, clientID: q.ClientID, id: q.ExternalSourceID, member: member(q.ClientID, line), json: js, audit: audit}, nil
+}
+
+func encodeAudit(entries []fixtures.AuditEntry) ([]string, error) {
+	out := make([]string, len(entries))
+	for i, e := range entries {
+		b, err := json.Marshal(e)
+		if err != nil {
+			return nil, fmt.Errorf("encode audit entry: %w", err)
+		}
+		out[i] = string(b)
+	}
+	return out, nil
+}
+
+// write runs writeScript for records; check refuses taken keys.
+func (s *RedisStore) write(gen, clearClient string, check bool, records []redisRecord) error {
+	args := []any{gen, "", "", "0"}
+	if clearClient != "" {
+		args[1], args[2] = escape(clearClient), clearClient
+	}
+	if check {
+		args[3] = "1"
+	}
+	for _, r := range records {
+		args = append(args, r.args()...)
+	}
+	res, err := s.run(writeScript, args...)
+	if err != nil {
+		return err
+	}
+	reply, err := replyStrings(res)
+	if err != nil {
+		return err
+	}
+	if len(reply) == 2 && reply[0] == "conflict" {
+		return fmt.Errorf("%w: key %q", ErrConflict, reply[1])
+	}
+	return nil
+}
+
+// CreateReferral stores a new trial-based referral.
+func (s *RedisStore) CreateReferral(r fixtures.Referral) error {
+	rec, err := redisReferralRecord(r)
+	if err == nil {
+		err = s.write("", "", true, []redisRecord{rec})
+	}
+	if err != nil {
+		return fmt.Errorf("create referral %q of client %q: %w", r.OutcomesID, r.ClientID, err)
+	}
+	return nil
+}
+
+// CreateQualified stores a new qualified referral and its trail.
+func (s *RedisStore) CreateQualified(q fixtures.QualifiedReferral) error {
+	rec, err := redisQualifiedRecord(q)
+	if err == nil {
+		err = s.write("", "", true, []redisRecord{rec})
+	}
+	if err != nil {
+		return fmt.Errorf("create qualified referral %q of client %q: %w", q.ExternalSourceID, q.ClientID, err)
+	}
+	return nil
+}
+
+// readReply is getScript's answer.
+type readReply struct {
+	gen, json string
+	total     int
+	trail     []string
+}
+
+// read runs getScript, appending view (JSON, "" for none) to a qualified
+// referral's trail.
+func (s *RedisStore) read(kind, clientID, id, view string) (readReply, error) {
+	res, err := s.run(getScript, kind, escape(clientID), escape(id), view, TrailInRecord)
+	if err != nil {
+		return readReply{}, err
+	}
+	reply, err := replyStrings(res)
+	if err != nil || len(reply) < 2 {
+		return readReply{}, fmt.Errorf("redis: malformed read reply (%v)", err)
+	}
+	out := readReply{gen: reply[0], json: reply[1]}
+	if len(reply) > 2 {
+		if out.total, err = strconv.Atoi(reply[2]); err != nil {
+			return readReply{}, fmt.Errorf("redis: malformed trail length: %w", err)
+		}
+		out.trail = reply[3:]
+	}
+	return out, nil
+}
+
+// GetReferral returns the client's referral with that outcomesId.
+func (s *RedisStore) GetReferral(clientID, outcomesID string) (fixtures.Referral, error) {
+	rep, err := s.read(redisReferral, clientID, outcomesID, "")
+	var rec fixtures.Referral
+	if err == nil {
+		rec, err = decodeJSON[fixtures.Referral](outcomesID, rep.json)
+	}
+	if err != nil {
+		return fixtures.Referral{}, fmt.Errorf("get referral %q of client %q: %w", outcomesID, clientID, err)
+	}
+	return rec, nil
+}
+
+// GetQualified returns the client's qualified referral, appending view to
+// its trail in the same script when view is not nil.
+func (s *RedisStore) GetQualified(clientID, externalSourceID string, view *fixtures.AuditEntry) (fixtures.QualifiedReferral, error) {
+	rec, _, err := s.getQualified(clientID, externalSourceID, view)
+	if err != nil {
+		return fixtures.QualifiedReferral{}, fmt.Errorf("get qualified referral %q of client %q: %w", externalSourceID, clientID, err)
+	}
+	return rec, nil
+}
+
+// getQualified reads the record with its trail, and returns the raw reply
+// for UpdateQualified's compare-and-set.
+func (s *RedisStore) getQualified(clientID, id string, view *fixtures.AuditEntry) (fixtures.QualifiedReferral, readReply, error) {
+	v := ""
+	if view != nil {
+		b, err := json.Marshal(view)
+		if err != nil {
+			return fixtures.QualifiedReferral{}, readReply{}, fmt.Errorf("encode audit entry: %w", err)
+		}
+		v = string(b)
+	}
+	rep, err := s.read(redisQualified, clientID, id, v)
+	if err != nil {
+		return fixtures.QualifiedReferral{}, readReply{}, err
+	}
+	rec, err := decodeQualified(id, rep.json, rep.total, rep.trail)
+	return rec, rep, err
+}
+
+// decodeQualified builds a qualified referral from its JSON and trail.
+func decodeQualified(id, js string, total int, trail []string) (fixtures.QualifiedReferral, error) {
+	rec, err := decodeJSON[fixtures.QualifiedReferral](id, js)
+	if err != nil {
+		return rec, err
+	}
+	rec.AuditTrail = make([]fixtures.AuditEntry, len(trail))
+	for i, e := range trail {
+		if err := json.Unmarshal([]byte(e), &rec.AuditTrail[i]); err != nil {
+			return rec, fmt.Errorf("decode audit entry of %q: %w", id, err)
+		}
+	}
+	rec.AuditTrailTotal = total
+	return rec, nil
+}
+
+// FindReferral returns the referral with that outcomesId, whoever owns it:
+// that of the smallest escaped client id, as the buntdb store answers.
+func (s *RedisStore) FindReferral(outcomesID string) (fixtures.Referral, error) {
+	res, err := s.run(findScript, escape(outcomesID))
+	var rec fixtures.Referral
+	if err == nil {
+		js, ok := res.(string)
+		if !ok {
+			err = fmt.Errorf("redis: unexpected reply %T", res)
+		} else {
+			rec, err = decodeJSON[fixtures.Referral](outcomesID, js)
+		}
+	}
+	if err != nil {
+		return fixtures.Referral{}, fmt.Errorf("find referral %q: %w", outcomesID, err)
+	}
+	return rec, nil
+}
+
+// decodeJSON parses a record Redis holds: JSON alone, without the sort
+// line buntdb values start with.
+func decodeJSON[T any](id, js string) (T, error) {
+	var rec T
+	if err := json.Unmarshal([]byte(js), &rec); err != nil {
+		return rec, fmt.Errorf("decode record %q: %w", id, err)
+	}
+	return rec, nil
+}

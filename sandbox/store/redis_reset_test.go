@@ -1,0 +1,94 @@
+package store_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
+)
+
+// keysMatching lists the keys matching pattern.
+func keysMatching(t *testing.T, c *redis.Client, pattern string) []string {
+	t.Helper()
+	keys, err := c.Keys(context.Background(), pattern).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return keys
+}
+
+// TestRedisResetDropsOldGeneration: after Reset, the records are the set's
+// and no key of the replaced content is left in Redis.
+func TestRedisResetDropsOldGeneration(t *testing.T) {
+	c := redisClient(t)
+	s := mustOpenRedis(t, c, store.WithRedisPrefix("t:"))
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(s.CreateReferral(referral("alice", "OLD-1", "2025-10-13T09:00:01Z")))
+	must(s.CreateQualified(qualified("alice", "OLD-Q", "2025-10-13T09:00:01Z")))
+	must(s.PutClient(fixtures.Client{ClientID: "runtime-1"}))
+	must(s.Reset(&fixtures.Set{Referrals: []fixtures.Referral{referral("bob", "NEW-1", "2025-10-13T09:00:02Z")}}))
+
+	if _, err := s.GetReferral("bob", "NEW-1"); err != nil {
+		t.Errorf("the set's referral after Reset: %v", err)
+	}
+	if clients, err := s.RuntimeClients(); err != nil || len(clients) != 0 {
+		t.Errorf("runtime clients after Reset: %v %v, want none", clients, err)
+	}
+	for _, k := range keysMatching(t, c, "t:*") {
+		switch k {
+		case "t:gen", "t:nextgen":
+		default:
+			if !strings.HasPrefix(k, "t:g1:") {
+				t.Errorf("key %q left after Reset; only generation 1 and the generation counters should remain", k)
+			}
+		}
+	}
+}
+
+// TestRedisOpenDeletesLeftovers is a Reset that died half-way: its new
+// generation was written (registered as building long ago) but never made
+// current, and an older generation was never deleted. Reads still see the
+// current records; the next open deletes both leftovers but leaves alone a
+// generation another replica started building a moment ago.
+func TestRedisOpenDeletesLeftovers(t *testing.T) {
+	c := redisClient(t)
+	ctx := context.Background()
+	s := mustOpenRedis(t, c, store.WithRedisPrefix("t:"))
+	if err := s.CreateReferral(referral("alice", "KEPT", "2025-10-13T09:00:01Z")); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().Unix()
+	leftovers := []string{"t:g7:r:alice:DEAD", "t:g7:ri:alice", "t:g3:r:alice:OLD"}
+	for _, k := range append(leftovers, "t:g9:r:alice:BUILDING") {
+		if err := c.Set(ctx, k, "{}", 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.ZAdd(ctx, "t:building", redis.Z{Score: float64(now - 3600), Member: "7"}, redis.Z{Score: float64(now), Member: "9"})
+
+	if _, err := s.GetReferral("alice", "DEAD"); err == nil {
+		t.Error("a generation that was never made current is visible")
+	}
+	mustOpenRedis(t, c, store.WithRedisPrefix("t:"))
+	for _, k := range leftovers {
+		if n := c.Exists(ctx, k).Val(); n != 0 {
+			t.Errorf("leftover %q survived open", k)
+		}
+	}
+	if c.Exists(ctx, "t:g9:r:alice:BUILDING").Val() != 1 {
+		t.Error("open deleted a generation another replica is building")
+	}
+	if got, err := s.GetReferral("alice", "KEPT"); err != nil || got.OutcomesID != "KEPT" {
+		t.Errorf("current record after open: %+v %v", got, err)
+	}
+}
