@@ -3,9 +3,11 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
 )
@@ -35,6 +37,9 @@ func TestRequestsFollowsEveryPage(t *testing.T) {
 		getWithID(t, base+"/api/v1/referrals/trials", fmt.Sprintf("cli-%d", i))
 	}
 	getWithID(t, base+"/api/v1/referrals/"+strings.Repeat("x", 2000), "cli-long")
+	// A response longer than the server's write buffer reaches the client
+	// before its handler returns and journals it: wait for the entry.
+	waitJournaled(t, base, "cli-long")
 
 	res := runCLI(t, nil, "requests", "--url", base, "--json", "--path", "/api/v1/referrals/trials")
 	if res.code != 0 {
@@ -75,4 +80,28 @@ func TestRequestsFollowsEveryPage(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 naming the flag", args, res.code, res.stderr)
 		}
 	}
+}
+
+// waitJournaled waits (at most 5 s) until the journal holds the request
+// with requestID: a journal entry is written when the sandbox has finished
+// the request, which its client may see a moment earlier.
+func waitJournaled(t *testing.T, base, requestID string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		resp, err := http.Get(base + "/__sandbox/requests?limit=1000")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(body), `"requestId":"`+requestID+`"`) {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("request %s never reached the journal", requestID)
 }
