@@ -162,7 +162,7 @@ func (s *Server) writeForced(w http.ResponseWriter, r *http.Request, endpoint sc
 		return
 	}
 	if d.Status != http.StatusTooManyRequests {
-		s.limiter.forcedHeaders(w, infoFrom(r.Context()).claimed.ClientID, s.cfg.Clock.Now(), 0)
+		s.limiter.forcedHeaders(r.Context(), w, infoFrom(r.Context()).claimed.ClientID, s.cfg.Clock.Now(), 0)
 	}
 	switch d.Status {
 	case http.StatusUnauthorized:
@@ -175,7 +175,7 @@ func (s *Server) writeForced(w http.ResponseWriter, r *http.Request, endpoint sc
 		s.forbid(w, r, "required for this operation (permissions revoked by sandbox rule "+d.RuleID+")")
 	case http.StatusTooManyRequests:
 		seconds := retryAfterSeconds(d.RetryAfter)
-		s.limiter.forcedHeaders(w, infoFrom(r.Context()).claimed.ClientID, s.cfg.Clock.Now(), seconds)
+		s.limiter.forcedHeaders(r.Context(), w, infoFrom(r.Context()).claimed.ClientID, s.cfg.Clock.Now(), seconds)
 		s.problem(w, r, newProblem(d.Status, fmt.Sprintf("rate limit exceeded; retry after %d second(s)", seconds)))
 	case http.StatusServiceUnavailable:
 		s.problem(w, r, newProblem(d.Status, "the service is temporarily unavailable; retry after the Retry-After delay"))

@@ -1,14 +1,11 @@
 package sandbox
 
 import (
+	"context"
 	"fmt"
-	"math"
 	"net/http"
 	"strconv"
-	"sync"
 	"time"
-
-	"golang.org/x/time/rate"
 
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
 )
@@ -20,28 +17,24 @@ const (
 	DefaultRateBurst = 2000
 )
 
-// rateLimiter keeps one token bucket per client on the sandbox clock.
+// rateLimiter limits each client's requests on the sandbox clock, with the
+// client's own limit and burst when it has them. Its buckets live in this
+// process (memoryBuckets) or in Redis for every replica (sharedBuckets).
 type rateLimiter struct {
 	provider *idp.Provider
 	limit    float64
 	burst    int
-
-	mu      sync.Mutex
-	buckets map[string]*rate.Limiter
+	buckets  bucketStore
 }
 
-func newRateLimiter(provider *idp.Provider, limit float64, burst int) *rateLimiter {
-	return &rateLimiter{provider: provider, limit: limit, burst: burst, buckets: map[string]*rate.Limiter{}}
+func newRateLimiter(provider *idp.Provider, limit float64, burst int, buckets bucketStore) *rateLimiter {
+	return &rateLimiter{provider: provider, limit: limit, burst: burst, buckets: buckets}
 }
 
-// bucket returns the client's limiter, nil when limiting is off for it.
-func (l *rateLimiter) bucket(clientID string) *rate.Limiter {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if b, ok := l.buckets[clientID]; ok {
-		return b
-	}
-	limit, burst := l.limit, l.burst
+// limits is the client's rate and burst; on is false when limiting is off
+// for it.
+func (l *rateLimiter) limits(clientID string) (limit float64, burst int, on bool) {
+	limit, burst = l.limit, l.burst
 	if c, ok := l.provider.Client(clientID); ok {
 		if c.RateLimit != nil {
 			limit = *c.RateLimit
@@ -50,27 +43,16 @@ func (l *rateLimiter) bucket(clientID string) *rate.Limiter {
 			burst = *c.RateBurst
 		}
 	}
-	var b *rate.Limiter
-	if limit > 0 {
-		b = rate.NewLimiter(rate.Limit(limit), max(burst, 1))
-	}
-	l.buckets[clientID] = b
-	return b
+	return limit, max(burst, 1), limit > 0
 }
 
 // forget drops one client's bucket: a reset client starts full.
-func (l *rateLimiter) forget(clientID string) {
-	l.mu.Lock()
-	delete(l.buckets, clientID)
-	l.mu.Unlock()
+func (l *rateLimiter) forget(ctx context.Context, clientID string) error {
+	return l.buckets.forget(ctx, clientID)
 }
 
 // reset refills every bucket.
-func (l *rateLimiter) reset() {
-	l.mu.Lock()
-	clear(l.buckets)
-	l.mu.Unlock()
-}
+func (l *rateLimiter) reset(ctx context.Context) error { return l.buckets.reset(ctx) }
 
 // withRateLimit answers 429 with Retry-After when a client's bucket is empty,
 // and tells every API and ping response how much is left (RateLimit-*).
@@ -82,36 +64,29 @@ func (s *Server) withRateLimit(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		b := s.limiter.bucket(info.claimed.ClientID)
-		if b == nil {
+		id := info.claimed.ClientID
+		limit, burst, on := s.limiter.limits(id)
+		if !on {
 			next.ServeHTTP(w, r)
 			return
 		}
-		now := s.now(info.claimed.ClientID)
-		res := b.ReserveN(now, 1)
-		wait := res.DelayFrom(now)
-		if !res.OK() || wait > 0 {
-			res.CancelAt(now)
-			seconds := retryAfterSeconds(wait)
-			w.Header().Set("Retry-After", strconv.Itoa(seconds))
-			setRateLimitHeaders(w, b.Burst(), 0, seconds)
-			s.problem(w, r, newProblem(http.StatusTooManyRequests,
-				fmt.Sprintf("rate limit of %g requests per second (burst %d) exceeded for client %s; retry after %d second(s)", float64(b.Limit()), b.Burst(), info.claimed.ClientID, seconds)))
+		res, err := s.limiter.buckets.take(r.Context(), id, limit, burst, s.now(id))
+		if err != nil {
+			s.log.Error("rate limit unavailable", "request_id", requestID(r), "err", err)
+			s.unavailable(w, r)
 			return
 		}
-		remaining := int(math.Floor(b.TokensAt(now)))
-		setRateLimitHeaders(w, b.Burst(), max(remaining, 0), secondsUntilFull(b, now))
+		if !res.allowed {
+			seconds := retryAfterSeconds(res.wait)
+			w.Header().Set("Retry-After", strconv.Itoa(seconds))
+			setRateLimitHeaders(w, burst, 0, seconds)
+			s.problem(w, r, newProblem(http.StatusTooManyRequests,
+				fmt.Sprintf("rate limit of %g requests per second (burst %d) exceeded for client %s; retry after %d second(s)", limit, burst, id, seconds)))
+			return
+		}
+		setRateLimitHeaders(w, burst, res.remaining(), res.secondsUntilFull(limit, burst))
 		next.ServeHTTP(w, r)
 	})
-}
-
-// secondsUntilFull is how long until the bucket is full again.
-func secondsUntilFull(b *rate.Limiter, now time.Time) int {
-	missing := float64(b.Burst()) - b.TokensAt(now)
-	if missing <= 0 {
-		return 0
-	}
-	return int(math.Ceil(missing / float64(b.Limit())))
 }
 
 // setRateLimitHeaders writes the RateLimit-* headers of the IETF
@@ -129,18 +104,21 @@ func setRateLimitHeaders(w http.ResponseWriter, limit, remaining, reset int) {
 // says nothing is left until Retry-After, as a real 429 does. Nothing is
 // written when limiting is off for the client or no client is known, as
 // real answers then carry no RateLimit-* headers either.
-func (l *rateLimiter) forcedHeaders(w http.ResponseWriter, clientID string, now time.Time, retryAfter int) {
+func (l *rateLimiter) forcedHeaders(ctx context.Context, w http.ResponseWriter, clientID string, now time.Time, retryAfter int) {
 	if clientID == "" {
 		return
 	}
-	b := l.bucket(clientID)
-	if b == nil {
+	limit, burst, on := l.limits(clientID)
+	if !on {
 		return
 	}
 	if retryAfter > 0 {
-		setRateLimitHeaders(w, b.Burst(), 0, retryAfter)
+		setRateLimitHeaders(w, burst, 0, retryAfter)
 		return
 	}
-	remaining := int(math.Floor(b.TokensAt(now)))
-	setRateLimitHeaders(w, b.Burst(), max(remaining, 0), secondsUntilFull(b, now))
+	res, err := l.buckets.peek(ctx, clientID, limit, burst, now)
+	if err != nil {
+		return // the forced answer goes out without the headers
+	}
+	setRateLimitHeaders(w, burst, res.remaining(), res.secondsUntilFull(limit, burst))
 }
