@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -28,7 +29,7 @@ func (c sharedClocks) move(ctx context.Context, what string, queue func(p redis.
 		read = queueClockRead(ctx, p)
 		return nil
 	})
-	if err != nil {
+	if err != nil && !errors.Is(err, redis.Nil) { // a missing key reads as zero
 		return fmt.Errorf("%s in redis: %w", what, err)
 	}
 	st, err := read.state()
