@@ -65,14 +65,13 @@ func newSandbox(t *testing.T, opts ...sandboxOption) *testSandbox {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := sandbox.Config{Provider: provider, Fixtures: set, Clock: clk, Logger: logger}
+	st, err := store.Open(store.MemoryPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := sandbox.Config{Provider: provider, Fixtures: set, Clock: clk, Logger: logger, Store: st}
 	for _, o := range opts {
 		o(&cfg)
-	}
-	if cfg.Store == nil { // an option may give a store shared with other sandboxes
-		if cfg.Store, err = store.Open(store.MemoryPath); err != nil {
-			t.Fatal(err)
-		}
 	}
 	srv, err := sandbox.New(cfg)
 	if err != nil {

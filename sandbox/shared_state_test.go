@@ -60,8 +60,8 @@ func newSharedReplicas(t *testing.T, n int, opts ...sandboxOption) *sharedReplic
 			rdb.AddHook(rs.trips)
 		}
 		t.Cleanup(func() { _ = rdb.Close() })
-		shared := func(c *sandbox.Config) { c.Store, c.Redis = st, rdb }
-		rs.all = append(rs.all, newSandbox(t, append([]sandboxOption{shared}, opts...)...))
+		shared := func(c *sandbox.Config) { c.Redis = rdb }
+		rs.all = append(rs.all, newSandbox(t, append([]sandboxOption{useStore(st), shared}, opts...)...))
 	}
 	return rs
 }
