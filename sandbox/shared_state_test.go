@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -249,5 +250,55 @@ func TestSharedRoundTripsPerAuthenticatedGet(t *testing.T) {
 				t.Errorf("Redis round trips of one authenticated GET: %d, want %d", got, tc.trips)
 			}
 		})
+	}
+}
+
+// Requests on B run while A moves the clock and creates clients: B's
+// copies change under its own requests (run with -race). Once A's last
+// move is acknowledged, B's next request sees all of them.
+func TestSharedStateChangesUnderConcurrentRequests(t *testing.T) {
+	rs := newSharedReplicas(t, 2)
+	a, b := rs.all[0], rs.all[1]
+	tok := b.token(partner)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				if r := get(b, tok); r.Status != http.StatusOK && r.Status != http.StatusUnauthorized {
+					t.Errorf("GET on B during moves: %d %s", r.Status, r.Body)
+					return
+				}
+			}
+		}()
+	}
+	for range 5 {
+		a.advance(time.Minute)
+		a.newClient(nil)
+	}
+	close(done)
+	wg.Wait()
+	var view struct{ Offset string }
+	b.admin(http.MethodGet, "/__sandbox/clock", nil).decode(t, &view)
+	if view.Offset != "5m0s" {
+		t.Errorf("B's offset after five 1m advances through A: %q", view.Offset)
+	}
+	var list struct{ Clients []struct{ Origin string } }
+	b.admin(http.MethodGet, "/__sandbox/clients", nil).decode(t, &list)
+	runtime := 0
+	for _, c := range list.Clients {
+		if c.Origin == "runtime" {
+			runtime++
+		}
+	}
+	if runtime != 5 {
+		t.Errorf("B lists %d runtime clients, want the 5 created on A", runtime)
 	}
 }
