@@ -164,6 +164,16 @@ func TestSharedRateLimitBurstAcrossReplicas(t *testing.T) {
 		t.Fatalf("6th request, on B: %d Retry-After %q, want 429 with Retry-After", r.Status, r.Header.Get("Retry-After"))
 	}
 	r.problem(t)
+	// A reset through B refills the bucket A spends from.
+	if r := b.admin(http.MethodPost, "/__sandbox/reset", map[string]any{"clientId": partner}); r.Status != http.StatusOK {
+		t.Fatalf("reset %s through B: %d %s", partner, r.Status, r.Body)
+	}
+	if r := get(a, tokens[a]); r.Status != http.StatusOK || r.Header.Get("RateLimit-Remaining") != "4" {
+		t.Errorf("on A after a reset through B: %d RateLimit-Remaining %q, want 200 and 4", r.Status, r.Header.Get("RateLimit-Remaining"))
+	}
+	for range 4 {
+		get(b, tokens[b])
+	}
 	// The sandbox clock refills the shared bucket, as it does in process.
 	a.advance(time.Minute)
 	if r := get(b, tokens[b]); r.Status != http.StatusOK {
