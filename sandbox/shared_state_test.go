@@ -134,8 +134,11 @@ func TestSharedRuntimeClientsAcrossReplicas(t *testing.T) {
 		t.Fatalf("delete through A: %d %s", r.Status, r.Body)
 	}
 	for i, s := range []*testSandbox{b, c} {
-		if r := get(s, tokens[i]); r.Status != http.StatusUnauthorized {
+		r := get(s, tokens[i])
+		if r.Status != http.StatusUnauthorized {
 			t.Errorf("deleted client's cached token on replica %d: %d %s, want 401", i+1, r.Status, r.Body)
+		} else if p := r.problem(t); !strings.Contains(p.Detail, "was deleted") {
+			t.Errorf("replica %d refuses a deleted client's token without saying so: %q", i+1, p.Detail)
 		}
 		if r := s.tokenResponse(cl.ClientID, cl.ClientSecret, apiScope); r.Status == http.StatusOK {
 			t.Errorf("deleted client got a token from replica %d", i+1)
