@@ -130,6 +130,23 @@ func TestSharedRuntimeClientsAcrossReplicas(t *testing.T) {
 	if r := b.admin(http.MethodGet, "/__sandbox/clients/"+cl.ClientID, nil); r.Status != http.StatusOK {
 		t.Errorf("GET the client created on A through B: %d %s", r.Status, r.Body)
 	}
+	// A secret rotated through A works on C, and removing the first one
+	// through A makes C refuse it.
+	added := a.admin(http.MethodPost, "/__sandbox/clients/"+cl.ClientID+"/secrets", nil)
+	var rotated runtimeClient
+	added.decode(t, &rotated)
+	if added.Status != http.StatusCreated || rotated.ClientSecret == "" {
+		t.Fatalf("add a secret through A: %d %s", added.Status, added.Body)
+	}
+	if r := c.tokenResponse(cl.ClientID, rotated.ClientSecret, apiScope); r.Status != http.StatusOK {
+		t.Errorf("the secret added through A on C: %d %s", r.Status, r.Body)
+	}
+	if r := a.admin(http.MethodDelete, "/__sandbox/clients/"+cl.ClientID+"/secrets/"+cl.SecretID, nil); r.Status >= 300 {
+		t.Fatalf("delete the first secret through A: %d %s", r.Status, r.Body)
+	}
+	if r := c.tokenResponse(cl.ClientID, cl.ClientSecret, apiScope); r.Status != http.StatusUnauthorized {
+		t.Errorf("the secret deleted through A on C: %d %s, want 401", r.Status, r.Body)
+	}
 	if r := a.admin(http.MethodDelete, "/__sandbox/clients/"+cl.ClientID, nil); r.Status != http.StatusNoContent && r.Status != http.StatusOK {
 		t.Fatalf("delete through A: %d %s", r.Status, r.Body)
 	}
