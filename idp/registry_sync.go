@@ -84,6 +84,9 @@ func (r *registry) notifyLocked(id string) error {
 		return nil
 	}
 	if err := r.changed(); err != nil {
+		// The store has the change and this replica's map may not: reload
+		// from the store on the next request whatever the version says.
+		r.loaded = -1
 		return fmt.Errorf("announce the change of client %s to other replicas: %w", id, err)
 	}
 	return nil

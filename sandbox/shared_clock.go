@@ -30,7 +30,7 @@ func (c sharedClocks) move(ctx context.Context, what string, queue func(p redis.
 		return nil
 	})
 	if err != nil && !errors.Is(err, redis.Nil) { // a missing key reads as zero
-		return fmt.Errorf("%s in redis: %w", what, err)
+		return sharedFailure(what, err)
 	}
 	st, err := read.state()
 	if err != nil {

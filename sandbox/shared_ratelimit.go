@@ -53,7 +53,7 @@ func (b sharedBuckets) run(ctx context.Context, clientID string, limit float64, 
 	res, err := bucketScript.Run(ctx, b.rdb, []string{keyRateLimitPrefix + clientID},
 		strconv.FormatFloat(limit, 'g', -1, 64), burst, now.UnixMicro(), spend).Slice()
 	if err != nil {
-		return bucketState{}, fmt.Errorf("rate limit bucket of %s in redis: %w", clientID, err)
+		return bucketState{}, sharedFailure("rate limit bucket of "+clientID, err)
 	}
 	if len(res) != 2 {
 		return bucketState{}, fmt.Errorf("rate limit bucket of %s: script answered %d values", clientID, len(res))
@@ -81,7 +81,7 @@ func (b sharedBuckets) peek(ctx context.Context, clientID string, limit float64,
 
 func (b sharedBuckets) forget(ctx context.Context, clientID string) error {
 	if err := b.rdb.Del(ctx, keyRateLimitPrefix+clientID).Err(); err != nil {
-		return fmt.Errorf("drop the rate limit bucket of %s in redis: %w", clientID, err)
+		return sharedFailure("drop the rate limit bucket of "+clientID, err)
 	}
 	return nil
 }
@@ -91,11 +91,11 @@ func (b sharedBuckets) reset(ctx context.Context) error {
 	iter := b.rdb.Scan(ctx, 0, keyRateLimitPrefix+"*", 1000).Iterator()
 	for iter.Next(ctx) {
 		if err := b.rdb.Del(ctx, iter.Val()).Err(); err != nil {
-			return fmt.Errorf("drop rate limit bucket %s in redis: %w", iter.Val(), err)
+			return sharedFailure("drop rate limit bucket "+iter.Val(), err)
 		}
 	}
 	if err := iter.Err(); err != nil {
-		return fmt.Errorf("list the rate limit buckets in redis: %w", err)
+		return sharedFailure("list the rate limit buckets", err)
 	}
 	return nil
 }

@@ -29,6 +29,16 @@ const (
 	keyClientsVersion = "sandbox:clients:version"
 )
 
+// errSharedState marks a failed Redis call: the request answers 503 with
+// Retry-After (unavailable), never a 500, even when Redis fails between the
+// per-request read and a later write.
+var errSharedState = errors.New("the shared state (redis) failed")
+
+// sharedFailure wraps err, a failed Redis call while doing what.
+func sharedFailure(what string, err error) error {
+	return fmt.Errorf("%s: %w: %w", what, errSharedState, err)
+}
+
 // sharedRetryAfter is the Retry-After, in seconds, of an answer refused
 // because Redis cannot be reached.
 const sharedRetryAfter = 1
@@ -102,7 +112,7 @@ func (sh *sharedState) sync(ctx context.Context) error {
 		return nil
 	})
 	if err != nil && !errors.Is(err, redis.Nil) {
-		return fmt.Errorf("read the shared state from redis: %w", err)
+		return sharedFailure("read the shared state", err)
 	}
 	st, err := read.state()
 	if err != nil {
@@ -119,7 +129,7 @@ func (sh *sharedState) sync(ctx context.Context) error {
 // clientsChanged tells the other replicas to reload their runtime clients.
 func (sh *sharedState) clientsChanged() error {
 	if err := sh.rdb.Incr(context.Background(), keyClientsVersion).Err(); err != nil {
-		return fmt.Errorf("bump the runtime clients' version in redis: %w", err)
+		return sharedFailure("bump the runtime clients' version", err)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package sandbox_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -28,14 +29,22 @@ type sharedReplicas struct {
 }
 
 // roundTrips counts the round trips a go-redis client makes: one per
-// command or pipeline sent.
-type roundTrips struct{ n atomic.Int64 }
+// command or pipeline sent. While failIncr is set, single INCR commands
+// fail as if Redis had gone between two calls of one request.
+type roundTrips struct {
+	n        atomic.Int64
+	failIncr atomic.Bool
+}
 
 func (c *roundTrips) DialHook(next redis.DialHook) redis.DialHook { return next }
 
 func (c *roundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		c.n.Add(1)
+		if c.failIncr.Load() && cmd.Name() == "incr" {
+			cmd.SetErr(errors.New("connection reset by test"))
+			return cmd.Err()
+		}
 		return next(ctx, cmd)
 	}
 }
@@ -330,5 +339,29 @@ func TestSharedStateChangesUnderConcurrentRequests(t *testing.T) {
 	}
 	if runtime != 5 {
 		t.Errorf("B lists %d runtime clients, want the 5 created on A", runtime)
+	}
+}
+
+// Redis failing after the per-request read, at the runtime clients'
+// version bump: the admin API answers 503 with Retry-After, not 500.
+func TestSharedRedisFailingMidRequestAnswers503(t *testing.T) {
+	rs := newSharedReplicas(t, 1)
+	a := rs.all[0]
+	rs.trips.failIncr.Store(true)
+	r := a.do(request{method: http.MethodPost, path: "/__sandbox/clients", body: map[string]any{}, plain: true})
+	if r.Status != http.StatusServiceUnavailable || r.Header.Get("Retry-After") == "" {
+		t.Fatalf("create a client while Redis fails: %d Retry-After %q %s", r.Status, r.Header.Get("Retry-After"), r.Body)
+	}
+	r.problem(t)
+	if strings.Contains(string(r.Body), "8Q~") {
+		t.Error("the 503 shows the new client's secret")
+	}
+	// The store kept the client; once Redis answers, this replica lists
+	// what the store has rather than its own stale copy.
+	rs.trips.failIncr.Store(false)
+	var list struct{ Clients []struct{ Origin string } }
+	a.admin(http.MethodGet, "/__sandbox/clients", nil).decode(t, &list)
+	if n := len(list.Clients); n != 6 {
+		t.Errorf("%d clients listed after the failed announcement, want the 5 fixtures and the stored one", n)
 	}
 }
