@@ -15,6 +15,7 @@ type PerClient struct {
 
 	mu      sync.RWMutex
 	offsets map[string]time.Duration
+	version int64 // of the last State applied (see Apply)
 }
 
 // NewPerClient returns client clocks over global.

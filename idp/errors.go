@@ -112,6 +112,11 @@ func errUnavailable() *TokenError {
 		"A transient error has occurred. Please try again."}
 }
 
+// Unavailable is Entra's temporarily_unavailable (AADSTS90033): the
+// sandbox cannot serve a token request now (its shared state is
+// unreachable); the caller sets Retry-After.
+func Unavailable() *TokenError { return errUnavailable() }
+
 // InvalidRequest is a token request the sandbox refuses before the identity
 // provider sees it (a bad X-Sandbox-* header value, plain HTTP to a --tls
 // sandbox), in Entra's shape: invalid_request with AADSTS90023, Entra's

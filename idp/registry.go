@@ -81,6 +81,10 @@ type registry struct {
 	order   []string // fixture clients first, in fixture order, then runtime ones
 	clients map[string]fixtures.Client
 	deleted []string // most recent last, at most maxDeletedRemembered
+	// changed and loaded keep replicas in step (registry_sync.go): changed
+	// is called after each store write, loaded is the version last reloaded.
+	changed ClientChanged
+	loaded  int64
 }
 
 func newRegistry(env string, fixtureClients []fixtures.Client, c clock.Clock) *registry {
@@ -292,6 +296,9 @@ func (r *registry) create(c fixtures.Client, secretExpires time.Time) (fixtures.
 			return fixtures.Client{}, "", fmt.Errorf("store client %s: %w", c.ClientID, err)
 		}
 	}
+	if err := r.notifyLocked(c.ClientID); err != nil {
+		return fixtures.Client{}, "", err
+	}
 	r.clients[c.ClientID] = c
 	r.order = append(r.order, c.ClientID)
 	r.deleted = slices.DeleteFunc(r.deleted, func(id string) bool { return id == c.ClientID })
@@ -338,13 +345,21 @@ func (r *registry) removeLocked(id string) error {
 			return fmt.Errorf("delete client %s: %w", id, err)
 		}
 	}
+	if err := r.notifyLocked(id); err != nil {
+		return err
+	}
 	delete(r.clients, id)
 	r.order = slices.DeleteFunc(r.order, func(o string) bool { return o == id })
+	r.rememberDeletedLocked(id)
+	return nil
+}
+
+// rememberDeletedLocked keeps id among the deleted ones, within bounds.
+func (r *registry) rememberDeletedLocked(id string) {
 	r.deleted = append(r.deleted, id)
 	if len(r.deleted) > maxDeletedRemembered {
 		r.deleted = slices.Delete(r.deleted, 0, len(r.deleted)-maxDeletedRemembered)
 	}
-	return nil
 }
 
 // addSecret gives a runtime client another secret and returns its stored
@@ -399,6 +414,9 @@ func (r *registry) update(id string, fn func(*fixtures.Client) error) error {
 		if err := r.store.PutClient(c); err != nil {
 			return fmt.Errorf("store client %s: %w", id, err)
 		}
+	}
+	if err := r.notifyLocked(id); err != nil {
+		return err
 	}
 	r.clients[id] = c
 	return nil

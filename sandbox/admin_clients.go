@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -285,7 +286,7 @@ func (s *Server) deleteClient(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	if err := s.forgetClient(id); err != nil {
+	if err := s.forgetClient(r.Context(), id); err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -357,21 +358,25 @@ func (s *Server) clientChangeFailed(w http.ResponseWriter, r *http.Request, id s
 
 // forgetClient drops everything the sandbox holds for one client: records,
 // rules and scenario bindings, journal entries, rate-limit bucket, clock.
-func (s *Server) forgetClient(id string) error {
+func (s *Server) forgetClient(ctx context.Context, id string) error {
 	if err := s.store.ResetClient(id, nil); err != nil {
 		return fmt.Errorf("delete records of %s: %w", id, err)
 	}
-	s.forgetClientState(id)
-	return nil
+	return s.forgetClientState(ctx, id)
 }
 
 // forgetClientState clears what the sandbox keeps for a client outside the
 // store: rules and bindings, journal entries, rate limit, clock.
-func (s *Server) forgetClientState(id string) {
+func (s *Server) forgetClientState(ctx context.Context, id string) error {
 	s.scenarios.ClearClient(id)
 	s.journal.ClearClient(id)
-	s.limiter.forget(id)
-	s.cfg.ClientClocks.Reset(id)
+	if err := s.limiter.forget(ctx, id); err != nil {
+		return fmt.Errorf("forget the rate limit of %s: %w", id, err)
+	}
+	if err := s.clocks.reset(ctx, id); err != nil {
+		return fmt.Errorf("reset the clock of %s: %w", id, err)
+	}
+	return nil
 }
 
 // forgetExpiredClients drops the clients whose ttl ran out, and their data.
@@ -381,7 +386,7 @@ func (s *Server) forgetClientState(id string) {
 func (s *Server) forgetExpiredClients(r *http.Request) {
 	gone, err := s.cfg.Provider.ExpireClients()
 	for _, id := range gone {
-		if ferr := s.forgetClient(id); ferr != nil {
+		if ferr := s.forgetClient(r.Context(), id); ferr != nil {
 			err = errors.Join(err, ferr)
 		}
 	}

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"time"
@@ -105,33 +106,24 @@ func (s *Server) moveClock(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	s.applyClockMove(clientID, m, d, at)
+	if err := s.applyClockMove(r.Context(), clientID, m, d, at); err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	v := s.clockView(clientID)
 	s.log.Info("sandbox clock moved", "client_id", clientID, "now", v.Now, "offset", v.Offset)
 	writeJSON(w, http.StatusOK, v)
 }
 
 // applyClockMove moves the sandbox-wide clock, or one client's.
-func (s *Server) applyClockMove(clientID string, m clockMove, d time.Duration, at time.Time) {
-	if clientID != "" {
-		clocks := s.cfg.ClientClocks
-		switch {
-		case m.Advance != nil:
-			clocks.Advance(clientID, d)
-		case m.Set != nil:
-			clocks.Set(clientID, at)
-		default:
-			clocks.Reset(clientID)
-		}
-		return
-	}
+func (s *Server) applyClockMove(ctx context.Context, clientID string, m clockMove, d time.Duration, at time.Time) error {
 	switch {
 	case m.Advance != nil:
-		s.cfg.Clock.Advance(d)
+		return s.clocks.advance(ctx, clientID, d)
 	case m.Set != nil:
-		s.cfg.Clock.Set(at)
+		return s.clocks.set(ctx, clientID, at)
 	default:
-		s.cfg.Clock.Reset()
+		return s.clocks.reset(ctx, clientID)
 	}
 }
 
@@ -165,9 +157,14 @@ func (s *Server) reset(w http.ResponseWriter, r *http.Request) {
 	}
 	s.scenarios.Clear() // rules and activations
 	s.journal.Clear()
-	s.cfg.Clock.Reset()
-	s.cfg.ClientClocks.ResetAll()
-	s.limiter.reset()
+	if err := s.clocks.resetAll(r.Context()); err != nil {
+		s.fail(w, r, fmt.Errorf("reset the clocks: %w", err))
+		return
+	}
+	if err := s.limiter.reset(r.Context()); err != nil {
+		s.fail(w, r, fmt.Errorf("refill the rate limits: %w", err))
+		return
+	}
 	s.log.Info("sandbox reset")
 	writeJSON(w, http.StatusOK, map[string]string{"status": "reset"})
 }
@@ -180,7 +177,10 @@ func (s *Server) resetClient(w http.ResponseWriter, r *http.Request, clientID st
 		s.fail(w, r, err)
 		return
 	}
-	s.forgetClientState(clientID)
+	if err := s.forgetClientState(r.Context(), clientID); err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	s.log.Info("client reset", "client_id", clientID)
 	writeJSON(w, http.StatusOK, map[string]string{"status": "reset", "clientId": clientID})
 }

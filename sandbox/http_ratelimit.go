@@ -1,14 +1,11 @@
 package sandbox
 
 import (
+	"context"
 	"fmt"
-	"math"
 	"net/http"
 	"strconv"
-	"sync"
 	"time"
-
-	"golang.org/x/time/rate"
 
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
 )
@@ -29,85 +26,51 @@ const (
 	UnverifiedRateBurst = 100
 )
 
-// rateLimiter keeps one token bucket per registered client on the sandbox
-// clock, plus the shared unverified one: at most len(clients)+1 buckets.
+// unverifiedBucket keys the shared unverified bucket; no client id is empty.
+const unverifiedBucket = ""
+
+// rateLimiter limits each registered client's requests on its clock, with
+// the client's own limit and burst when it has them, plus the shared
+// unverified bucket: at most len(clients)+1 buckets. The buckets live in
+// this process (memoryBuckets) or in Redis for every replica
+// (sharedBuckets).
 type rateLimiter struct {
 	provider *idp.Provider
 	limit    float64
 	burst    int
-
-	mu         sync.Mutex
-	buckets    map[string]*rate.Limiter
-	unverified *rate.Limiter
-	// unverifiedMade says unverified was built (it stays nil when off).
-	unverifiedMade bool
+	buckets  bucketStore
 }
 
-func newRateLimiter(provider *idp.Provider, limit float64, burst int) *rateLimiter {
-	return &rateLimiter{provider: provider, limit: limit, burst: burst, buckets: map[string]*rate.Limiter{}}
+func newRateLimiter(provider *idp.Provider, limit float64, burst int, buckets bucketStore) *rateLimiter {
+	return &rateLimiter{provider: provider, limit: limit, burst: burst, buckets: buckets}
 }
 
-// bucket returns the limiter of a registered client, or the shared
-// unverified one for any other id; nil when limiting is off for it.
-func (l *rateLimiter) bucket(clientID string) *rate.Limiter {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+// limits is the bucket of clientID (the unverified one for any id that is
+// not a registered client) with its rate and burst; on is false when
+// limiting is off for it.
+func (l *rateLimiter) limits(clientID string) (key string, limit float64, burst int, on bool) {
 	c, registered := l.provider.Client(clientID)
 	if !registered {
-		if !l.unverifiedMade {
-			l.unverified = newBucket(min(l.limit, UnverifiedRateLimit), min(l.burst, UnverifiedRateBurst))
-			l.unverifiedMade = true
-		}
-		return l.unverified
+		limit, burst = min(l.limit, UnverifiedRateLimit), min(l.burst, UnverifiedRateBurst)
+		return unverifiedBucket, limit, max(burst, 1), limit > 0
 	}
-	if b, ok := l.buckets[clientID]; ok {
-		return b
-	}
-	limit, burst := l.limit, l.burst
+	limit, burst = l.limit, l.burst
 	if c.RateLimit != nil {
 		limit = *c.RateLimit
 	}
 	if c.RateBurst != nil {
 		burst = *c.RateBurst
 	}
-	b := newBucket(limit, burst)
-	l.buckets[clientID] = b
-	return b
+	return clientID, limit, max(burst, 1), limit > 0
 }
 
 // forget drops one client's bucket: a reset client starts full.
-func (l *rateLimiter) forget(clientID string) {
-	l.mu.Lock()
-	delete(l.buckets, clientID)
-	l.mu.Unlock()
-}
-
-// newBucket is a token bucket, nil when limit turns limiting off.
-func newBucket(limit float64, burst int) *rate.Limiter {
-	if limit <= 0 {
-		return nil
-	}
-	return rate.NewLimiter(rate.Limit(limit), max(burst, 1))
-}
-
-// size is how many buckets exist, the unverified one included.
-func (l *rateLimiter) size() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	n := len(l.buckets)
-	if l.unverifiedMade {
-		n++
-	}
-	return n
+func (l *rateLimiter) forget(ctx context.Context, clientID string) error {
+	return l.buckets.forget(ctx, clientID)
 }
 
 // reset refills every bucket.
-func (l *rateLimiter) reset() {
-	l.mu.Lock()
-	clear(l.buckets)
-	l.unverified, l.unverifiedMade = nil, false
-	l.mu.Unlock()
-}
+func (l *rateLimiter) reset(ctx context.Context) error { return l.buckets.reset(ctx) }
 
 // withRateLimit answers 429 with Retry-After when a client's bucket is empty,
 // and tells every API and ping response how much is left (RateLimit-*).
@@ -120,25 +83,27 @@ func (s *Server) withRateLimit(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		b := s.limiter.bucket(info.claimed.ClientID)
-		if b == nil {
+		id := info.claimed.ClientID
+		key, limit, burst, on := s.limiter.limits(id)
+		if !on {
 			next.ServeHTTP(w, r)
 			return
 		}
-		now := s.now(info.claimed.ClientID)
-		res := b.ReserveN(now, 1)
-		wait := res.DelayFrom(now)
-		if !res.OK() || wait > 0 {
-			res.CancelAt(now)
-			seconds := retryAfterSeconds(wait)
-			w.Header().Set("Retry-After", strconv.Itoa(seconds))
-			setRateLimitHeaders(w, b.Burst(), 0, seconds)
-			s.problem(w, r, newProblem(http.StatusTooManyRequests,
-				fmt.Sprintf("rate limit of %g requests per second (burst %d) exceeded for %s; retry after %d second(s)", float64(b.Limit()), b.Burst(), limitedWho(info), seconds)))
+		res, err := s.limiter.buckets.take(r.Context(), key, limit, burst, s.now(id))
+		if err != nil {
+			s.log.Error("rate limit unavailable", "request_id", requestID(r), "err", err)
+			s.unavailable(w, r)
 			return
 		}
-		remaining := int(math.Floor(b.TokensAt(now)))
-		setRateLimitHeaders(w, b.Burst(), max(remaining, 0), secondsUntilFull(b, now))
+		if !res.allowed {
+			seconds := retryAfterSeconds(res.wait)
+			w.Header().Set("Retry-After", strconv.Itoa(seconds))
+			setRateLimitHeaders(w, burst, 0, seconds)
+			s.problem(w, r, newProblem(http.StatusTooManyRequests,
+				fmt.Sprintf("rate limit of %g requests per second (burst %d) exceeded for %s; retry after %d second(s)", limit, burst, limitedWho(info), seconds)))
+			return
+		}
+		setRateLimitHeaders(w, burst, res.remaining(), res.secondsUntilFull(limit, burst))
 		next.ServeHTTP(w, r)
 	})
 }
@@ -149,15 +114,6 @@ func limitedWho(info *requestInfo) string {
 		return "requests with tokens the sandbox did not issue (they share one bucket)"
 	}
 	return "client " + info.claimed.ClientID
-}
-
-// secondsUntilFull is how long until the bucket is full again.
-func secondsUntilFull(b *rate.Limiter, now time.Time) int {
-	missing := float64(b.Burst()) - b.TokensAt(now)
-	if missing <= 0 {
-		return 0
-	}
-	return int(math.Ceil(missing / float64(b.Limit())))
 }
 
 // setRateLimitHeaders writes the RateLimit-* headers of the IETF
@@ -175,18 +131,21 @@ func setRateLimitHeaders(w http.ResponseWriter, limit, remaining, reset int) {
 // says nothing is left until Retry-After, as a real 429 does. Nothing is
 // written when limiting is off for the client or no client is known, as
 // real answers then carry no RateLimit-* headers either.
-func (l *rateLimiter) forcedHeaders(w http.ResponseWriter, clientID string, now time.Time, retryAfter int) {
+func (l *rateLimiter) forcedHeaders(ctx context.Context, w http.ResponseWriter, clientID string, now time.Time, retryAfter int) {
 	if clientID == "" {
 		return
 	}
-	b := l.bucket(clientID)
-	if b == nil {
+	key, limit, burst, on := l.limits(clientID)
+	if !on {
 		return
 	}
 	if retryAfter > 0 {
-		setRateLimitHeaders(w, b.Burst(), 0, retryAfter)
+		setRateLimitHeaders(w, burst, 0, retryAfter)
 		return
 	}
-	remaining := int(math.Floor(b.TokensAt(now)))
-	setRateLimitHeaders(w, b.Burst(), max(remaining, 0), secondsUntilFull(b, now))
+	res, err := l.buckets.peek(ctx, key, limit, burst, now)
+	if err != nil {
+		return // the forced answer goes out without the headers
+	}
+	setRateLimitHeaders(w, burst, res.remaining(), res.secondsUntilFull(limit, burst))
 }

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 )
@@ -21,6 +22,11 @@ func (s *Server) problem(w http.ResponseWriter, r *http.Request, p Problem) {
 // fail answers err: the request's own problem, or a logged 500 whose body
 // does not leak internals.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	if errors.Is(err, errSharedState) {
+		s.log.Error("shared state unavailable", "request_id", requestID(r), "err", err)
+		s.unavailable(w, r)
+		return
+	}
 	p := problemFor(err)
 	if p.Status >= http.StatusInternalServerError {
 		s.log.Error("request failed", "method", r.Method, "path", s.redactor.Path(r.URL.Path), "request_id", requestID(r), "err", err)

@@ -165,7 +165,7 @@ const forgedIdentities = 300
 
 func TestForgedIdentitiesAddNoState(t *testing.T) {
 	t.Parallel()
-	s := newSandbox(t)
+	s := newSandbox(t, withRateLimit(sandbox.DefaultRateLimit, sandbox.DefaultRateBurst)) // limiting on, so buckets would show
 	f := newForgery(t, s)
 	ruleID := s.addRule(map[string]any{"endpoint": "api", "status": 503, "times": 1, "perClient": true})
 	padding := strings.Repeat("x", 2000) // each claim worth keeping, if it were kept
@@ -185,8 +185,8 @@ func TestForgedIdentitiesAddNoState(t *testing.T) {
 			t.Fatalf("forged token %d: a %d-byte challenge echoes the claims", i, len(challenge))
 		}
 	}
-	if n := sandbox.RateBucketCount(s.server); n != 1 {
-		t.Errorf("%d rate-limit buckets after %d forged identities, want 1 (the shared unverified one)", n, forgedIdentities)
+	if n := sandbox.RateBucketCount(s.server); n > 1 {
+		t.Errorf("%d rate-limit buckets after %d forged identities, want at most 1 (the shared unverified one)", n, forgedIdentities)
 	}
 	var rule struct {
 		Hits       int            `json:"hits"`

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gorilla/mux"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/referrals-sandbox/referrals-sandbox/clock"
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
@@ -68,6 +69,10 @@ type Config struct {
 	// /__sandbox/clock with a clientId); default: clocks over Clock. Pass the
 	// ones the Provider's ClientClock reads, so tokens follow them too.
 	ClientClocks *clock.PerClient
+	// Redis, when set, holds the runtime state replicas share: the clocks,
+	// the runtime clients' version and the rate limit buckets (see
+	// shared_state.go). nil keeps them in this process.
+	Redis *redis.Client
 }
 
 // DefaultJournalSize is how many requests the journal keeps by default.
@@ -91,6 +96,8 @@ type Server struct {
 	scenarios  *scenarios.Engine
 	journal    *journal.Journal
 	limiter    *rateLimiter
+	clocks     clockMover
+	shared     *sharedState // nil unless Config.Redis
 	hosts      hostPolicy
 	handler    http.Handler
 	// redactor hides credentials, by name and by value, in journal entries.
@@ -153,8 +160,8 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		cfg: cfg, log: cfg.Logger, store: cfg.Store, audience: cfg.Audience, trialsJSON: trialsJSON,
 		library: cfg.Library, scenarios: cfg.Scenarios, journal: journal.NewBounded(cfg.JournalSize, cfg.JournalBytes),
-		limiter: newRateLimiter(cfg.Provider, cfg.RateLimit, cfg.RateBurst),
 	}
+	s.useSharedState()
 	if s.hosts, err = newHostPolicy(cfg.AllowedHosts); err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
@@ -201,7 +208,7 @@ func (s *Server) routes() http.Handler {
 	s.cfg.Provider.Register(r)
 	// Outermost first: every response gets a request id; the journal sees
 	// the final answer, including forced ones and 429s.
-	return withRequestID(s.withAdminGuard(s.withJournal(s.withHTTPSOnly(s.withScenarios(s.withRateLimit(r))))))
+	return withRequestID(s.withShared(s.withAdminGuard(s.withJournal(s.withHTTPSOnly(s.withScenarios(s.withRateLimit(r)))))))
 }
 
 // serveCA serves the local CA certificate clients trust (--tls).
@@ -212,8 +219,11 @@ func (s *Server) serveCA(w http.ResponseWriter, _ *http.Request) {
 
 // serveHealth answers the unauthenticated health check used by CI and
 // container health checks. It touches nothing that can block.
-func (s *Server) serveHealth(w http.ResponseWriter, _ *http.Request) {
+func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
+	if s.degraded(w, r) {
+		return
+	}
 	_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
 }

@@ -1,0 +1,367 @@
+package sandbox_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/internal/redistest"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
+)
+
+// sharedReplicas is n sandboxes on one Redis and one store, as replicas
+// behind a load balancer: each has its own clock, identity provider and
+// validation cache, and learns the others' changes only through Redis.
+type sharedReplicas struct {
+	all   []*testSandbox
+	redis *redistest.Server
+	trips *roundTrips // of the first replica's Redis client
+}
+
+// roundTrips counts the round trips a go-redis client makes: one per
+// command or pipeline sent. While failIncr is set, single INCR commands
+// fail as if Redis had gone between two calls of one request.
+type roundTrips struct {
+	n        atomic.Int64
+	failIncr atomic.Bool
+}
+
+func (c *roundTrips) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (c *roundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		c.n.Add(1)
+		if c.failIncr.Load() && cmd.Name() == "incr" {
+			cmd.SetErr(errors.New("connection reset by test"))
+			return cmd.Err()
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (c *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		c.n.Add(1)
+		return next(ctx, cmds)
+	}
+}
+
+func newSharedReplicas(t *testing.T, n int, opts ...sandboxOption) *sharedReplicas {
+	t.Helper()
+	srv := redistest.Start(t)
+	st, err := store.Open(store.MemoryPath) // one store: the records are not this test's subject
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := &sharedReplicas{redis: srv, trips: &roundTrips{}}
+	for i := range n {
+		rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, MaxRetries: -1})
+		if i == 0 {
+			rdb.AddHook(rs.trips)
+		}
+		t.Cleanup(func() { _ = rdb.Close() })
+		shared := func(c *sandbox.Config) { c.Redis = rdb }
+		rs.all = append(rs.all, newSandbox(t, append([]sandboxOption{useStore(st), shared}, opts...)...))
+	}
+	return rs
+}
+
+// get is GET trials with tok through one replica.
+func get(s *testSandbox, tok string) *response {
+	s.t.Helper()
+	return s.do(request{path: trialsPath, token: tok, plain: true})
+}
+
+func TestSharedClockAdvanceThroughOneReplicaExpiresTokensOnAnother(t *testing.T) {
+	rs := newSharedReplicas(t, 2)
+	a, b := rs.all[0], rs.all[1]
+	tok := b.token(partner)
+	if r := get(b, tok); r.Status != http.StatusOK {
+		t.Fatalf("fresh token on B: %d %s", r.Status, r.Body)
+	}
+	a.advance(2 * time.Hour)
+	if r := get(b, tok); r.Status != http.StatusUnauthorized {
+		t.Fatalf("token on B after a 2h advance through A: %d %s, want 401", r.Status, r.Body)
+	}
+	var view struct{ Offset string }
+	b.admin(http.MethodGet, "/__sandbox/clock", nil).decode(t, &view)
+	if view.Offset != "2h0m0s" {
+		t.Errorf("B's clock offset %q, want 2h0m0s", view.Offset)
+	}
+	// A reset through B brings A back to real time too.
+	if r := b.admin(http.MethodPost, "/__sandbox/clock", map[string]any{"reset": true}); r.Status != http.StatusOK {
+		t.Fatalf("reset through B: %d %s", r.Status, r.Body)
+	}
+	a.admin(http.MethodGet, "/__sandbox/clock", nil).decode(t, &view)
+	if view.Offset != "0s" {
+		t.Errorf("A's clock offset after a reset through B: %q", view.Offset)
+	}
+}
+
+func TestSharedClientClockMovesOneClientOnEveryReplica(t *testing.T) {
+	rs := newSharedReplicas(t, 2)
+	a, b := rs.all[0], rs.all[1]
+	mine, other := b.token(partner), b.token(partner2)
+	r := a.admin(http.MethodPost, "/__sandbox/clock", map[string]any{"clientId": partner, "advance": "2h"})
+	if r.Status != http.StatusOK {
+		t.Fatalf("advance %s's clock through A: %d %s", partner, r.Status, r.Body)
+	}
+	if r := get(b, mine); r.Status != http.StatusUnauthorized {
+		t.Errorf("%s's token on B after its clock moved through A: %d, want 401", partner, r.Status)
+	}
+	if r := get(b, other); r.Status != http.StatusOK {
+		t.Errorf("%s's token on B moved with %s's clock: %d %s", partner2, partner, r.Status, r.Body)
+	}
+}
+
+func TestSharedRuntimeClientsAcrossReplicas(t *testing.T) {
+	rs := newSharedReplicas(t, 3)
+	a, b, c := rs.all[0], rs.all[1], rs.all[2]
+	cl := a.newClient(nil)
+	// Each replica issues its own tokens: their issuer is the address the
+	// token was asked at, which replicas behind one balancer share.
+	tokens := []string{b.clientToken(cl), c.clientToken(cl)} // B and C never saw the client created
+	for i, s := range []*testSandbox{b, c} {
+		if r := get(s, tokens[i]); r.Status != http.StatusOK {
+			t.Fatalf("runtime client's token on replica %d: %d %s", i+1, r.Status, r.Body)
+		}
+	}
+	if r := b.admin(http.MethodGet, "/__sandbox/clients/"+cl.ClientID, nil); r.Status != http.StatusOK {
+		t.Errorf("GET the client created on A through B: %d %s", r.Status, r.Body)
+	}
+	// A secret rotated through A works on C, and removing the first one
+	// through A makes C refuse it.
+	added := a.admin(http.MethodPost, "/__sandbox/clients/"+cl.ClientID+"/secrets", nil)
+	var rotated runtimeClient
+	added.decode(t, &rotated)
+	if added.Status != http.StatusCreated || rotated.ClientSecret == "" {
+		t.Fatalf("add a secret through A: %d %s", added.Status, added.Body)
+	}
+	if r := c.tokenResponse(cl.ClientID, rotated.ClientSecret, apiScope); r.Status != http.StatusOK {
+		t.Errorf("the secret added through A on C: %d %s", r.Status, r.Body)
+	}
+	if r := a.admin(http.MethodDelete, "/__sandbox/clients/"+cl.ClientID+"/secrets/"+cl.SecretID, nil); r.Status >= 300 {
+		t.Fatalf("delete the first secret through A: %d %s", r.Status, r.Body)
+	}
+	if r := c.tokenResponse(cl.ClientID, cl.ClientSecret, apiScope); r.Status != http.StatusUnauthorized {
+		t.Errorf("the secret deleted through A on C: %d %s, want 401", r.Status, r.Body)
+	}
+	if r := a.admin(http.MethodDelete, "/__sandbox/clients/"+cl.ClientID, nil); r.Status != http.StatusNoContent && r.Status != http.StatusOK {
+		t.Fatalf("delete through A: %d %s", r.Status, r.Body)
+	}
+	for i, s := range []*testSandbox{b, c} {
+		r := get(s, tokens[i])
+		if r.Status != http.StatusUnauthorized {
+			t.Errorf("deleted client's cached token on replica %d: %d %s, want 401", i+1, r.Status, r.Body)
+		} else if p := r.problem(t); !strings.Contains(p.Detail, "was deleted") {
+			t.Errorf("replica %d refuses a deleted client's token without saying so: %q", i+1, p.Detail)
+		}
+		if r := s.tokenResponse(cl.ClientID, cl.ClientSecret, apiScope); r.Status == http.StatusOK {
+			t.Errorf("deleted client got a token from replica %d", i+1)
+		}
+	}
+}
+
+func TestSharedRateLimitBurstAcrossReplicas(t *testing.T) {
+	rs := newSharedReplicas(t, 2, withRateLimit(slowRate, 5))
+	a, b := rs.all[0], rs.all[1]
+	tokens := map[*testSandbox]string{a: a.token(partner), b: b.token(partner)}
+	for i, s := range []*testSandbox{a, b, a, b, a} {
+		r := get(s, tokens[s])
+		if r.Status != http.StatusOK {
+			t.Fatalf("request %d of a burst of 5: %d %s", i+1, r.Status, r.Body)
+		}
+		if got, want := r.Header.Get("RateLimit-Remaining"), string(rune('0'+4-i)); got != want {
+			t.Errorf("request %d: RateLimit-Remaining %q, want %s", i+1, got, want)
+		}
+		if got := r.Header.Get("RateLimit-Limit"); got != "5" {
+			t.Errorf("request %d: RateLimit-Limit %q, want 5", i+1, got)
+		}
+	}
+	r := get(b, tokens[b])
+	if r.Status != http.StatusTooManyRequests || r.Header.Get("Retry-After") == "" {
+		t.Fatalf("6th request, on B: %d Retry-After %q, want 429 with Retry-After", r.Status, r.Header.Get("Retry-After"))
+	}
+	r.problem(t)
+	// A reset through B refills the bucket A spends from.
+	if r := b.admin(http.MethodPost, "/__sandbox/reset", map[string]any{"clientId": partner}); r.Status != http.StatusOK {
+		t.Fatalf("reset %s through B: %d %s", partner, r.Status, r.Body)
+	}
+	if r := get(a, tokens[a]); r.Status != http.StatusOK || r.Header.Get("RateLimit-Remaining") != "4" {
+		t.Errorf("on A after a reset through B: %d RateLimit-Remaining %q, want 200 and 4", r.Status, r.Header.Get("RateLimit-Remaining"))
+	}
+	for range 4 {
+		get(b, tokens[b])
+	}
+	// The sandbox clock refills the shared bucket, as it does in process.
+	a.advance(time.Minute)
+	if r := get(b, tokens[b]); r.Status != http.StatusOK {
+		t.Errorf("after a clock advance through A, on B: %d %s", r.Status, r.Body)
+	}
+}
+
+func TestSharedRedisOutageAnswers503AndRecovers(t *testing.T) {
+	rs := newSharedReplicas(t, 2)
+	a, b := rs.all[0], rs.all[1]
+	tok := a.token(partner)
+	rs.redis.Stop(t)
+
+	r := get(a, tok)
+	if r.Status != http.StatusServiceUnavailable || r.Header.Get("Retry-After") == "" {
+		t.Fatalf("API with Redis down: %d Retry-After %q, want 503 with Retry-After", r.Status, r.Header.Get("Retry-After"))
+	}
+	if p := r.problem(t); !strings.Contains(p.Detail, "Redis") {
+		t.Errorf("problem detail %q does not say Redis is unreachable", p.Detail)
+	}
+	tr := tokenPlain(t, b, partner)
+	if tr.Status != http.StatusServiceUnavailable || tr.Header.Get("Retry-After") == "" {
+		t.Fatalf("token endpoint with Redis down: %d Retry-After %q", tr.Status, tr.Header.Get("Retry-After"))
+	}
+	var te idp.ErrorBody
+	tr.decode(t, &te)
+	if te.Error != "temporarily_unavailable" {
+		t.Errorf("token endpoint error %q, want temporarily_unavailable", te.Error)
+	}
+	if strings.Contains(string(tr.Body), partner+"-secret") {
+		t.Error("the token endpoint's 503 quotes the client secret")
+	}
+	h := b.do(request{path: "/__sandbox/health", plain: true})
+	var health struct{ Status, Reason string }
+	h.decode(t, &health)
+	if h.Status != http.StatusServiceUnavailable || health.Status != "degraded" || health.Reason == "" {
+		t.Errorf("health with Redis down: %d %s", h.Status, h.Body)
+	}
+
+	rs.redis.Restart(t)
+	if h := b.do(request{path: "/__sandbox/health", plain: true}); h.Status != http.StatusOK {
+		t.Errorf("health after Redis returned: %d %s", h.Status, h.Body)
+	}
+	if r := get(a, tok); r.Status != http.StatusOK {
+		t.Errorf("API after Redis returned: %d %s", r.Status, r.Body)
+	}
+	if r := tokenPlain(t, b, partner); r.Status != http.StatusOK {
+		t.Errorf("token endpoint after Redis returned: %d %s", r.Status, r.Body)
+	}
+}
+
+// tokenPlain asks s for a token without the contract check (a 503 from
+// the shared state is not one of the token endpoint's documented answers
+// to check a body against).
+func tokenPlain(t *testing.T, s *testSandbox, clientID string) *response {
+	t.Helper()
+	form := url.Values{"grant_type": {"client_credentials"}, "client_id": {clientID}, "client_secret": {clientID + "-secret"}, "scope": {apiScope}}
+	return s.do(request{method: http.MethodPost, path: "/" + idp.DefaultTenant + "/oauth2/v2.0/token", body: form.Encode(),
+		headers: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, plain: true})
+}
+
+func TestSharedRoundTripsPerAuthenticatedGet(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		opts  []sandboxOption
+		trips int64
+	}{
+		// One MULTI/EXEC for clock and clients, one EVALSHA for the bucket.
+		{name: "rate-limited", opts: []sandboxOption{withRateLimit(1000, 2000)}, trips: 2},
+		{name: "no rate limit", opts: []sandboxOption{withRateLimit(0, 0)}, trips: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rs := newSharedReplicas(t, 1, tc.opts...)
+			a := rs.all[0]
+			tok := a.token(partner)
+			if r := get(a, tok); r.Status != http.StatusOK { // caches the validated token, loads the script
+				t.Fatalf("first GET: %d %s", r.Status, r.Body)
+			}
+			before := rs.trips.n.Load()
+			if r := get(a, tok); r.Status != http.StatusOK {
+				t.Fatalf("second GET: %d %s", r.Status, r.Body)
+			}
+			if got := rs.trips.n.Load() - before; got != tc.trips {
+				t.Errorf("Redis round trips of one authenticated GET: %d, want %d", got, tc.trips)
+			}
+		})
+	}
+}
+
+// Requests on B run while A moves the clock and creates clients: B's
+// copies change under its own requests (run with -race). Once A's last
+// move is acknowledged, B's next request sees all of them.
+func TestSharedStateChangesUnderConcurrentRequests(t *testing.T) {
+	rs := newSharedReplicas(t, 2)
+	a, b := rs.all[0], rs.all[1]
+	tok := b.token(partner)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				if r := get(b, tok); r.Status != http.StatusOK && r.Status != http.StatusUnauthorized {
+					t.Errorf("GET on B during moves: %d %s", r.Status, r.Body)
+					return
+				}
+			}
+		}()
+	}
+	for range 5 {
+		a.advance(time.Minute)
+		a.newClient(nil)
+	}
+	close(done)
+	wg.Wait()
+	var view struct{ Offset string }
+	b.admin(http.MethodGet, "/__sandbox/clock", nil).decode(t, &view)
+	if view.Offset != "5m0s" {
+		t.Errorf("B's offset after five 1m advances through A: %q", view.Offset)
+	}
+	var list struct{ Clients []struct{ Origin string } }
+	b.admin(http.MethodGet, "/__sandbox/clients", nil).decode(t, &list)
+	runtime := 0
+	for _, c := range list.Clients {
+		if c.Origin == "runtime" {
+			runtime++
+		}
+	}
+	if runtime != 5 {
+		t.Errorf("B lists %d runtime clients, want the 5 created on A", runtime)
+	}
+}
+
+// Redis failing after the per-request read, at the runtime clients'
+// version bump: the admin API answers 503 with Retry-After, not 500.
+func TestSharedRedisFailingMidRequestAnswers503(t *testing.T) {
+	rs := newSharedReplicas(t, 1)
+	a := rs.all[0]
+	rs.trips.failIncr.Store(true)
+	r := a.do(request{method: http.MethodPost, path: "/__sandbox/clients", body: map[string]any{}, plain: true})
+	if r.Status != http.StatusServiceUnavailable || r.Header.Get("Retry-After") == "" {
+		t.Fatalf("create a client while Redis fails: %d Retry-After %q %s", r.Status, r.Header.Get("Retry-After"), r.Body)
+	}
+	r.problem(t)
+	if strings.Contains(string(r.Body), "8Q~") {
+		t.Error("the 503 shows the new client's secret")
+	}
+	// The store kept the client; once Redis answers, this replica lists
+	// what the store has rather than its own stale copy.
+	rs.trips.failIncr.Store(false)
+	var list struct{ Clients []struct{ Origin string } }
+	a.admin(http.MethodGet, "/__sandbox/clients", nil).decode(t, &list)
+	if n := len(list.Clients); n != 6 {
+		t.Errorf("%d clients listed after the failed announcement, want the 5 fixtures and the stored one", n)
+	}
+}
