@@ -5,7 +5,7 @@ import "time"
 // entry is an active rule with its counting state, guarded by Engine.mu.
 type entry struct {
 	rule    Rule
-	binding string     // client id of the scenario activation, "" if unbound
+	binding string // client id of the scenario activation, "" if unbound
 	addedAt time.Time
 
 	lastFired time.Time
