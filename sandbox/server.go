@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gorilla/mux"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/referrals-sandbox/referrals-sandbox/clock"
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
@@ -68,6 +69,9 @@ type Config struct {
 	// /__sandbox/clock with a clientId); default: clocks over Clock. Pass the
 	// ones the Provider's ClientClock reads, so tokens follow them too.
 	ClientClocks *clock.PerClient
+	// Redis, when set, holds the state replicas share (shared mode, --redis);
+	// nil keeps everything in this process, as before. See shared.go.
+	Redis *redis.Client
 }
 
 // DefaultJournalSize is how many requests the journal keeps by default.
@@ -89,7 +93,7 @@ type Server struct {
 	trialsJSON []byte
 	library    *scenarios.Library
 	scenarios  *scenarios.Engine
-	journal    *journal.Journal
+	journal    journal.Log
 	limiter    *rateLimiter
 	hosts      hostPolicy
 	handler    http.Handler
@@ -119,6 +123,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.Scenarios == nil {
 		cfg.Scenarios = scenarios.New(scenarios.Config{Library: cfg.Library, Clock: cfg.Clock})
+	}
+	if err := shareScenarios(&cfg); err != nil {
+		return nil, err
 	}
 	if cfg.ClientClocks == nil {
 		cfg.ClientClocks = clock.NewPerClient(cfg.Clock)
@@ -150,7 +157,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{
 		cfg: cfg, log: cfg.Logger, store: cfg.Store, audience: cfg.Audience, trialsJSON: trialsJSON,
-		library: cfg.Library, scenarios: cfg.Scenarios, journal: journal.NewBounded(cfg.JournalSize, cfg.JournalBytes),
+		library: cfg.Library, scenarios: cfg.Scenarios, journal: newJournal(cfg),
 		limiter: newRateLimiter(cfg.Provider, cfg.RateLimit, cfg.RateBurst),
 	}
 	if s.hosts, err = newHostPolicy(cfg.AllowedHosts); err != nil {

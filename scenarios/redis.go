@@ -41,9 +41,11 @@ type storedRule struct {
 
 // Shared returns an Engine over the same library, clock and cap as e whose
 // rules, activations and counters live in Redis through rdb, shared with
-// every other sandbox using the same Redis. e itself is unchanged; rules
-// already active in e are not copied.
-func (e *Engine) Shared(rdb *redis.Client) *Engine {
+// every other sandbox using the same Redis. e's scenario activations (the
+// start-up ones) are carried over unless Redis already lists them, so a
+// replica starting or restarting never resets counters the others rely on;
+// e's other rules are not copied.
+func (e *Engine) Shared(rdb *redis.Client) (*Engine, error) {
 	s := &sharedRules{
 		rdb:      rdb,
 		verKey:   RedisPrefix + "version",
@@ -54,7 +56,19 @@ func (e *Engine) Shared(rdb *redis.Client) *Engine {
 	}
 	out := New(Config{Library: e.lib, Clock: e.clock, MaxRules: e.maxRules})
 	out.shared = s
-	return out
+	for _, a := range e.Active() {
+		err := s.mutate(out, func(sc *Engine) error {
+			if sc.hasActivation(a.Name, a.ClientID) {
+				return nil
+			}
+			_, err := sc.Activate(a.Name, a.ClientID)
+			return err
+		}, nil)
+		if err != nil {
+			return nil, fmt.Errorf("share scenario %q: %w", a.Name, err)
+		}
+	}
+	return out, nil
 }
 
 // counterKey is the hash holding rule id's match and hit tallies.

@@ -30,7 +30,9 @@ func sharedEngines(t *testing.T, n, maxRules int) ([]*Engine, *redistest.Server)
 		if maxRules > 0 {
 			base.maxRules = maxRules
 		}
-		out[i] = base.Shared(rdb)
+		if out[i], err = base.Shared(rdb); err != nil {
+			t.Fatalf("Shared: %v", err)
+		}
 	}
 	return out, srv
 }
@@ -175,6 +177,39 @@ func TestSharedRuleManagementAcrossReplicas(t *testing.T) {
 	b.ClearClient("ci-1")
 	if act, st := a.Active(), a.Rules(); len(act) != 0 || len(st) != 0 {
 		t.Errorf("after ClearClient through B, A lists %+v %+v", act, st)
+	}
+}
+
+// TestSharedKeepsStartupActivations: a replica's start-up scenarios are
+// shared, and a replica starting later does not reset their counters.
+func TestSharedKeepsStartupActivations(t *testing.T) {
+	srv := redistest.Start(t)
+	opts, err := redis.ParseURL(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := func() *Engine {
+		rdb := redis.NewClient(opts)
+		t.Cleanup(func() { rdb.Close() })
+		local := newTestEngine(t)
+		if _, err := local.Activate("flaky", ""); err != nil {
+			t.Fatal(err)
+		}
+		e, err := local.Shared(rdb)
+		if err != nil {
+			t.Fatalf("Shared: %v", err)
+		}
+		return e
+	}
+	a := start()
+	for range 5 {
+		a.Decide(Request{Method: "POST", Path: "/api/v1/referrals/qualified", ClientID: "x", Endpoint: EndpointAPI})
+	}
+	before := a.Rules()
+	b := start()
+	after := b.Rules()
+	if len(a.Active()) != 1 || len(before) == 0 || fmt.Sprint(before) != fmt.Sprint(after) {
+		t.Fatalf("second replica changed the shared scenario:\nbefore %+v\nafter  %+v", before, after)
 	}
 }
 

@@ -1,0 +1,33 @@
+package sandbox
+
+import (
+	"fmt"
+
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
+)
+
+// shareScenarios moves the failure rules into Redis in shared mode
+// (cfg.Redis set): every replica then counts times, after and per-client
+// tallies against the same rules. The start-up activations of
+// cfg.Scenarios are carried over.
+func shareScenarios(cfg *Config) error {
+	if cfg.Redis == nil {
+		return nil
+	}
+	shared, err := cfg.Scenarios.Shared(cfg.Redis)
+	if err != nil {
+		return fmt.Errorf("sandbox: shared mode: %w", err)
+	}
+	cfg.Scenarios = shared
+	return nil
+}
+
+// newJournal is the request journal: a capped Redis stream shared by the
+// replicas in shared mode, so the journal and the conformance report through
+// any replica show the calls made through all of them; in memory otherwise.
+func newJournal(cfg Config) journal.Log {
+	if cfg.Redis != nil {
+		return journal.NewRedis(cfg.Redis, cfg.JournalSize, cfg.JournalBytes)
+	}
+	return journal.NewBounded(cfg.JournalSize, cfg.JournalBytes)
+}
