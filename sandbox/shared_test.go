@@ -25,20 +25,19 @@ func useRedis(rdb *redis.Client) sandboxOption {
 // replicas behind a load balancer would.
 func replicas(t *testing.T, n int, opts ...sandboxOption) []*testSandbox {
 	t.Helper()
-	srv := redistest.Start(t)
-	ropts, err := redis.ParseURL(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
+	return replicasOn(t, redistest.Start(t), n, opts...)
+}
+
+// replicasOn is replicas on a Redis the test controls.
+func replicasOn(t *testing.T, srv *redistest.Server, n int, opts ...sandboxOption) []*testSandbox {
+	t.Helper()
 	st, err := store.Open(store.MemoryPath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := make([]*testSandbox, n)
 	for i := range out {
-		rdb := redis.NewClient(ropts)
-		t.Cleanup(func() { rdb.Close() })
-		out[i] = newSandbox(t, append([]sandboxOption{useRedis(rdb), useStore(st)}, opts...)...)
+		out[i] = newSandbox(t, append([]sandboxOption{useRedis(srv.NewClient(t)), useStore(st)}, opts...)...)
 	}
 	return out
 }
@@ -191,5 +190,36 @@ func TestSharedRuleCapAcrossReplicas(t *testing.T) {
 	}
 	if len(ids) != 5 {
 		t.Errorf("replica C lists %v, want 5 distinct rules", ids)
+	}
+}
+
+// TestSharedRulesRedisDown: while Redis is down, a request whose rules
+// cannot be read answers 503 with Retry-After in the endpoint's own shape
+// (never normally, which would skip a failure the tester asked for), and
+// rules apply again once Redis is back.
+func TestSharedRulesRedisDown(t *testing.T) {
+	srv := redistest.Start(t)
+	rs := replicasOn(t, srv, 1)
+	tok := rs[0].token(partner)
+	srv.Stop(t)
+	api := rs[0].do(request{method: http.MethodGet, path: "/api/v1/referrals/trials", token: tok, plain: true})
+	wantProblem(t, api, http.StatusServiceUnavailable, "urn:referrals-sandbox:problem:unavailable")
+	if api.Header.Get("Retry-After") == "" {
+		t.Errorf("API 503 without Retry-After: %v", api.Header)
+	}
+	tokResp := rs[0].tokenResponse(partner, partner+"-secret", apiScope)
+	if tokResp.Status != http.StatusServiceUnavailable || tokResp.Header.Get("Retry-After") == "" {
+		t.Fatalf("token endpoint with Redis down: %d %v %s", tokResp.Status, tokResp.Header, tokResp.Body)
+	}
+	var entra struct {
+		Error string `json:"error"`
+	}
+	tokResp.decode(t, &entra)
+	if entra.Error == "" {
+		t.Errorf("token endpoint 503 is not Entra-shaped: %s", tokResp.Body)
+	}
+	srv.Restart(t)
+	if r := rs[0].do(request{method: http.MethodGet, path: "/api/v1/referrals/trials", token: tok, plain: true}); r.Status != http.StatusOK {
+		t.Errorf("after Redis returned: %d %s", r.Status, r.Body)
 	}
 }

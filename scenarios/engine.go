@@ -199,7 +199,7 @@ func (e *Engine) Decide(req Request) (Decision, bool) {
 		if !en.rule.Matches(req) || !en.fire(req.ClientID) {
 			continue
 		}
-		d := en.rule.decide(matchRNG(en.rule.Seed, en.rule.ID, int64(en.matches)))
+		d := en.rule.decide(matchRNG(en.rule.Seed, int64(en.matches)))
 		en.lastFired = e.clock.Now()
 		if en.retired() {
 			e.entries = slices.Delete(e.entries, i, i+1)

@@ -28,8 +28,7 @@ func newEntry(r Rule, binding string, now time.Time) *entry {
 
 // fire counts a request the rule matched and reports whether the rule fires
 // on it: after its "after" count, within its "times", and when its
-// probability draw hits. The draw is derived from (seed, rule id, match
-// counter), see probabilityDraw, exactly as the Redis script derives it.
+// probability draw hits. The draw is derived from (seed, match counter), see probabilityDraw, exactly as the Redis script derives it.
 func (en *entry) fire(clientID string) bool {
 	c := &en.counts
 	if en.rule.PerClient {
@@ -50,7 +49,7 @@ func (en *entry) fire(clientID string) bool {
 	if en.rule.Times > 0 && c.hits >= en.rule.Times {
 		return false
 	}
-	if p := en.rule.Probability; p > 0 && p < 1 && probabilityDraw(en.rule.Seed, en.rule.ID, int64(en.matches)) >= p {
+	if p := en.rule.Probability; p > 0 && p < 1 && probabilityDraw(en.rule.Seed, int64(en.matches)) >= p {
 		return false
 	}
 	c.hits++

@@ -135,7 +135,7 @@ func (s *sharedRules) decide(e *Engine, req Request) (Decision, bool) {
 		if res[0] != 1 {
 			continue // did not fire, or removed since the list was read
 		}
-		return r.decide(matchRNG(r.Seed, r.ID, res[1])), true
+		return r.decide(matchRNG(r.Seed, res[1])), true
 	}
 	return Decision{}, false
 }

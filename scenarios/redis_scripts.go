@@ -29,7 +29,7 @@ if cm <= after then return {0, m} end
 if times > 0 and hits >= times then return {0, m} end
 local p = tonumber(ARGV[6])
 if p > 0 and p < 1 then
-  local h = redis.sha1hex(ARGV[7] .. ':' .. id .. ':' .. string.format('%d', m))
+  local h = redis.sha1hex(ARGV[7] .. ':' .. string.format('%d', m))
   local x = tonumber(string.sub(h, 1, 13), 16) / 4503599627370496
   if x >= p then return {0, m} end
 end

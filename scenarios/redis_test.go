@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redistest"
 )
 
@@ -18,18 +16,14 @@ import (
 func sharedEngines(t *testing.T, n, maxRules int) ([]*Engine, *redistest.Server) {
 	t.Helper()
 	srv := redistest.Start(t)
-	opts, err := redis.ParseURL(srv.URL)
-	if err != nil {
-		t.Fatalf("ParseURL: %v", err)
-	}
 	out := make([]*Engine, n)
 	for i := range out {
-		rdb := redis.NewClient(opts)
-		t.Cleanup(func() { rdb.Close() })
+		rdb := srv.NewClient(t)
 		base := newTestEngine(t)
 		if maxRules > 0 {
 			base.maxRules = maxRules
 		}
+		var err error
 		if out[i], err = base.Shared(rdb); err != nil {
 			t.Fatalf("Shared: %v", err)
 		}
@@ -184,13 +178,8 @@ func TestSharedRuleManagementAcrossReplicas(t *testing.T) {
 // shared, and a replica starting later does not reset their counters.
 func TestSharedKeepsStartupActivations(t *testing.T) {
 	srv := redistest.Start(t)
-	opts, err := redis.ParseURL(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
 	start := func() *Engine {
-		rdb := redis.NewClient(opts)
-		t.Cleanup(func() { rdb.Close() })
+		rdb := srv.NewClient(t)
 		local := newTestEngine(t)
 		if _, err := local.Activate("flaky", ""); err != nil {
 			t.Fatal(err)

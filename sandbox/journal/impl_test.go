@@ -4,8 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redistest"
 )
 
@@ -26,13 +24,7 @@ func forEachImpl(t *testing.T, test func(t *testing.T, im impl)) {
 		test(t, impl{name: "memory", checkEvery: 1, newLog: func(n int, b int64) Log { return NewBounded(n, b) }})
 	})
 	t.Run("redis", func(t *testing.T) {
-		srv := redistest.Start(t)
-		opts, err := redis.ParseURL(srv.URL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rdb := redis.NewClient(opts)
-		t.Cleanup(func() { rdb.Close() })
+		rdb := redistest.Start(t).NewClient(t)
 		test(t, impl{name: "redis", checkEvery: 25, newLog: func(n int, b int64) Log {
 			if err := rdb.FlushDB(context.Background()).Err(); err != nil {
 				t.Fatalf("FLUSHDB: %v", err)
