@@ -39,9 +39,10 @@ type Config struct {
 }
 
 // Engine holds the active rules and decides, per request, which failure to
-// inject. It is safe for concurrent use: one mutex guards the rules, their
-// counters and their PRNGs, which is what makes counting exact under
-// concurrency and seeded decisions reproducible.
+// inject. It is safe for concurrent use: one mutex guards the rules and
+// their counters, which is what makes counting exact under concurrency;
+// seeded decisions derive from each rule's match counter (see drawKey), so
+// they replay. Shared returns the form that keeps all of it in Redis.
 type Engine struct {
 	lib   *Library
 	clock clock.Clock
