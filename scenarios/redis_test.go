@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -29,6 +30,27 @@ func sharedEngines(t *testing.T, n, maxRules int) ([]*Engine, *redistest.Server)
 		}
 	}
 	return out, srv
+}
+
+// forEachEngine runs test against the in-memory engine and the shared one
+// on a private Redis (each newEngine call starts from an empty Redis), so
+// both implementations keep the same behaviour.
+func forEachEngine(t *testing.T, test func(t *testing.T, newEngine func(*testing.T) *Engine)) {
+	t.Run("memory", func(t *testing.T) { test(t, newTestEngine) })
+	t.Run("redis", func(t *testing.T) {
+		rdb := redistest.Start(t).NewClient(t)
+		test(t, func(t *testing.T) *Engine {
+			t.Helper()
+			if err := rdb.FlushDB(context.Background()).Err(); err != nil {
+				t.Fatalf("FLUSHDB: %v", err)
+			}
+			e, err := newTestEngine(t).Shared(rdb)
+			if err != nil {
+				t.Fatalf("Shared: %v", err)
+			}
+			return e
+		})
+	})
 }
 
 func TestSharedTimesExactAcrossReplicas(t *testing.T) {
