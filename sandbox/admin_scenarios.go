@@ -30,6 +30,10 @@ func (s *Server) addRule(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	added, err := s.scenarios.Add(rule)
+	if errors.Is(err, scenarios.ErrUnavailable) {
+		s.sharedUnavailable(w, r)
+		return
+	}
 	if err != nil {
 		s.problem(w, r, ruleProblem(err))
 		return
@@ -109,6 +113,10 @@ func (s *Server) activateScenario(w http.ResponseWriter, r *http.Request) {
 	}
 	if errors.Is(err, scenarios.ErrTooManyRules) {
 		s.problem(w, r, ruleProblem(err))
+		return
+	}
+	if errors.Is(err, scenarios.ErrUnavailable) {
+		s.sharedUnavailable(w, r)
 		return
 	}
 	if err != nil {

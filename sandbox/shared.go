@@ -2,8 +2,11 @@ package sandbox
 
 import (
 	"fmt"
+	"net/http"
+	"strconv"
 
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
+	"github.com/referrals-sandbox/referrals-sandbox/scenarios"
 )
 
 // shareScenarios moves the failure rules into Redis in shared mode
@@ -30,4 +33,12 @@ func newJournal(cfg Config) journal.Log {
 		return journal.NewRedis(cfg.Redis, cfg.JournalSize, cfg.JournalBytes)
 	}
 	return journal.NewBounded(cfg.JournalSize, cfg.JournalBytes)
+}
+
+// sharedUnavailable answers a change the shared state (Redis) could not
+// take: 503 with Retry-After, so the caller retries instead of believing
+// the change was made or was invalid.
+func (s *Server) sharedUnavailable(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(scenarios.DefaultRetryAfter)))
+	s.problem(w, r, newProblem(http.StatusServiceUnavailable, "the shared state (Redis) is unavailable; nothing was changed, retry after the Retry-After delay"))
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -218,8 +219,26 @@ func TestSharedRulesRedisDown(t *testing.T) {
 	if entra.Error == "" {
 		t.Errorf("token endpoint 503 is not Entra-shaped: %s", tokResp.Body)
 	}
+	add := rs[0].do(request{method: http.MethodPost, path: "/__sandbox/scenarios", body: map[string]any{"status": 500}, invalid: true})
+	wantProblem(t, add, http.StatusServiceUnavailable, "urn:referrals-sandbox:problem:unavailable")
+	if add.Header.Get("Retry-After") == "" {
+		t.Errorf("rule refused with Redis down, without Retry-After: %v", add.Header)
+	}
 	srv.Restart(t)
-	if r := rs[0].do(request{method: http.MethodGet, path: "/api/v1/referrals/trials", token: tok, plain: true}); r.Status != http.StatusOK {
-		t.Errorf("after Redis returned: %d %s", r.Status, r.Body)
+	// go-redis notices a returned server on its own schedule (it backs off
+	// after failed dials): poll, with a bound far above any machine's pace.
+	var last *response
+	for range 300 {
+		if last = rs[0].do(request{method: http.MethodGet, path: "/api/v1/referrals/trials", token: tok, plain: true}); last.Status == http.StatusOK {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if last.Status != http.StatusOK {
+		t.Fatalf("30s after Redis returned: %d %s", last.Status, last.Body)
+	}
+	rs[0].addRule(map[string]any{"endpoint": "api", "status": 500, "times": 1})
+	if r := rs[0].do(request{method: http.MethodGet, path: "/api/v1/referrals/trials", token: tok, plain: true}); r.Status != http.StatusInternalServerError {
+		t.Errorf("rule added after recovery: %d", r.Status)
 	}
 }

@@ -74,8 +74,9 @@ func (e *Engine) Shared(rdb *redis.Client) (*Engine, error) {
 // counterKey is the hash holding rule id's match and hit tallies.
 func (s *sharedRules) counterKey(id string) string { return RedisPrefix + "counters:" + id }
 
-// errUnavailable wraps every Redis failure of the shared engine.
-var errUnavailable = errors.New("shared scenario state (Redis) unavailable")
+// ErrUnavailable wraps every Redis failure of the shared engine: the
+// caller should answer 503 and let the client retry.
+var ErrUnavailable = errors.New("shared scenario state (Redis) unavailable")
 
 // unavailableDecision is what a request gets when the rules cannot be read:
 // a 503 with Retry-After, since answering normally would silently skip a
@@ -89,7 +90,7 @@ func unavailableDecision() Decision {
 func (s *sharedRules) current(ctx context.Context) ([]*entry, error) {
 	ver, err := s.rdb.Get(ctx, s.verKey).Int64()
 	if err != nil && !errors.Is(err, redis.Nil) {
-		return nil, fmt.Errorf("%w: read version: %w", errUnavailable, err)
+		return nil, fmt.Errorf("%w: read version: %w", ErrUnavailable, err)
 	}
 	s.mu.Lock()
 	if s.valid && s.ver == ver {

@@ -38,7 +38,7 @@ func (s *sharedRules) load(ctx context.Context, run pipelineFunc) (snapshot, err
 		return nil
 	})
 	if err != nil && !errors.Is(err, redis.Nil) {
-		return snapshot{}, fmt.Errorf("%w: read rules: %w", errUnavailable, err)
+		return snapshot{}, fmt.Errorf("%w: read rules: %w", ErrUnavailable, err)
 	}
 	var snap snapshot
 	if v, err := ver.Int64(); err == nil {
@@ -48,14 +48,14 @@ func (s *sharedRules) load(ctx context.Context, run pipelineFunc) (snapshot, err
 	for _, id := range order.Val() {
 		var sr storedRule
 		if err := json.Unmarshal([]byte(byID[id]), &sr); err != nil {
-			return snapshot{}, fmt.Errorf("%w: rule %q is stored malformed: %w", errUnavailable, id, err)
+			return snapshot{}, fmt.Errorf("%w: rule %q is stored malformed: %w", ErrUnavailable, id, err)
 		}
 		snap.entries = append(snap.entries, newEntry(sr.Rule, sr.Binding, sr.AddedAt))
 	}
 	for _, raw := range acts.Val() {
 		var a Activation
 		if err := json.Unmarshal([]byte(raw), &a); err != nil {
-			return snapshot{}, fmt.Errorf("%w: activation is stored malformed: %w", errUnavailable, err)
+			return snapshot{}, fmt.Errorf("%w: activation is stored malformed: %w", ErrUnavailable, err)
 		}
 		snap.acts = append(snap.acts, a)
 	}
@@ -72,7 +72,7 @@ func (s *sharedRules) withCounters(ctx context.Context, entries []*entry) error 
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("%w: read counters: %w", errUnavailable, err)
+		return fmt.Errorf("%w: read counters: %w", ErrUnavailable, err)
 	}
 	for i, en := range entries {
 		for field, raw := range cmds[i].Val() {
@@ -133,11 +133,11 @@ func (s *sharedRules) mutate(e *Engine, change func(scratch *Engine) error, extr
 		case changeErr != nil:
 			return changeErr
 		case err != nil:
-			return fmt.Errorf("%w: %w", errUnavailable, err)
+			return fmt.Errorf("%w: %w", ErrUnavailable, err)
 		}
 		return nil
 	}
-	return fmt.Errorf("%w: the rules kept changing; try again", errUnavailable)
+	return fmt.Errorf("%w: the rules kept changing; try again", ErrUnavailable)
 }
 
 // newID numbers rules from one shared sequence, so replicas never hand out
