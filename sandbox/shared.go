@@ -40,5 +40,16 @@ func newJournal(cfg Config) journal.Log {
 // the change was made or was invalid.
 func (s *Server) sharedUnavailable(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(scenarios.DefaultRetryAfter)))
-	s.problem(w, r, newProblem(http.StatusServiceUnavailable, "the shared state (Redis) is unavailable; nothing was changed, retry after the Retry-After delay"))
+	s.problem(w, r, newProblem(http.StatusServiceUnavailable, "the shared state (Redis) is unavailable; nothing was read or changed, retry after the Retry-After delay"))
+}
+
+// sharedDown answers 503 (see sharedUnavailable) and returns true when the
+// rules or the journal cannot be reached: their read methods report no
+// error, and an empty list or a 404 would be a false answer.
+func (s *Server) sharedDown(w http.ResponseWriter, r *http.Request) bool {
+	if s.scenarios.Reachable() == nil && s.journal.Reachable() == nil {
+		return false
+	}
+	s.sharedUnavailable(w, r)
+	return true
 }

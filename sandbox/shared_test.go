@@ -224,6 +224,13 @@ func TestSharedRulesRedisDown(t *testing.T) {
 	if add.Header.Get("Retry-After") == "" {
 		t.Errorf("rule refused with Redis down, without Retry-After: %v", add.Header)
 	}
+	for _, path := range []string{"/__sandbox/scenarios", "/__sandbox/requests", "/__sandbox/report", "/__sandbox/scenarios/rule-1"} {
+		r := rs[0].admin(http.MethodGet, path, nil)
+		wantProblem(t, r, http.StatusServiceUnavailable, "urn:referrals-sandbox:problem:unavailable")
+		if r.Header.Get("Retry-After") == "" {
+			t.Errorf("GET %s with Redis down, without Retry-After", path)
+		}
+	}
 	srv.Restart(t)
 	// go-redis notices a returned server on its own schedule (it backs off
 	// after failed dials): poll, with a bound far above any machine's pace.

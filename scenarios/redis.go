@@ -140,3 +140,17 @@ func (s *sharedRules) decide(e *Engine, req Request) (Decision, bool) {
 	}
 	return Decision{}, false
 }
+
+// Reachable returns nil when the engine's state can be read: always for the
+// in-memory engine; in shared mode, when Redis answers a PING. Admin calls
+// whose methods report no error check it first, so they answer 503 instead
+// of an empty list or a false "not found" while Redis is down.
+func (e *Engine) Reachable() error {
+	if e.shared == nil {
+		return nil
+	}
+	if err := e.shared.rdb.Ping(context.Background()).Err(); err != nil {
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	return nil
+}

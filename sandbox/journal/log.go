@@ -20,6 +20,9 @@ type Log interface {
 	ClearClient(clientID string)
 	// Usage returns how many entries are kept and their Size in bytes.
 	Usage() (entries int, bytes int64)
+	// Reachable returns nil when the journal can be read and written: always
+	// in memory; for Redis, when it answers a PING.
+	Reachable() error
 }
 
 var (

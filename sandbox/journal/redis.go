@@ -3,6 +3,7 @@ package journal
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 
 	"slices"
 	"strconv"
@@ -54,6 +55,14 @@ func (j *RedisJournal) Add(e Entry) {
 	}
 	_ = addScript.Run(context.Background(), j.rdb, []string{j.streamKey, j.seqKey, j.bytesKey},
 		j.maxEntries, j.maxBytes, size, e.ClientID, raw).Err()
+}
+
+// Reachable returns nil when Redis answers a PING.
+func (j *RedisJournal) Reachable() error {
+	if err := j.rdb.Ping(context.Background()).Err(); err != nil {
+		return fmt.Errorf("shared journal (Redis) unavailable: %w", err)
+	}
+	return nil
 }
 
 // Usage returns the stream's length and byte total.
