@@ -14,6 +14,9 @@ import (
 // wrong id fails instead of passing vacuously); ?pingsPerMinute= and
 // ?maxAttempts= override the ping and give-up thresholds.
 func (s *Server) serveReport(w http.ResponseWriter, r *http.Request) {
+	if s.sharedDown(w, r) {
+		return
+	}
 	q := r.URL.Query()
 	opts := conformance.Options{
 		TLS: s.cfg.HTTPSOnly || r.TLS != nil, // r.TLS: a test may serve TLS without the flag

@@ -25,6 +25,9 @@ type requestsPage struct {
 // oldest entry kept) it is the first limit entries after that id, and
 // nextAfterId continues the walk.
 func (s *Server) listRequests(w http.ResponseWriter, r *http.Request) {
+	if s.sharedDown(w, r) {
+		return
+	}
 	q := r.URL.Query()
 	f := journal.Filter{ClientID: q.Get("clientId"), Path: q.Get("path")}
 	limit := journal.DefaultPageLimit
@@ -79,6 +82,9 @@ func (s *Server) listRequests(w http.ResponseWriter, r *http.Request) {
 // with ?clientId= only that client's entries, so a CI job can clear its own
 // without touching another job's.
 func (s *Server) clearRequests(w http.ResponseWriter, r *http.Request) {
+	if s.sharedDown(w, r) {
+		return
+	}
 	if clientID := r.URL.Query().Get("clientId"); clientID != "" {
 		s.journal.ClearClient(clientID)
 	} else {

@@ -8,7 +8,10 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/scenarios"
 )
 
-func (s *Server) listRules(w http.ResponseWriter, _ *http.Request) {
+func (s *Server) listRules(w http.ResponseWriter, r *http.Request) {
+	if s.sharedDown(w, r) {
+		return
+	}
 	rules := s.scenarios.Rules()
 	if rules == nil {
 		rules = []scenarios.RuleStatus{}
@@ -30,6 +33,10 @@ func (s *Server) addRule(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	added, err := s.scenarios.Add(rule)
+	if errors.Is(err, scenarios.ErrUnavailable) {
+		s.sharedUnavailable(w, r)
+		return
+	}
 	if err != nil {
 		s.problem(w, r, ruleProblem(err))
 		return
@@ -55,12 +62,18 @@ func ruleProblem(err error) Problem {
 	return newProblem(http.StatusUnprocessableEntity, err.Error())
 }
 
-func (s *Server) clearRules(w http.ResponseWriter, _ *http.Request) {
+func (s *Server) clearRules(w http.ResponseWriter, r *http.Request) {
+	if s.sharedDown(w, r) {
+		return
+	}
 	s.scenarios.Clear()
 	w.WriteHeader(http.StatusNoContent)
 }
 
 func (s *Server) getRule(w http.ResponseWriter, r *http.Request) {
+	if s.sharedDown(w, r) {
+		return
+	}
 	status, ok := s.scenarios.Get(pathVars(r)["id"])
 	if !ok {
 		s.problem(w, r, newProblem(http.StatusNotFound, "no active rule with that id (a rule whose times ran out is retired)"))
@@ -70,6 +83,9 @@ func (s *Server) getRule(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) deleteRule(w http.ResponseWriter, r *http.Request) {
+	if s.sharedDown(w, r) {
+		return
+	}
 	if !s.scenarios.Remove(pathVars(r)["id"]) {
 		s.problem(w, r, newProblem(http.StatusNotFound, "no active rule with that id"))
 		return
@@ -77,7 +93,10 @@ func (s *Server) deleteRule(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-func (s *Server) listLibrary(w http.ResponseWriter, _ *http.Request) {
+func (s *Server) listLibrary(w http.ResponseWriter, r *http.Request) {
+	if s.sharedDown(w, r) {
+		return
+	}
 	writeJSON(w, http.StatusOK, map[string]any{"scenarios": s.library.Scenarios(), "active": activations(s.scenarios.Active())})
 }
 
@@ -111,6 +130,10 @@ func (s *Server) activateScenario(w http.ResponseWriter, r *http.Request) {
 		s.problem(w, r, ruleProblem(err))
 		return
 	}
+	if errors.Is(err, scenarios.ErrUnavailable) {
+		s.sharedUnavailable(w, r)
+		return
+	}
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -121,6 +144,9 @@ func (s *Server) activateScenario(w http.ResponseWriter, r *http.Request) {
 // deactivateScenario removes one activation: ?clientId= names the client it
 // was bound to; without it every activation of the scenario goes.
 func (s *Server) deactivateScenario(w http.ResponseWriter, r *http.Request) {
+	if s.sharedDown(w, r) {
+		return
+	}
 	name := pathVars(r)["name"]
 	if _, ok := s.library.Get(name); !ok {
 		s.problem(w, r, s.unknownScenario(name))

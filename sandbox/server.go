@@ -69,9 +69,10 @@ type Config struct {
 	// /__sandbox/clock with a clientId); default: clocks over Clock. Pass the
 	// ones the Provider's ClientClock reads, so tokens follow them too.
 	ClientClocks *clock.PerClient
-	// Redis, when set, holds the runtime state replicas share: the clocks,
-	// the runtime clients' version and the rate limit buckets (see
-	// shared_state.go). nil keeps them in this process.
+	// Redis, when set, holds the state replicas share (shared mode,
+	// --redis): the clocks, the runtime clients' version and the rate limit
+	// buckets (shared_state.go), the failure rules and the journal
+	// (shared.go). nil keeps everything in this process, as before.
 	Redis *redis.Client
 }
 
@@ -94,7 +95,7 @@ type Server struct {
 	trialsJSON []byte
 	library    *scenarios.Library
 	scenarios  *scenarios.Engine
-	journal    *journal.Journal
+	journal    journal.Log
 	limiter    *rateLimiter
 	clocks     clockMover
 	shared     *sharedState // nil unless Config.Redis
@@ -129,6 +130,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Scenarios == nil {
 		cfg.Scenarios = scenarios.New(scenarios.Config{Library: cfg.Library, Clock: cfg.Clock})
 	}
+	if err := shareScenarios(&cfg); err != nil {
+		return nil, err
+	}
 	if cfg.ClientClocks == nil {
 		cfg.ClientClocks = clock.NewPerClient(cfg.Clock)
 	}
@@ -159,7 +163,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{
 		cfg: cfg, log: cfg.Logger, store: cfg.Store, audience: cfg.Audience, trialsJSON: trialsJSON,
-		library: cfg.Library, scenarios: cfg.Scenarios, journal: journal.NewBounded(cfg.JournalSize, cfg.JournalBytes),
+		library: cfg.Library, scenarios: cfg.Scenarios, journal: newJournal(cfg),
 	}
 	s.useSharedState()
 	if s.hosts, err = newHostPolicy(cfg.AllowedHosts); err != nil {

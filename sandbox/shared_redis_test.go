@@ -12,9 +12,9 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
-// useRedis makes the sandbox keep its records in the Redis at addr under
+// useRedisStore makes the sandbox keep its records in the Redis at addr under
 // prefix, as --redis does.
-func useRedis(t *testing.T, addr, prefix string) sandboxOption {
+func useRedisStore(t *testing.T, addr, prefix string) sandboxOption {
 	t.Helper()
 	c := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
 	t.Cleanup(func() { _ = c.Close() })
@@ -32,9 +32,9 @@ func useRedis(t *testing.T, addr, prefix string) sandboxOption {
 // under another key prefix shares nothing with them.
 func TestAPI_SharedRedisStore(t *testing.T) {
 	srv := redistest.Start(t)
-	a := newSandbox(t, useRedis(t, srv.Addr, "team:"))
-	b := newSandbox(t, useRedis(t, srv.Addr, "team:"))
-	other := newSandbox(t, useRedis(t, srv.Addr, "other-team:"))
+	a := newSandbox(t, useRedisStore(t, srv.Addr, "team:"))
+	b := newSandbox(t, useRedisStore(t, srv.Addr, "team:"))
+	other := newSandbox(t, useRedisStore(t, srv.Addr, "other-team:"))
 	tokenA, tokenB := a.token(partner), b.token(partner)
 
 	ref, created := a.createReferral(tokenA, referralBody("NCT05550001"))

@@ -33,6 +33,9 @@ func (e *Engine) Activate(name, clientID string) ([]Rule, error) {
 	if err != nil {
 		return nil, err
 	}
+	if e.shared != nil {
+		return e.shared.activate(e, name, clientID)
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	// Room is counted without the activation this one replaces, and checked
@@ -68,6 +71,9 @@ func (e *Engine) Activate(name, clientID string) ([]Rule, error) {
 // Rules added directly or by other scenarios stay. It reports whether
 // anything was active.
 func (e *Engine) Deactivate(name, clientID string) bool {
+	if e.shared != nil {
+		return e.shared.deactivate(e, name, clientID)
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if clientID != "" {
@@ -82,6 +88,9 @@ func (e *Engine) Deactivate(name, clientID string) bool {
 // Active lists the scenario activations in activation order. An activation
 // stays listed until deactivated, even when all its rules have retired.
 func (e *Engine) Active() []Activation {
+	if e.shared != nil {
+		return e.shared.active()
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return slices.Clone(e.activations)

@@ -6,8 +6,10 @@ import (
 	"testing"
 )
 
-func TestActivateDeactivate(t *testing.T) {
-	e := newTestEngine(t)
+func TestActivateDeactivate(t *testing.T) { forEachEngine(t, testActivateDeactivate) }
+
+func testActivateDeactivate(t *testing.T, newEngine func(*testing.T) *Engine) {
+	e := newEngine(t)
 	manual := mustAdd(t, e, Rule{Endpoint: EndpointPing, Status: 500})
 	rules, err := e.Activate("permissions-revoked", "")
 	if err != nil {
@@ -61,8 +63,10 @@ func countScenario(e *Engine, name string) int {
 	return n
 }
 
-func TestActivateBoundToClient(t *testing.T) {
-	e := newTestEngine(t)
+func TestActivateBoundToClient(t *testing.T) { forEachEngine(t, testActivateBoundToClient) }
+
+func testActivateBoundToClient(t *testing.T, newEngine func(*testing.T) *Engine) {
+	e := newEngine(t)
 	for _, c := range []string{"job-a", "job-b"} {
 		rules, err := e.Activate("api-unavailable-then-recovers", c)
 		if err != nil {
@@ -100,8 +104,10 @@ func TestActivateBoundToClient(t *testing.T) {
 	}
 }
 
-func TestActivateUnknown(t *testing.T) {
-	e := newTestEngine(t)
+func TestActivateUnknown(t *testing.T) { forEachEngine(t, testActivateUnknown) }
+
+func testActivateUnknown(t *testing.T, newEngine func(*testing.T) *Engine) {
+	e := newEngine(t)
 	if _, err := e.Activate("no-such-thing", ""); !errors.Is(err, ErrUnknownScenario) {
 		t.Errorf("err = %v, want ErrUnknownScenario", err)
 	}
@@ -114,7 +120,11 @@ func TestActivateUnknown(t *testing.T) {
 }
 
 func TestDecideScenarioTouchesNoCounters(t *testing.T) {
-	e := newTestEngine(t)
+	forEachEngine(t, testDecideScenarioTouchesNoCounters)
+}
+
+func testDecideScenarioTouchesNoCounters(t *testing.T, newEngine func(*testing.T) *Engine) {
+	e := newEngine(t)
 	if _, err := e.Activate("api-unavailable-then-recovers", ""); err != nil {
 		t.Fatal(err)
 	}

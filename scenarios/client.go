@@ -11,6 +11,10 @@ func (e *Engine) ClearClient(clientID string) {
 	if clientID == "" {
 		return
 	}
+	if e.shared != nil {
+		e.shared.clearClient(e, clientID)
+		return
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.entries = slices.DeleteFunc(e.entries, func(en *entry) bool {

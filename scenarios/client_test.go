@@ -3,11 +3,11 @@ package scenarios
 import "testing"
 
 func TestClearClientLeavesOtherClientsRules(t *testing.T) {
-	lib, err := LoadLibrary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := New(Config{Library: lib})
+	forEachEngine(t, testClearClientLeavesOtherClientsRules)
+}
+
+func testClearClientLeavesOtherClientsRules(t *testing.T, newEngine func(*testing.T) *Engine) {
+	e := newEngine(t)
 	for _, r := range []Rule{
 		{Endpoint: EndpointAPI, Status: 503, ClientID: "a"},
 		{Endpoint: EndpointAPI, Status: 500, ClientID: "b"},

@@ -39,9 +39,10 @@ type Config struct {
 }
 
 // Engine holds the active rules and decides, per request, which failure to
-// inject. It is safe for concurrent use: one mutex guards the rules, their
-// counters and their PRNGs, which is what makes counting exact under
-// concurrency and seeded decisions reproducible.
+// inject. It is safe for concurrent use: one mutex guards the rules and
+// their counters, which is what makes counting exact under concurrency;
+// seeded decisions derive from each rule's match counter (see drawKey), so
+// they replay. Shared returns the form that keeps all of it in Redis.
 type Engine struct {
 	lib   *Library
 	clock clock.Clock
@@ -54,6 +55,10 @@ type Engine struct {
 	activations []Activation
 	idSeq       int        // for the default id generator
 	adhoc       *rand.Rand // delays of per-request scenario decisions
+
+	// shared, when set, keeps the rules in Redis instead (see Shared);
+	// entries and activations above are then unused.
+	shared *sharedRules
 }
 
 // New returns an Engine with no active rules.
@@ -103,6 +108,9 @@ func (e *Engine) Add(r Rule) (Rule, error) {
 	if err := r.Validate(); err != nil {
 		return Rule{}, err
 	}
+	if e.shared != nil {
+		return e.shared.add(e, r)
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if err := e.checkRoom(1, false); err != nil {
@@ -124,6 +132,9 @@ func (e *Engine) Add(r Rule) (Rule, error) {
 // Get returns the active rule id with its counters. Retired and removed
 // rules are not found.
 func (e *Engine) Get(id string) (RuleStatus, bool) {
+	if e.shared != nil {
+		return e.shared.get(id)
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	i := e.find(id)
@@ -135,6 +146,9 @@ func (e *Engine) Get(id string) (RuleStatus, bool) {
 
 // Remove deletes the active rule id and reports whether it existed.
 func (e *Engine) Remove(id string) bool {
+	if e.shared != nil {
+		return e.shared.remove(e, id)
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	i := e.find(id)
@@ -147,6 +161,10 @@ func (e *Engine) Remove(id string) bool {
 
 // Clear removes every rule and every scenario activation.
 func (e *Engine) Clear() {
+	if e.shared != nil {
+		e.shared.clear(e)
+		return
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.entries = nil
@@ -156,6 +174,9 @@ func (e *Engine) Clear() {
 // Rules lists the active rules in evaluation order. Rules whose times are
 // used up have retired and are not listed.
 func (e *Engine) Rules() []RuleStatus {
+	if e.shared != nil {
+		return e.shared.statuses()
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	out := make([]RuleStatus, len(e.entries))
@@ -170,13 +191,16 @@ func (e *Engine) Rules() []RuleStatus {
 // does (answer normally). Firing counts against the rule; a rule whose times
 // are used up (not per client) retires: it leaves the active list at once.
 func (e *Engine) Decide(req Request) (Decision, bool) {
+	if e.shared != nil {
+		return e.shared.decide(e, req)
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for i, en := range e.entries {
 		if !en.rule.Matches(req) || !en.fire(req.counterKey()) {
 			continue
 		}
-		d := en.rule.decide(en.rng)
+		d := en.rule.decide(matchRNG(en.rule.Seed, int64(en.matches)))
 		en.lastFired = e.clock.Now()
 		if en.retired() {
 			e.entries = slices.Delete(e.entries, i, i+1)

@@ -37,8 +37,10 @@ func apiReq(client string) Request {
 	return Request{Method: "GET", Path: "/api/v1/referrals/trials", ClientID: client, Endpoint: EndpointAPI}
 }
 
-func TestTimesExactUnderConcurrency(t *testing.T) {
-	e := newTestEngine(t)
+func TestTimesExactUnderConcurrency(t *testing.T) { forEachEngine(t, testTimesExactUnderConcurrency) }
+
+func testTimesExactUnderConcurrency(t *testing.T, newEngine func(*testing.T) *Engine) {
+	e := newEngine(t)
 	mustAdd(t, e, Rule{Endpoint: EndpointAPI, Status: 503, Times: 3})
 	var forced atomic.Int32
 	var wg sync.WaitGroup
@@ -67,7 +69,9 @@ func decisions(e *Engine, n int, req func(i int) Request) []bool {
 	return out
 }
 
-func TestCounting(t *testing.T) {
+func TestCounting(t *testing.T) { forEachEngine(t, testCounting) }
+
+func testCounting(t *testing.T, newEngine func(*testing.T) *Engine) {
 	same := func(int) Request { return apiReq("a") }
 	twoClients := func(i int) Request { return apiReq([]string{"a", "b"}[i/3]) } // a a a b b b
 	tests := []struct {
@@ -87,7 +91,7 @@ func TestCounting(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := newTestEngine(t)
+			e := newEngine(t)
 			mustAdd(t, e, tt.rule)
 			got := decisions(e, tt.n, tt.req)
 			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
@@ -97,8 +101,10 @@ func TestCounting(t *testing.T) {
 	}
 }
 
-func TestPerClientTimesConcurrent(t *testing.T) {
-	e := newTestEngine(t)
+func TestPerClientTimesConcurrent(t *testing.T) { forEachEngine(t, testPerClientTimesConcurrent) }
+
+func testPerClientTimesConcurrent(t *testing.T, newEngine func(*testing.T) *Engine) {
+	e := newEngine(t)
 	mustAdd(t, e, Rule{Endpoint: EndpointAPI, Status: 401, Reason: "expired", Times: 1, PerClient: true})
 	var mu sync.Mutex
 	perClient := map[string]int{}
@@ -131,9 +137,11 @@ func TestPerClientTimesConcurrent(t *testing.T) {
 	}
 }
 
-func TestSeededProbability(t *testing.T) {
+func TestSeededProbability(t *testing.T) { forEachEngine(t, testSeededProbability) }
+
+func testSeededProbability(t *testing.T, newEngine func(*testing.T) *Engine) {
 	run := func(seed uint64) []bool {
-		e := newTestEngine(t)
+		e := newEngine(t)
 		mustAdd(t, e, Rule{Status: 503, Probability: 0.3, Seed: seed})
 		return decisions(e, 2000, func(int) Request { return apiReq("a") })
 	}
@@ -155,9 +163,11 @@ func TestSeededProbability(t *testing.T) {
 	}
 }
 
-func TestSeededDelaysReplay(t *testing.T) {
+func TestSeededDelaysReplay(t *testing.T) { forEachEngine(t, testSeededDelaysReplay) }
+
+func testSeededDelaysReplay(t *testing.T, newEngine func(*testing.T) *Engine) {
 	run := func() []time.Duration {
-		e := newTestEngine(t)
+		e := newEngine(t)
 		mustAdd(t, e, Rule{Delay: &Delay{Median: Duration(100 * time.Millisecond), Sigma: 1}, Seed: 5})
 		var out []time.Duration
 		for range 50 {
@@ -175,8 +185,10 @@ func TestSeededDelaysReplay(t *testing.T) {
 	}
 }
 
-func TestClientBoundRule(t *testing.T) {
-	e := newTestEngine(t)
+func TestClientBoundRule(t *testing.T) { forEachEngine(t, testClientBoundRule) }
+
+func testClientBoundRule(t *testing.T, newEngine func(*testing.T) *Engine) {
+	e := newEngine(t)
 	mustAdd(t, e, Rule{ClientID: "ci-job-1", Status: 503, Times: 2})
 	for range 5 {
 		if d, ok := e.Decide(apiReq("ci-job-2")); ok {
@@ -189,8 +201,10 @@ func TestClientBoundRule(t *testing.T) {
 	}
 }
 
-func TestFirstFiringRuleWins(t *testing.T) {
-	e := newTestEngine(t)
+func TestFirstFiringRuleWins(t *testing.T) { forEachEngine(t, testFirstFiringRuleWins) }
+
+func testFirstFiringRuleWins(t *testing.T, newEngine func(*testing.T) *Engine) {
+	e := newEngine(t)
 	skip := mustAdd(t, e, Rule{Status: 500, After: 1})
 	delay := mustAdd(t, e, Rule{Delay: &Delay{Fixed: Duration(10 * time.Millisecond)}, Times: 1})
 	status := mustAdd(t, e, Rule{Status: 503})
@@ -213,7 +227,9 @@ func TestFirstFiringRuleWins(t *testing.T) {
 	}
 }
 
-func TestDecisionFields(t *testing.T) {
+func TestDecisionFields(t *testing.T) { forEachEngine(t, testDecisionFields) }
+
+func testDecisionFields(t *testing.T, newEngine func(*testing.T) *Engine) {
 	tests := []struct {
 		name string
 		rule Rule
@@ -229,7 +245,7 @@ func TestDecisionFields(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := newTestEngine(t)
+			e := newEngine(t)
 			mustAdd(t, e, tt.rule)
 			got, ok := e.Decide(tt.req)
 			if !ok || got != tt.want {
@@ -239,8 +255,10 @@ func TestDecisionFields(t *testing.T) {
 	}
 }
 
-func TestRuleManagement(t *testing.T) {
-	e := newTestEngine(t)
+func TestRuleManagement(t *testing.T) { forEachEngine(t, testRuleManagement) }
+
+func testRuleManagement(t *testing.T, newEngine func(*testing.T) *Engine) {
+	e := newEngine(t)
 	a := mustAdd(t, e, Rule{Status: 503, Scenario: "sneaky"})
 	if a.ID != "rule-1" || a.Scenario != "" {
 		t.Errorf("added %+v, want id rule-1 and no scenario", a)
@@ -283,8 +301,10 @@ func TestRuleManagement(t *testing.T) {
 	}
 }
 
-func TestAddCopiesDelay(t *testing.T) {
-	e := newTestEngine(t)
+func TestAddCopiesDelay(t *testing.T) { forEachEngine(t, testAddCopiesDelay) }
+
+func testAddCopiesDelay(t *testing.T, newEngine func(*testing.T) *Engine) {
+	e := newEngine(t)
 	r := Rule{Delay: &Delay{Fixed: Duration(time.Second)}}
 	mustAdd(t, e, r)
 	r.Delay.Fixed = Duration(time.Hour)

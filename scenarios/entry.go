@@ -1,15 +1,11 @@
 package scenarios
 
-import (
-	"math/rand/v2"
-	"time"
-)
+import "time"
 
 // entry is an active rule with its counting state, guarded by Engine.mu.
 type entry struct {
 	rule    Rule
-	binding string     // client id of the scenario activation, "" if unbound
-	rng     *rand.Rand // the rule's own seeded PRNG
+	binding string // client id of the scenario activation, "" if unbound
 	addedAt time.Time
 
 	lastFired time.Time
@@ -30,13 +26,12 @@ type counter struct {
 
 // newEntry makes the active form of a validated rule r.
 func newEntry(r Rule, binding string, now time.Time) *entry {
-	return &entry{rule: r, binding: binding, rng: newRNG(r.Seed), addedAt: now}
+	return &entry{rule: r, binding: binding, addedAt: now}
 }
 
 // fire counts a request the rule matched and reports whether the rule fires
 // on it: after its "after" count, within its "times", and when its
-// probability draw hits. The draw happens only when the other conditions
-// allow firing, so the PRNG sequence depends only on eligible requests.
+// probability draw hits. The draw is derived from (seed, match counter), see probabilityDraw, exactly as the Redis script derives it.
 func (en *entry) fire(clientID string) bool {
 	c := &en.counts
 	if en.rule.PerClient {
@@ -57,7 +52,7 @@ func (en *entry) fire(clientID string) bool {
 	if en.rule.Times > 0 && c.hits >= en.rule.Times {
 		return false
 	}
-	if p := en.rule.Probability; p > 0 && p < 1 && en.rng.Float64() >= p {
+	if p := en.rule.Probability; p > 0 && p < 1 && probabilityDraw(en.rule.Seed, int64(en.matches)) >= p {
 		return false
 	}
 	c.hits++

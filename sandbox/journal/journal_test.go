@@ -11,7 +11,11 @@ import (
 // never holds more than its byte budget or its entry count, drops only the
 // oldest, and Clear gives every byte back.
 func TestBudgetHoldsAfterEveryAdd(t *testing.T) {
-	j := NewBounded(1000, MinMaxBytes)
+	forEachImpl(t, testBudgetHoldsAfterEveryAdd)
+}
+
+func testBudgetHoldsAfterEveryAdd(t *testing.T, im impl) {
+	j := im.newLog(1000, MinMaxBytes)
 	var lastKept uint64
 	for i := range 600 {
 		// Sizes cycle from a few hundred bytes to the largest truncate leaves.
@@ -20,6 +24,9 @@ func TestBudgetHoldsAfterEveryAdd(t *testing.T) {
 			headers[fmt.Sprintf("X-H-%03d", h)] = strings.Repeat("v", (i*37)%(2*MaxValueBytes))
 		}
 		j.Add(Entry{Path: "/p", RequestID: fmt.Sprint(i), Headers: headers})
+		if i%im.checkEvery != 0 && i != 599 {
+			continue
+		}
 		n, bytes := j.Usage()
 		if bytes > MinMaxBytes || n > 1000 || n == 0 {
 			t.Fatalf("after entry %d: %d entries, %d bytes; budget %d", i, n, bytes, MinMaxBytes)
@@ -51,14 +58,19 @@ func TestBudgetHoldsAfterEveryAdd(t *testing.T) {
 
 // TestCountBoundStillHolds: small entries are bounded by the entry count.
 func TestCountBoundStillHolds(t *testing.T) {
-	j := NewBounded(3, DefaultMaxBytes)
-	for i := range 5 {
-		j.Add(Entry{RequestID: fmt.Sprint(i)})
-	}
-	got := j.Find(Filter{})
-	if len(got) != 3 || got[0].RequestID != "2" || got[2].RequestID != "4" {
-		t.Errorf("kept %+v, want entries 2 to 4", got)
-	}
+	forEachImpl(t, func(t *testing.T, im impl) {
+		j := im.newLog(3, DefaultMaxBytes)
+		for i := range 5 {
+			j.Add(Entry{RequestID: fmt.Sprint(i)})
+		}
+		got := j.Find(Filter{})
+		if len(got) != 3 || got[0].RequestID != "2" || got[2].RequestID != "4" || got[2].ID != 5 {
+			t.Errorf("kept %+v, want entries 2 to 4, the last numbered 5", got)
+		}
+		if n, _ := j.Usage(); n != 3 {
+			t.Errorf("Usage counts %d entries, want 3", n)
+		}
+	})
 }
 
 // TestCutValueKeepsUTF8: a cut never splits a character and always ends in

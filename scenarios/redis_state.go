@@ -1,0 +1,194 @@
+package scenarios
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// snapshot is the shared rule list and activations as read at one version.
+type snapshot struct {
+	ver     int64
+	entries []*entry
+	acts    []Activation
+}
+
+// pipelineFunc runs queued commands: a MULTI for a consistent read, or a
+// plain pipeline inside WATCH (where EXEC would drop the watch).
+type pipelineFunc func(context.Context, func(redis.Pipeliner) error) ([]redis.Cmder, error)
+
+// load reads the version, the rule order, the definitions and the
+// activations together.
+func (s *sharedRules) load(ctx context.Context, run pipelineFunc) (snapshot, error) {
+	var ver *redis.StringCmd
+	var order, acts *redis.StringSliceCmd
+	var defs *redis.MapStringStringCmd
+	_, err := run(ctx, func(p redis.Pipeliner) error {
+		ver = p.Get(ctx, s.verKey)
+		order = p.LRange(ctx, s.orderKey, 0, -1)
+		defs = p.HGetAll(ctx, s.defsKey)
+		acts = p.LRange(ctx, s.actsKey, 0, -1)
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return snapshot{}, fmt.Errorf("%w: read rules: %w", ErrUnavailable, err)
+	}
+	var snap snapshot
+	if v, err := ver.Int64(); err == nil {
+		snap.ver = v
+	}
+	byID := defs.Val()
+	for _, id := range order.Val() {
+		var sr storedRule
+		if err := json.Unmarshal([]byte(byID[id]), &sr); err != nil {
+			return snapshot{}, fmt.Errorf("%w: rule %q is stored malformed: %w", ErrUnavailable, id, err)
+		}
+		snap.entries = append(snap.entries, newEntry(sr.Rule, sr.Binding, sr.AddedAt))
+	}
+	for _, raw := range acts.Val() {
+		var a Activation
+		if err := json.Unmarshal([]byte(raw), &a); err != nil {
+			return snapshot{}, fmt.Errorf("%w: activation is stored malformed: %w", ErrUnavailable, err)
+		}
+		snap.acts = append(snap.acts, a)
+	}
+	return snap, nil
+}
+
+// withCounters fills the entries' tallies from Redis, for status reports.
+func (s *sharedRules) withCounters(ctx context.Context, entries []*entry) error {
+	cmds := make([]*redis.MapStringStringCmd, len(entries))
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, en := range entries {
+			cmds[i] = p.HGetAll(ctx, s.counterKey(en.rule.ID))
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("%w: read counters: %w", ErrUnavailable, err)
+	}
+	for i, en := range entries {
+		for field, raw := range cmds[i].Val() {
+			n, _ := strconv.ParseInt(raw, 10, 64) // written only by fireScript
+			switch {
+			case field == "m":
+				en.matches = int(n)
+			case field == "h":
+				en.hits, en.counts.hits = int(n), int(n)
+			case field == "last":
+				en.lastFired = time.Unix(0, n)
+			case strings.HasPrefix(field, "h:"):
+				if en.clients == nil {
+					en.clients = make(map[string]*counter)
+				}
+				en.clients[field[2:]] = &counter{hits: int(n)}
+			}
+		}
+	}
+	return nil
+}
+
+// mutate applies change to the shared rules as one optimistic transaction:
+// it loads the state under WATCH of the version, runs change on an
+// in-memory engine holding that state (so the shared engine enforces
+// exactly the same rules, caps and ids as the in-memory one), and writes the
+// difference back, bumping the version; a concurrent change (another admin
+// call, a rule retiring) makes it retry. extra, when set, queues more writes
+// in the same transaction. An error from change is returned as it is.
+func (s *sharedRules) mutate(e *Engine, change func(scratch *Engine) error, extra func(redis.Pipeliner, *Engine)) error {
+	ctx := context.Background()
+	for range 100 {
+		var changeErr error
+		err := s.rdb.Watch(ctx, func(tx *redis.Tx) error {
+			snap, err := s.load(ctx, tx.Pipelined)
+			if err != nil {
+				return err
+			}
+			scratch := New(Config{Library: e.lib, Clock: e.clock, MaxRules: e.maxRules, NewID: s.newID(ctx)})
+			// Clones: the engine's deletes zero the slice tails, and write
+			// compares against the state as loaded.
+			scratch.entries, scratch.activations = slices.Clone(snap.entries), slices.Clone(snap.acts)
+			if changeErr = change(scratch); changeErr != nil {
+				return changeErr
+			}
+			_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+				s.write(ctx, p, snap, scratch)
+				if extra != nil {
+					extra(p, scratch)
+				}
+				return nil
+			})
+			return err
+		}, s.verKey)
+		switch {
+		case errors.Is(err, redis.TxFailedErr):
+			continue
+		case changeErr != nil:
+			return changeErr
+		case err != nil:
+			return fmt.Errorf("%w: %w", ErrUnavailable, err)
+		}
+		return nil
+	}
+	return fmt.Errorf("%w: the rules kept changing; try again", ErrUnavailable)
+}
+
+// newID numbers rules from one shared sequence, so replicas never hand out
+// the same id.
+func (s *sharedRules) newID(ctx context.Context) func() string {
+	return func() string {
+		n, err := s.rdb.Incr(ctx, s.idSeqKey).Result()
+		if err != nil {
+			return "" // assignID gives up with a clear error
+		}
+		return "rule-" + strconv.FormatInt(n, 10)
+	}
+}
+
+// write queues the difference between before and after.
+func (s *sharedRules) write(ctx context.Context, p redis.Pipeliner, before snapshot, after *Engine) {
+	kept := make(map[*entry]bool, len(after.entries))
+	for _, en := range after.entries {
+		kept[en] = true
+	}
+	for _, en := range before.entries {
+		if !kept[en] {
+			p.HDel(ctx, s.defsKey, en.rule.ID)
+			p.Del(ctx, s.counterKey(en.rule.ID))
+		}
+	}
+	old := make(map[*entry]bool, len(before.entries))
+	for _, en := range before.entries {
+		old[en] = true
+	}
+	p.Del(ctx, s.orderKey)
+	ids := make([]any, 0, len(after.entries))
+	for _, en := range after.entries {
+		ids = append(ids, en.rule.ID)
+		if !old[en] {
+			raw, _ := json.Marshal(storedRule{Rule: en.rule, Binding: en.binding, AddedAt: en.addedAt}) // plain data
+			p.Del(ctx, s.counterKey(en.rule.ID))
+			p.HSet(ctx, s.defsKey, en.rule.ID, raw)
+		}
+	}
+	if len(ids) > 0 {
+		p.RPush(ctx, s.orderKey, ids...)
+	}
+	p.Del(ctx, s.actsKey)
+	acts := make([]any, 0, len(after.activations))
+	for _, a := range after.activations {
+		raw, _ := json.Marshal(a) // plain data
+		acts = append(acts, raw)
+	}
+	if len(acts) > 0 {
+		p.RPush(ctx, s.actsKey, acts...)
+	}
+	p.Incr(ctx, s.verKey)
+}
