@@ -36,6 +36,7 @@ type config struct {
 	out         string
 	quick       bool
 	strict      bool
+	shared      bool
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -51,6 +52,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&c.listSize, "list-size", 100000, "stored referrals of the large listing and memory figures")
 	fs.StringVar(&c.out, "out", "bench/results.json", "where to write the results (read first, to compare with)")
 	fs.BoolVar(&c.quick, "quick", false, "smoke test: 1 round of 2 s, no warm-up")
+	fs.BoolVar(&c.shared, "shared", true, "also measure shared mode: one sandbox on a private redis-server (needs redis-server)")
 	fs.BoolVar(&c.strict, "strict", false, "exit 1 when a target is missed, not only when a figure fails")
 	if err := fs.Parse(args); err != nil {
 		return c, err
