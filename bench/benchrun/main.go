@@ -3,10 +3,13 @@
 // against its ceiling (a bare net/http handler, RS256 signing), with wrk.
 // It prints a table marking each target met or missed and writes the
 // figures to bench/results.json, which the next run compares against.
+// Shared mode (issue 16) is measured too: one sandbox on a private
+// redis-server against the embedded store, with Redis commands per request.
 //
 //	bench/run                 # 3 rounds of 5 s per figure (a few minutes)
 //	bench/run --quick         # 1 round of 2 s: a smoke test
 //	bench/run --strict        # exit 1 when a target is missed
+//	bench/run --shared=false  # without redis-server: no shared-mode figures
 package main
 
 import (
