@@ -15,9 +15,11 @@ func TestParseFlags(t *testing.T) {
 		wantErr bool
 	}{
 		{name: "defaults", args: nil, want: config{rounds: 3, duration: 5 * time.Second, warmup: time.Second,
-			threads: 2, connections: 50, coldStarts: 20, listSize: 100000, out: "bench/results.json"}},
+			threads: 2, connections: 50, coldStarts: 20, listSize: 100000, out: "bench/results.json", shared: true}},
 		{name: "quick", args: []string{"--quick", "--rounds", "7"}, want: config{rounds: 1, duration: 2 * time.Second,
-			threads: 2, connections: 50, coldStarts: 20, listSize: 100000, out: "bench/results.json", quick: true}},
+			threads: 2, connections: 50, coldStarts: 20, listSize: 100000, out: "bench/results.json", quick: true, shared: true}},
+		{name: "no shared mode", args: []string{"--shared=false"}, want: config{rounds: 3, duration: 5 * time.Second, warmup: time.Second,
+			threads: 2, connections: 50, coldStarts: 20, listSize: 100000, out: "bench/results.json"}},
 		{name: "zero rounds", args: []string{"--rounds", "0"}, wantErr: true},
 		{name: "sub-second duration", args: []string{"--duration", "500ms"}, wantErr: true},
 		{name: "fewer connections than threads", args: []string{"--threads", "4", "--connections", "2"}, wantErr: true},

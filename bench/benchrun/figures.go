@@ -9,6 +9,9 @@ const (
 	keyToken         = "token"
 	keyQualified     = "qualified"
 	keyQualifiedData = "qualified_data"
+	keyTrialsRedis   = "trials_redis"
+	keyTokenRedis    = "token_redis"
+	keyQualRedis     = "qualified_redis"
 	keyList100       = "list_100"
 	keyList100k      = "list_100k"
 	keyColdStart     = "cold_start"
@@ -45,6 +48,11 @@ func figures() []figure {
 		{key: keyToken, label: "POST /oauth2/v2.0/token", unit: "req/s", base: keySigning, kind: ratioAtLeast, limit: 0.9},
 		{key: keyQualified, label: "POST /api/v1/referrals/qualified (memory)", unit: "req/s", base: keyCeiling, kind: ratioAtLeast, limit: 0.25},
 		{key: keyQualifiedData, label: "POST /api/v1/referrals/qualified (--data)", unit: "req/s", base: keyQualified},
+		// Shared mode: one replica with --redis (AOF, appendfsync always)
+		// against the embedded store under the same load.
+		{key: keyTrialsRedis, label: "GET /api/v1/referrals/trials (auth), --redis", unit: "req/s", base: keyTrials, kind: ratioAtLeast, limit: 0.5},
+		{key: keyTokenRedis, label: "POST /oauth2/v2.0/token, --redis", unit: "req/s", base: keyToken},
+		{key: keyQualRedis, label: "POST /api/v1/referrals/qualified, --redis", unit: "req/s", base: keyQualified},
 		{key: keyList100, label: "GET /api/v1/referrals/?limit=50, 100 stored", unit: "req/s"},
 		{key: keyList100k, label: "GET /api/v1/referrals/?limit=50, 100,000 stored", unit: "req/s", base: keyList100, kind: ratioAtLeast, limit: 0.5},
 		{key: keyColdStart, label: "cold start: exec to first 200 (median)", unit: "ms", kind: valueBelow, limit: 50},

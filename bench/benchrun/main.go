@@ -3,10 +3,13 @@
 // against its ceiling (a bare net/http handler, RS256 signing), with wrk.
 // It prints a table marking each target met or missed and writes the
 // figures to bench/results.json, which the next run compares against.
+// Shared mode (issue 16) is measured too: one sandbox on a private
+// redis-server against the embedded store, with Redis commands per request.
 //
 //	bench/run                 # 3 rounds of 5 s per figure (a few minutes)
 //	bench/run --quick         # 1 round of 2 s: a smoke test
 //	bench/run --strict        # exit 1 when a target is missed
+//	bench/run --shared=false  # without redis-server: no shared-mode figures
 package main
 
 import (
@@ -36,6 +39,7 @@ type config struct {
 	out         string
 	quick       bool
 	strict      bool
+	shared      bool
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -51,6 +55,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&c.listSize, "list-size", 100000, "stored referrals of the large listing and memory figures")
 	fs.StringVar(&c.out, "out", "bench/results.json", "where to write the results (read first, to compare with)")
 	fs.BoolVar(&c.quick, "quick", false, "smoke test: 1 round of 2 s, no warm-up")
+	fs.BoolVar(&c.shared, "shared", true, "also measure shared mode: one sandbox on a private redis-server (needs redis-server)")
 	fs.BoolVar(&c.strict, "strict", false, "exit 1 when a target is missed, not only when a figure fails")
 	if err := fs.Parse(args); err != nil {
 		return c, err

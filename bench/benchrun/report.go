@@ -64,11 +64,15 @@ type Result struct {
 	// ratio the rates would have if each had the machine to itself, and
 	// far steadier than Ratio on a machine that other work shares.
 	CPURatio float64 `json:"cpuRatio,omitempty"`
-	Base     string  `json:"base,omitempty"`
-	Ratio    float64 `json:"ratio,omitempty"`
-	Target   string  `json:"target,omitempty"`
-	Met      *bool   `json:"met,omitempty"`
-	Error    string  `json:"error,omitempty"`
+	// RedisCommandsPerReq is, in shared mode, the median of the rounds'
+	// Redis commands (total_commands_processed) per request: the round
+	// trips a request costs, or more when the client pipelines.
+	RedisCommandsPerReq float64 `json:"redisCommandsPerRequest,omitempty"`
+	Base                string  `json:"base,omitempty"`
+	Ratio               float64 `json:"ratio,omitempty"`
+	Target              string  `json:"target,omitempty"`
+	Met                 *bool   `json:"met,omitempty"`
+	Error               string  `json:"error,omitempty"`
 }
 
 // results collects figures as they are measured.
@@ -187,6 +191,13 @@ func writeTable(w io.Writer, rep Report, prev *Report) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write table: %w", err)
+	}
+	sep := "\n"
+	for _, r := range rep.Results {
+		if r.RedisCommandsPerReq > 0 {
+			fmt.Fprintf(w, "%s%s: %.2f Redis commands per request\n", sep, r.Label, r.RedisCommandsPerReq)
+			sep = ""
+		}
 	}
 	for _, r := range rep.Results {
 		if r.Error != "" {

@@ -167,7 +167,45 @@ func (r *runner) measureEndpoints(ctx context.Context) {
 	if data != nil {
 		loads = append(loads, r.sandboxLoads(ctx, data, keyQualifiedData)...)
 	}
+	if r.cfg.shared {
+		// In the same rounds as the embedded store's loads, so that the
+		// ratios compare figures measured under the same conditions.
+		shared, done := r.sharedLoads(ctx)
+		defer done()
+		loads = append(loads, shared...)
+	}
 	r.runLoads(ctx, loads)
+}
+
+// sharedLoads starts a private redis-server and one sandbox on it
+// (--redis), and returns the shared-mode loads, each counting its Redis
+// commands, and a function that closes the Redis client.
+func (r *runner) sharedLoads(ctx context.Context) ([]load, func()) {
+	keys := []string{keyTrialsRedis, keyTokenRedis, keyQualRedis}
+	fail := func(err error) ([]load, func()) {
+		for _, k := range keys {
+			r.res.fail(k, err)
+		}
+		return nil, func() {}
+	}
+	dir := filepath.Join(r.work, "redis")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return fail(fmt.Errorf("redis directory: %w", err))
+	}
+	rs, err := r.ps.startRedis(ctx, dir)
+	if err != nil {
+		return fail(err)
+	}
+	s, err := r.ps.startSandbox(ctx, r.bin, 30*time.Second, "--redis", rs.url)
+	if err != nil {
+		_ = rs.client.Close()
+		return fail(err)
+	}
+	loads := r.sandboxLoads(ctx, s, keys...)
+	for i := range loads {
+		loads[i].redisCommands = rs.commandsProcessed
+	}
+	return loads, func() { _ = rs.client.Close() }
 }
 
 // measureIdleRSS reads the resident memory of a sandbox that has just
@@ -248,6 +286,9 @@ type load struct {
 	pid     int // the loaded server, whose CPU time per request is recorded
 	job     func(round int) wrkJob
 	before  func(ctx context.Context) error
+	// redisCommands, when set (shared mode), reads Redis's command count
+	// before and after each round, to record the commands per request.
+	redisCommands func(ctx context.Context) (int64, error)
 }
 
 func fixedJob(j wrkJob) func(int) wrkJob { return func(int) wrkJob { return j } }
@@ -267,18 +308,18 @@ func (r *runner) sandboxLoads(ctx context.Context, s *sandbox, keys ...string) [
 	var loads []load
 	for _, k := range keys {
 		switch k {
-		case keyTrials:
+		case keyTrials, keyTrialsRedis:
 			loads = append(loads, load{key: k, pid: pid, job: fixedJob(wrkJob{url: s.base + "/api/v1/referrals/trials", headers: auth})})
 		case keyPing:
 			loads = append(loads, load{key: k, pid: pid, job: fixedJob(wrkJob{url: s.base + "/health/ping", headers: auth})})
-		case keyToken:
+		case keyToken, keyTokenRedis:
 			script, err := r.script("token.lua")
 			if err != nil {
 				r.res.fail(k, err)
 				continue
 			}
 			loads = append(loads, load{key: k, pid: pid, job: fixedJob(wrkJob{url: s.base + "/oauth2/v2.0/token", script: script})})
-		case keyQualified, keyQualifiedData:
+		case keyQualified, keyQualifiedData, keyQualRedis:
 			script, err := r.script("qualified.lua")
 			if err != nil {
 				r.res.fail(k, err)
@@ -324,6 +365,7 @@ func (r *runner) runLoads(ctx context.Context, loads []load) {
 	rates := map[string][]float64{}
 	p99s := map[string][]float64{}
 	cpus := map[string][]float64{}
+	cmds := map[string][]float64{}
 	failed := map[string]bool{}
 	// step runs one round of l and returns its result and the server's CPU
 	// time per request in microseconds (0 when /proc cannot tell).
@@ -344,12 +386,31 @@ func (r *runner) runLoads(ctx context.Context, loads []load) {
 			}
 			return res, cpu, true
 		}
+		var cmdsBefore int64
+		if l.redisCommands != nil {
+			n, err := l.redisCommands(ctx)
+			if err != nil {
+				r.res.fail(l.key, err)
+				failed[l.key] = true
+				return wrkResult{}, 0, false
+			}
+			cmdsBefore = n
+		}
 		cpuBefore, cpuErr := cpuTime(l.pid)
 		res, err := runWrk(ctx, s, l.job(round), d)
 		if err != nil {
 			r.res.fail(l.key, err)
 			failed[l.key] = true
 			return res, 0, false
+		}
+		if l.redisCommands != nil && res.Requests > 0 && round > 0 { // not the warm-up
+			n, err := l.redisCommands(ctx)
+			if err != nil {
+				r.res.fail(l.key, err)
+				failed[l.key] = true
+				return res, 0, false
+			}
+			cmds[l.key] = append(cmds[l.key], float64(n-cmdsBefore)/float64(res.Requests))
 		}
 		cpuAfter, err := cpuTime(l.pid)
 		if cpuErr != nil || err != nil || res.Requests == 0 {
@@ -385,6 +446,7 @@ func (r *runner) runLoads(ctx context.Context, loads []load) {
 		if !failed[l.key] && len(rates[l.key]) > 0 {
 			r.res.set(l.key, rates[l.key], p99s[l.key])
 			r.res.get(l.key).CPUMicrosPerReq = median(cpus[l.key])
+			r.res.get(l.key).RedisCommandsPerReq = median(cmds[l.key])
 		}
 	}
 }
