@@ -270,9 +270,11 @@ func TestSharedRoundTripsPerAuthenticatedGet(t *testing.T) {
 		opts  []sandboxOption
 		trips int64
 	}{
-		// One MULTI/EXEC for clock and clients, one EVALSHA for the bucket.
-		{name: "rate-limited", opts: []sandboxOption{withRateLimit(1000, 2000)}, trips: 2},
-		{name: "no rate limit", opts: []sandboxOption{withRateLimit(0, 0)}, trips: 1},
+		// One MULTI/EXEC for clock and clients, one GET of the rules'
+		// version, one script appending the journal entry, and one EVALSHA
+		// for the bucket when limiting is on.
+		{name: "rate-limited", opts: []sandboxOption{withRateLimit(1000, 2000)}, trips: 4},
+		{name: "no rate limit", opts: []sandboxOption{withRateLimit(0, 0)}, trips: 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rs := newSharedReplicas(t, 1, tc.opts...)
