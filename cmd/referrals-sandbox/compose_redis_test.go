@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"maps"
 	"net/url"
 	"os"
@@ -10,38 +9,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	yaml "github.com/oasdiff/yaml3"
 )
 
 // composeRedisDir is the shared-mode example: Redis, two replicas, nginx.
 const composeRedisDir = "examples/compose-redis"
-
-// redisCompose is the part of the compose specification the shared-mode
-// example uses; known fields only, so a misspelt key fails.
-type redisCompose struct {
-	Services map[string]redisComposeService `yaml:"services"`
-	Volumes  map[string]any                 `yaml:"volumes"`
-}
-
-type redisComposeService struct {
-	Build       string            `yaml:"build"`
-	Image       string            `yaml:"image"`
-	Command     []string          `yaml:"command"`
-	Ports       []string          `yaml:"ports"`
-	Environment map[string]string `yaml:"environment"`
-	Volumes     []string          `yaml:"volumes"`
-	DependsOn   map[string]struct {
-		Condition string `yaml:"condition"`
-	} `yaml:"depends_on"`
-	Healthcheck struct {
-		Test        []string `yaml:"test"`
-		Interval    string   `yaml:"interval"`
-		Timeout     string   `yaml:"timeout"`
-		StartPeriod string   `yaml:"start_period"`
-		Retries     int      `yaml:"retries"`
-	} `yaml:"healthcheck"`
-}
 
 // fullyQualified matches an image reference with a registry host
 // (docker.io/library/redis:7.2-alpine): podman and hosts without
@@ -55,12 +26,7 @@ var fullyQualified = regexp.MustCompile(`^[a-z0-9.-]+\.[a-z]+/[a-z0-9._/-]+:[A-Z
 func TestComposeRedisExample(t *testing.T) {
 	data := repoFile(t, composeRedisDir+"/docker-compose.yml")
 	checkVarsAreServeFlags(t, composeRedisDir, data)
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	var f redisCompose
-	if err := dec.Decode(&f); err != nil {
-		t.Fatalf("%s/docker-compose.yml: %v", composeRedisDir, err)
-	}
+	f := parseComposeFile(t, composeRedisDir+"/docker-compose.yml", data)
 	d := parseDockerfile(t, repoFile(t, "Dockerfile"))
 	entrypoint := execForm(t, "ENTRYPOINT", d.final(t, "ENTRYPOINT"))
 
@@ -148,7 +114,7 @@ func TestComposeRedisExample(t *testing.T) {
 // checkNginxConf checks the front's configuration file: mounted from the
 // example's directory, listening on the published container port,
 // spreading over exactly the replicas, passing the client's Host on.
-func checkNginxConf(t *testing.T, front redisComposeService, containerPort string, replicas []string) {
+func checkNginxConf(t *testing.T, front composeService, containerPort string, replicas []string) {
 	t.Helper()
 	var conf []byte
 	for _, v := range front.Volumes {

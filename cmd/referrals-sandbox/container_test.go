@@ -266,8 +266,9 @@ func TestDockerfile(t *testing.T) {
 	}
 }
 
-// composeFile is the part of the compose specification the file uses;
-// decoding with known fields only catches a misspelt key.
+// composeFile is the part of the compose specification the compose files
+// (docker-compose.yml, examples/compose-redis) use; decoding with known
+// fields only catches a misspelt key.
 type composeFile struct {
 	Services map[string]composeService `yaml:"services"`
 	Volumes  map[string]any            `yaml:"volumes"`
@@ -276,10 +277,14 @@ type composeFile struct {
 type composeService struct {
 	Build       string            `yaml:"build"`
 	Image       string            `yaml:"image"`
+	Command     []string          `yaml:"command"`
 	Profiles    []string          `yaml:"profiles"`
 	Ports       []string          `yaml:"ports"`
 	Environment map[string]string `yaml:"environment"`
 	Volumes     []string          `yaml:"volumes"`
+	DependsOn   map[string]struct {
+		Condition string `yaml:"condition"`
+	} `yaml:"depends_on"`
 	Healthcheck struct {
 		Test        []string `yaml:"test"`
 		Interval    string   `yaml:"interval"`
@@ -291,11 +296,17 @@ type composeService struct {
 
 func parseCompose(t *testing.T, data []byte) composeFile {
 	t.Helper()
+	return parseComposeFile(t, "docker-compose.yml", data)
+}
+
+// parseComposeFile decodes the compose file name with known fields only.
+func parseComposeFile(t *testing.T, name string, data []byte) composeFile {
+	t.Helper()
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	var f composeFile
 	if err := dec.Decode(&f); err != nil {
-		t.Fatalf("docker-compose.yml: %v", err)
+		t.Fatalf("%s: %v", name, err)
 	}
 	return f
 }
