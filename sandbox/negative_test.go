@@ -79,13 +79,6 @@ func TestNegativeProbes(t *testing.T) {
 				return map[string]any{"clientId": "probe-nobody", "endpoint": "api", "status": 503, "times": 1}, true
 			case "activateScenario":
 				return map[string]any{"clientId": "probe-nobody"}, true
-			case "reset":
-				// One client alone, so the probes after it find the fixtures.
-				return map[string]any{"clientId": "sandbox-readonly"}, true
-			case "createRuntimeClient":
-				return map[string]any{"ttl": "1m"}, true
-			case "addClientSecret":
-				return map[string]any{"expiresIn": "1h"}, true
 			case "requestToken", "requestTokenWithoutTenant":
 				return url.Values{"grant_type": {"client_credentials"}, "client_id": {partner}, "client_secret": {partner + "-secret"}, "scope": {apiScope}}, true
 			case "moveClock":

@@ -21,12 +21,6 @@ func validAdminBody(op string) (any, bool) {
 		return url.Values{"grant_type": {"client_credentials"}, "scope": {"api://referrals-sandbox/.default"}}, true
 	case "moveClock":
 		return map[string]any{"advance": "1s"}, true
-	case "reset":
-		return map[string]any{"clientId": "sandbox-readonly"}, true
-	case "createRuntimeClient":
-		return map[string]any{"ttl": "1m"}, true
-	case "addClientSecret":
-		return map[string]any{"expiresIn": "1h"}, true
 	case "moveReferralStatus", "moveQualifiedStatus":
 		return map[string]any{"status": "reviewing"}, true
 	}
