@@ -34,3 +34,10 @@ func (p *PerClient) Apply(st State) bool {
 	maps.Copy(p.offsets, st.Clients)
 	return true
 }
+
+// Version is the version of the last State applied, 0 before any.
+func (p *PerClient) Version() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.version
+}

@@ -11,3 +11,7 @@ func RateBucketCount(s *Server) int {
 	defer m.mu.Unlock()
 	return len(m.buckets)
 }
+
+// SharedSettle is how long a replica reuses a read of the shared versions
+// (sharedSettle): a test that needs a request to read waits longer.
+const SharedSettle = sharedSettle

@@ -47,7 +47,7 @@ func (s *Server) withScenarios(next http.Handler) http.Handler {
 		}
 		if !ok || d.Status == 0 && d.Fault == "" && d.Error == "" {
 			// A per-request delay alone adds to what the active rules decide.
-			if ruled, fired := s.scenarios.Decide(req); fired {
+			if ruled, fired := s.scenarios.Decide(r.Context(), req); fired {
 				ruled.Delay += d.Delay
 				d, ok = ruled, true
 			}

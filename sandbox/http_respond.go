@@ -5,6 +5,8 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
 // writeJSON writes v as a JSON response with status.
@@ -22,7 +24,7 @@ func (s *Server) problem(w http.ResponseWriter, r *http.Request, p Problem) {
 // fail answers err: the request's own problem, or a logged 500 whose body
 // does not leak internals.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
-	if errors.Is(err, errSharedState) {
+	if errors.Is(err, errSharedState) || errors.Is(err, store.ErrUnavailable) {
 		s.log.Error("shared state unavailable", "request_id", requestID(r), "err", err)
 		s.unavailable(w, r)
 		return

@@ -155,7 +155,7 @@ func Open(opts Options) (*Instance, error) {
 		Provider: provider, Fixtures: set, Clock: opts.Clock, Logger: opts.Logger, Store: in.store,
 		Library: library, Scenarios: engine, JournalSize: opts.JournalSize, JournalBytes: opts.JournalBytes,
 		RateLimit: opts.RateLimit, RateBurst: opts.RateBurst, AdminToken: opts.AdminToken, CACertPEM: in.CACertPEM,
-		HTTPSOnly: in.TLS != nil, ClientClocks: clocks, AllowedHosts: hosts, Redis: in.Redis,
+		HTTPSOnly: in.TLS != nil, ClientClocks: clocks, AllowedHosts: hosts, Redis: in.Redis, RedisPrefix: opts.RedisPrefix,
 	})
 	if err != nil {
 		_ = in.Close()
@@ -165,9 +165,12 @@ func Open(opts Options) (*Instance, error) {
 }
 
 // Close releases the store (for a --data file: syncs and closes it and
-// frees its lock), the Redis client of the shared mode, and the TLS
-// directory Open created.
+// frees its lock), the Redis client of the shared mode, once the journal
+// entries queued for it are written, and the TLS directory Open created.
 func (in *Instance) Close() error {
+	if in.Server != nil {
+		in.Server.journal.Flush()
+	}
 	err := errors.Join(in.store.Close(), in.removePrivateTLSDir())
 	if in.Redis != nil {
 		err = errors.Join(err, in.Redis.Close())

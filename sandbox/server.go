@@ -74,6 +74,10 @@ type Config struct {
 	// buckets (shared_state.go), the failure rules and the journal
 	// (shared.go). nil keeps everything in this process, as before.
 	Redis *redis.Client
+	// RedisPrefix starts every key the shared state keeps in Redis (default
+	// store.DefaultRedisPrefix), the record store's included, so that one
+	// Redis database holds several sandboxes.
+	RedisPrefix string
 }
 
 // DefaultJournalSize is how many requests the journal keeps by default.
@@ -129,6 +133,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.Scenarios == nil {
 		cfg.Scenarios = scenarios.New(scenarios.Config{Library: cfg.Library, Clock: cfg.Clock})
+	}
+	if cfg.RedisPrefix == "" {
+		cfg.RedisPrefix = store.DefaultRedisPrefix
 	}
 	if err := shareScenarios(&cfg); err != nil {
 		return nil, err

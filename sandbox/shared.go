@@ -17,7 +17,7 @@ func shareScenarios(cfg *Config) error {
 	if cfg.Redis == nil {
 		return nil
 	}
-	shared, err := cfg.Scenarios.Shared(cfg.Redis)
+	shared, err := cfg.Scenarios.Shared(cfg.Redis, cfg.RedisPrefix, sharedSettle)
 	if err != nil {
 		return fmt.Errorf("sandbox: shared mode: %w", err)
 	}
@@ -30,7 +30,7 @@ func shareScenarios(cfg *Config) error {
 // any replica show the calls made through all of them; in memory otherwise.
 func newJournal(cfg Config) journal.Log {
 	if cfg.Redis != nil {
-		return journal.NewRedis(cfg.Redis, cfg.JournalSize, cfg.JournalBytes)
+		return journal.NewRedis(cfg.Redis, cfg.RedisPrefix, cfg.JournalSize, cfg.JournalBytes)
 	}
 	return journal.NewBounded(cfg.JournalSize, cfg.JournalBytes)
 }

@@ -14,7 +14,8 @@ import (
 // this replica applies the move at once and every other replica reads it
 // before its next request (sharedState.sync). Offsets are integers of
 // nanoseconds moved with INCRBY/HINCRBY, so concurrent advances through
-// different replicas add up.
+// different replicas add up. A move returns only once no replica can still
+// reuse a read from before it (sharedState.settle).
 type sharedClocks struct {
 	sh *sharedState
 }
@@ -25,8 +26,8 @@ func (c sharedClocks) move(ctx context.Context, what string, queue func(p redis.
 	var read clockRead
 	_, err := c.sh.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		queue(p)
-		p.Incr(ctx, keyClockVersion)
-		read = queueClockRead(ctx, p)
+		p.Incr(ctx, c.sh.keys.clockVersion)
+		read = c.sh.queueClockRead(ctx, p)
 		return nil
 	})
 	if err != nil && !errors.Is(err, redis.Nil) { // a missing key reads as zero
@@ -37,15 +38,16 @@ func (c sharedClocks) move(ctx context.Context, what string, queue func(p redis.
 		return fmt.Errorf("%s: read the clock back: %w", what, err)
 	}
 	c.sh.clocks.Apply(st)
+	c.sh.settle()
 	return nil
 }
 
 func (c sharedClocks) advance(ctx context.Context, clientID string, d time.Duration) error {
 	return c.move(ctx, "advance the clock", func(p redis.Pipeliner) {
 		if clientID != "" {
-			p.HIncrBy(ctx, keyClockClients, clientID, int64(d))
+			p.HIncrBy(ctx, c.sh.keys.clockClients, clientID, int64(d))
 		} else {
-			p.IncrBy(ctx, keyClockGlobal, int64(d))
+			p.IncrBy(ctx, c.sh.keys.clockGlobal, int64(d))
 		}
 	})
 }
@@ -57,10 +59,10 @@ func (c sharedClocks) set(ctx context.Context, clientID string, at time.Time) er
 	global := c.sh.clocks.Global()
 	return c.move(ctx, "set the clock", func(p redis.Pipeliner) {
 		if clientID != "" {
-			p.HSet(ctx, keyClockClients, clientID, int64(at.Sub(global.Now())))
+			p.HSet(ctx, c.sh.keys.clockClients, clientID, int64(at.Sub(global.Now())))
 		} else {
 			real := global.Now().Add(-global.Offset())
-			p.Set(ctx, keyClockGlobal, int64(at.Sub(real)), 0)
+			p.Set(ctx, c.sh.keys.clockGlobal, int64(at.Sub(real)), 0)
 		}
 	})
 }
@@ -68,15 +70,15 @@ func (c sharedClocks) set(ctx context.Context, clientID string, at time.Time) er
 func (c sharedClocks) reset(ctx context.Context, clientID string) error {
 	return c.move(ctx, "reset the clock", func(p redis.Pipeliner) {
 		if clientID != "" {
-			p.HDel(ctx, keyClockClients, clientID)
+			p.HDel(ctx, c.sh.keys.clockClients, clientID)
 		} else {
-			p.Del(ctx, keyClockGlobal)
+			p.Del(ctx, c.sh.keys.clockGlobal)
 		}
 	})
 }
 
 func (c sharedClocks) resetAll(ctx context.Context) error {
 	return c.move(ctx, "reset every clock", func(p redis.Pipeliner) {
-		p.Del(ctx, keyClockGlobal, keyClockClients)
+		p.Del(ctx, c.sh.keys.clockGlobal, c.sh.keys.clockClients)
 	})
 }

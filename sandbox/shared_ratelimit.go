@@ -4,13 +4,11 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 )
-
-// keyRateLimitPrefix starts each client's bucket key in Redis.
-const keyRateLimitPrefix = "sandbox:ratelimit:"
 
 // bucketScript is a token bucket judged at the caller's time, not Redis's:
 // the sandbox's buckets follow the sandbox clock (a clock advance refills
@@ -47,10 +45,12 @@ return {allowed, tostring(tokens)}
 // per client for all of them, one round trip (EVALSHA) per request.
 type sharedBuckets struct {
 	rdb *redis.Client
+	// prefix starts each client's bucket key (sharedKeys.rateLimit).
+	prefix string
 }
 
 func (b sharedBuckets) run(ctx context.Context, clientID string, limit float64, burst int, now time.Time, spend int) (bucketState, error) {
-	res, err := bucketScript.Run(ctx, b.rdb, []string{keyRateLimitPrefix + clientID},
+	res, err := bucketScript.Run(ctx, b.rdb, []string{b.prefix + clientID},
 		strconv.FormatFloat(limit, 'g', -1, 64), burst, now.UnixMicro(), spend).Slice()
 	if err != nil {
 		return bucketState{}, sharedFailure("rate limit bucket of "+clientID, err)
@@ -80,7 +80,7 @@ func (b sharedBuckets) peek(ctx context.Context, clientID string, limit float64,
 }
 
 func (b sharedBuckets) forget(ctx context.Context, clientID string) error {
-	if err := b.rdb.Del(ctx, keyRateLimitPrefix+clientID).Err(); err != nil {
+	if err := b.rdb.Del(ctx, b.prefix+clientID).Err(); err != nil {
 		return sharedFailure("drop the rate limit bucket of "+clientID, err)
 	}
 	return nil
@@ -88,7 +88,7 @@ func (b sharedBuckets) forget(ctx context.Context, clientID string) error {
 
 // reset drops every bucket, found with SCAN (at most one per client).
 func (b sharedBuckets) reset(ctx context.Context) error {
-	iter := b.rdb.Scan(ctx, 0, keyRateLimitPrefix+"*", 1000).Iterator()
+	iter := b.rdb.Scan(ctx, 0, globEscape(b.prefix)+"*", 1000).Iterator()
 	for iter.Next(ctx) {
 		if err := b.rdb.Del(ctx, iter.Val()).Err(); err != nil {
 			return sharedFailure("drop rate limit bucket "+iter.Val(), err)
@@ -98,4 +98,17 @@ func (b sharedBuckets) reset(ctx context.Context) error {
 		return sharedFailure("list the rate limit buckets", err)
 	}
 	return nil
+}
+
+// globEscape quotes the characters SCAN's MATCH pattern treats specially,
+// so a --redis-prefix holding them matches only itself.
+func globEscape(s string) string {
+	var out strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[]\`, r) {
+			out.WriteByte('\\')
+		}
+		out.WriteRune(r)
+	}
+	return out.String()
 }

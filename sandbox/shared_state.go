@@ -6,28 +6,46 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/referrals-sandbox/referrals-sandbox/clock"
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/internal/batch"
 	"github.com/referrals-sandbox/referrals-sandbox/scenarios"
 )
 
-// Keys of the runtime state replicas share in Redis (Config.Redis).
-const (
-	// keyClockVersion grows with every clock move, so a replica never
+// sharedKeys are the keys of the runtime state replicas share in Redis
+// (Config.Redis), all under Config.RedisPrefix, so that one Redis database
+// holds several sandboxes.
+type sharedKeys struct {
+	// clockVersion grows with every clock move, so a replica never
 	// replaces a newer clock with an older read (clock.PerClient.Apply).
-	keyClockVersion = "sandbox:clock:version"
-	// keyClockGlobal is the sandbox-wide offset from real time, in ns.
-	keyClockGlobal = "sandbox:clock:global"
-	// keyClockClients holds the clients' own offsets, in ns, by client id.
-	keyClockClients = "sandbox:clock:clients"
-	// keyClientsVersion grows with every runtime client change; a replica
+	clockVersion string
+	// clockGlobal is the sandbox-wide offset from real time, in ns.
+	clockGlobal string
+	// clockClients holds the clients' own offsets, in ns, by client id.
+	clockClients string
+	// clientsVersion grows with every runtime client change; a replica
 	// that sees a new value reloads its runtime clients from the store.
-	keyClientsVersion = "sandbox:clients:version"
-)
+	clientsVersion string
+	// rateLimit starts each client's rate limit bucket.
+	rateLimit string
+}
+
+// newSharedKeys lays the keys out under prefix.
+func newSharedKeys(prefix string) sharedKeys {
+	return sharedKeys{
+		clockVersion:   prefix + "clock:version",
+		clockGlobal:    prefix + "clock:global",
+		clockClients:   prefix + "clock:clients",
+		clientsVersion: prefix + "clients:version",
+		rateLimit:      prefix + "ratelimit:",
+	}
+}
 
 // errSharedState marks a failed Redis call: the request answers 503 with
 // Retry-After (unavailable), never a 500, even when Redis fails between the
@@ -44,12 +62,60 @@ func sharedFailure(what string, err error) error {
 const sharedRetryAfter = 1
 
 // sharedState brings one replica in step with the others before each
-// request: one MULTI/EXEC round trip reads the clock (global and per
-// client) and the runtime clients' version.
+// request. Every clock move, runtime client change and rule change bumps a
+// version; one MGET of the three versions tells the replica whether its
+// copies are current, and only what changed is read again.
+//
+// That read costs a round trip, so a replica reuses one for requests that
+// arrive within sharedSettle of its start, and every change waits
+// sharedSettle once stored before it is acknowledged (commit wait). A
+// request that arrives after a change was acknowledged, through any
+// replica, therefore always uses a read that began after the change was
+// stored: exactly as strict as a read per request. Requests that find no
+// recent read share the next one (batch.Batcher), so a busy replica reads
+// its versions a few hundred times a second whatever its request rate.
+//
+// The window is measured on the monotonic real clock, never the sandbox's
+// adjustable one: it is about when Redis saw what, not about token times.
 type sharedState struct {
 	rdb      *redis.Client
+	keys     sharedKeys
 	clocks   *clock.PerClient
 	provider *idp.Provider
+	// rulesVersion is the key of the failure rules' version
+	// (scenarios.Engine.SharedVersionKey).
+	rulesVersion string
+	reads        *batch.Batcher[struct{}, sharedVersions]
+
+	mu sync.Mutex
+	// last is the newest successful read and when it began.
+	last   sharedVersions
+	lastAt time.Time
+}
+
+// sharedSettle is how long a read of the shared versions is reused, and so
+// how long every change waits before it is acknowledged: short enough that
+// admin calls hardly notice it, long enough that a busy replica reads its
+// versions at most a few hundred times a second.
+const sharedSettle = 2 * time.Millisecond
+
+// sharedVersions are the versions of the shared state one read saw.
+type sharedVersions struct {
+	clock, clients, rules int64
+}
+
+// maxReadBatch bounds how many waiting requests share one read, and
+// maxReadsRunning how many reads run at once.
+const (
+	maxReadBatch    = 1024
+	maxReadsRunning = 4
+)
+
+// newSharedState returns the shared state of one replica.
+func newSharedState(rdb *redis.Client, prefix string, clocks *clock.PerClient, provider *idp.Provider, rulesVersion string) *sharedState {
+	sh := &sharedState{rdb: rdb, keys: newSharedKeys(prefix), clocks: clocks, provider: provider, rulesVersion: rulesVersion}
+	sh.reads = batch.New(maxReadBatch, maxReadsRunning, sh.readBatch)
+	return sh
 }
 
 // clockRead is the clock part of a pipelined read.
@@ -59,11 +125,11 @@ type clockRead struct {
 }
 
 // queueClockRead adds the reads of the whole shared clock to p.
-func queueClockRead(ctx context.Context, p redis.Pipeliner) clockRead {
+func (sh *sharedState) queueClockRead(ctx context.Context, p redis.Pipeliner) clockRead {
 	return clockRead{
-		version: p.Get(ctx, keyClockVersion),
-		global:  p.Get(ctx, keyClockGlobal),
-		clients: p.HGetAll(ctx, keyClockClients),
+		version: p.Get(ctx, sh.keys.clockVersion),
+		global:  p.Get(ctx, sh.keys.clockGlobal),
+		clients: p.HGetAll(ctx, sh.keys.clockClients),
 	}
 }
 
@@ -101,36 +167,103 @@ func int64Of(cmd *redis.StringCmd) (int64, error) {
 	return n, err
 }
 
-// sync reads the shared clock and runtime clients' version in one round
-// trip and brings this replica's copies up to date.
-func (sh *sharedState) sync(ctx context.Context) error {
+// sync brings this replica's clock and runtime clients up to date with the
+// shared ones, as read at most sharedSettle before the call began, and
+// returns the version of the failure rules that read saw.
+func (sh *sharedState) sync() (rulesVersion int64, err error) {
+	arrived := time.Now()
+	sh.mu.Lock()
+	fresh := !sh.lastAt.IsZero() && arrived.Sub(sh.lastAt) <= sharedSettle
+	v := sh.last
+	sh.mu.Unlock()
+	if !fresh {
+		v, err = sh.reads.Do(struct{}{})
+		return v.rules, err
+	}
+	// The read is reused, but a runtime client change this replica failed
+	// to announce makes it reload its clients from the store all the same.
+	if err := sh.provider.SyncClients(v.clients); err != nil {
+		return 0, err
+	}
+	return v.rules, nil
+}
+
+// settle waits out the window in which replicas may still reuse a read
+// from before a change this replica has just stored (see sharedState).
+func (sh *sharedState) settle() { time.Sleep(sharedSettle) }
+
+// readBatch is one read shared by a batch of requests: the three versions
+// in one MGET, then the clock again only when its version moved, and the
+// runtime clients (from the store) only when theirs did.
+func (sh *sharedState) readBatch(waiting []struct{}) ([]sharedVersions, error) {
+	ctx := context.Background() // bounded by --redis-timeout
+	began := time.Now()
+	vals, err := sh.rdb.MGet(ctx, sh.keys.clockVersion, sh.keys.clientsVersion, sh.rulesVersion).Result()
+	if err != nil {
+		return nil, sharedFailure("read the shared state", err)
+	}
+	var v sharedVersions
+	for i, dst := range []*int64{&v.clock, &v.clients, &v.rules} {
+		if *dst, err = versionOf(vals[i]); err != nil {
+			return nil, fmt.Errorf("read the shared state: version %d: %w", i, err)
+		}
+	}
+	if v.clock != sh.clocks.Version() {
+		if err := sh.readClock(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if err := sh.provider.SyncClients(v.clients); err != nil {
+		return nil, err
+	}
+	sh.mu.Lock()
+	if began.After(sh.lastAt) {
+		sh.last, sh.lastAt = v, began
+	}
+	sh.mu.Unlock()
+	out := make([]sharedVersions, len(waiting))
+	for i := range out {
+		out[i] = v
+	}
+	return out, nil
+}
+
+// versionOf decodes one value of an MGET of versions; a missing key is 0.
+func versionOf(val any) (int64, error) {
+	switch val := val.(type) {
+	case nil:
+		return 0, nil
+	case string:
+		return strconv.ParseInt(val, 10, 64)
+	default:
+		return 0, fmt.Errorf("unexpected %T", val)
+	}
+}
+
+// readClock reads the whole shared clock in one MULTI and applies it.
+func (sh *sharedState) readClock(ctx context.Context) error {
 	var read clockRead
-	var clients *redis.StringCmd
 	_, err := sh.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		read = queueClockRead(ctx, p)
-		clients = p.Get(ctx, keyClientsVersion)
+		read = sh.queueClockRead(ctx, p)
 		return nil
 	})
 	if err != nil && !errors.Is(err, redis.Nil) {
-		return sharedFailure("read the shared state", err)
+		return sharedFailure("read the shared clock", err)
 	}
 	st, err := read.state()
 	if err != nil {
 		return fmt.Errorf("read the shared clock: %w", err)
 	}
 	sh.clocks.Apply(st)
-	version, err := int64Of(clients)
-	if err != nil {
-		return fmt.Errorf("read the runtime clients' version: %w", err)
-	}
-	return sh.provider.SyncClients(version)
+	return nil
 }
 
 // clientsChanged tells the other replicas to reload their runtime clients.
 func (sh *sharedState) clientsChanged() error {
-	if err := sh.rdb.Incr(context.Background(), keyClientsVersion).Err(); err != nil {
+	if err := sh.rdb.Incr(context.Background(), sh.keys.clientsVersion).Err(); err != nil {
 		return sharedFailure("bump the runtime clients' version", err)
 	}
+	sh.settle()
 	return nil
 }
 
@@ -144,23 +277,40 @@ func (sh *sharedState) ping(ctx context.Context) error {
 // withShared brings the replica in step with the others before serving a
 // request, and answers 503 with Retry-After when Redis cannot be reached:
 // serving from this replica's own copy would silently disagree with the
-// others. The health check answers for itself (serveHealth).
+// others. The health check answers for itself (serveHealth), and the
+// documents no shared state changes are served whatever Redis does.
 func (s *Server) withShared(next http.Handler) http.Handler {
 	if s.shared == nil {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/__sandbox/health" {
+		if !needsSharedState(r.URL.Path) {
 			next.ServeHTTP(w, r)
 			return
 		}
-		if err := s.shared.sync(r.Context()); err != nil {
+		rulesVersion, err := s.shared.sync()
+		if err != nil {
 			s.log.Error("shared state unavailable", "request_id", requestID(r), "err", err)
 			s.unavailable(w, r)
 			return
 		}
-		next.ServeHTTP(w, r)
+		next.ServeHTTP(w, r.WithContext(scenarios.WithRulesVersion(r.Context(), rulesVersion)))
 	})
+}
+
+// needsSharedState reports whether a request to path depends on the state
+// replicas share. The health check and the static documents (signing keys,
+// discovery, the OpenAPI documents, the CA certificate and the console's
+// files) do not: a client can still fetch the JWKS while Redis is away.
+func needsSharedState(path string) bool {
+	switch {
+	case path == "/__sandbox/health", path == "/__sandbox/ca.pem", path == "/__sandbox/openapi.json",
+		path == "/api/v1/openapi.json", path == "/common/discovery/instance",
+		path == "/__sandbox/ui", strings.HasPrefix(path, "/__sandbox/ui/"),
+		strings.HasSuffix(path, "/discovery/v2.0/keys"), strings.HasSuffix(path, "/v2.0/.well-known/openid-configuration"):
+		return false
+	}
+	return true
 }
 
 // unavailable answers a request that needs Redis while it is unreachable:
@@ -184,10 +334,10 @@ func (s *Server) useSharedState() {
 		s.limiter = newRateLimiter(s.cfg.Provider, s.cfg.RateLimit, s.cfg.RateBurst, newMemoryBuckets())
 		return
 	}
-	s.shared = &sharedState{rdb: s.cfg.Redis, clocks: s.cfg.ClientClocks, provider: s.cfg.Provider}
+	s.shared = newSharedState(s.cfg.Redis, s.cfg.RedisPrefix, s.cfg.ClientClocks, s.cfg.Provider, s.cfg.Scenarios.SharedVersionKey())
 	s.cfg.Provider.UseClientSync(s.shared.clientsChanged)
 	s.clocks = sharedClocks{sh: s.shared}
-	s.limiter = newRateLimiter(s.cfg.Provider, s.cfg.RateLimit, s.cfg.RateBurst, sharedBuckets{rdb: s.cfg.Redis})
+	s.limiter = newRateLimiter(s.cfg.Provider, s.cfg.RateLimit, s.cfg.RateBurst, sharedBuckets{rdb: s.cfg.Redis, prefix: s.shared.keys.rateLimit})
 }
 
 // healthDegraded is the health check's body when shared state is missing.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -29,18 +30,37 @@ type sharedReplicas struct {
 }
 
 // roundTrips counts the round trips a go-redis client makes: one per
-// command or pipeline sent. While failIncr is set, single INCR commands
-// fail as if Redis had gone between two calls of one request.
+// command or pipeline sent, and names them. While failIncr is set, single
+// INCR commands fail as if Redis had gone between two calls of one request.
 type roundTrips struct {
 	n        atomic.Int64
 	failIncr atomic.Bool
+	mu       sync.Mutex
+	names    []string
+}
+
+// record counts one round trip named name.
+func (c *roundTrips) record(name string) {
+	c.n.Add(1)
+	c.mu.Lock()
+	c.names = append(c.names, name)
+	c.mu.Unlock()
+}
+
+// since returns the names of the round trips after the first n, sorted.
+func (c *roundTrips) since(n int64) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := slices.Clone(c.names[n:])
+	slices.Sort(out)
+	return out
 }
 
 func (c *roundTrips) DialHook(next redis.DialHook) redis.DialHook { return next }
 
 func (c *roundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		c.n.Add(1)
+		c.record(cmd.Name())
 		if c.failIncr.Load() && cmd.Name() == "incr" {
 			cmd.SetErr(errors.New("connection reset by test"))
 			return cmd.Err()
@@ -51,7 +71,7 @@ func (c *roundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 
 func (c *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
-		c.n.Add(1)
+		c.record("pipeline")
 		return next(ctx, cmds)
 	}
 }
@@ -268,13 +288,13 @@ func TestSharedRoundTripsPerAuthenticatedGet(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		opts  []sandboxOption
-		trips int64
+		trips []string // sorted
 	}{
-		// One MULTI/EXEC for clock and clients, one GET of the rules'
-		// version, one script appending the journal entry, and one EVALSHA
-		// for the bucket when limiting is on.
-		{name: "rate-limited", opts: []sandboxOption{withRateLimit(1000, 2000)}, trips: 4},
-		{name: "no rate limit", opts: []sandboxOption{withRateLimit(0, 0)}, trips: 3},
+		// One MGET of the versions (clock, clients, rules), one EVALSHA
+		// for the bucket when limiting is on, and one script appending
+		// the journal entry (in the background, after the answer).
+		{name: "rate-limited", opts: []sandboxOption{withRateLimit(1000, 2000)}, trips: []string{"evalsha", "evalsha", "mget"}},
+		{name: "no rate limit", opts: []sandboxOption{withRateLimit(0, 0)}, trips: []string{"evalsha", "mget"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rs := newSharedReplicas(t, 1, tc.opts...)
@@ -283,14 +303,35 @@ func TestSharedRoundTripsPerAuthenticatedGet(t *testing.T) {
 			if r := get(a, tok); r.Status != http.StatusOK { // caches the validated token, loads the script
 				t.Fatalf("first GET: %d %s", r.Status, r.Body)
 			}
+			// Reading the journal waits for the first GET's entry.
+			if r := a.admin(http.MethodGet, "/__sandbox/requests", nil); r.Status != http.StatusOK {
+				t.Fatalf("journal: %d %s", r.Status, r.Body)
+			}
 			before := rs.trips.n.Load()
+			// Past the window in which a read is reused: this GET reads.
+			time.Sleep(2 * sandbox.SharedSettle)
 			if r := get(a, tok); r.Status != http.StatusOK {
 				t.Fatalf("second GET: %d %s", r.Status, r.Body)
 			}
-			if got := rs.trips.n.Load() - before; got != tc.trips {
-				t.Errorf("Redis round trips of one authenticated GET: %d, want %d", got, tc.trips)
+			waitForTrips(t, rs.trips, before, int64(len(tc.trips)))
+			time.Sleep(50 * time.Millisecond) // room for a round trip too many
+			if got := rs.trips.since(before); !slices.Equal(got, tc.trips) {
+				t.Errorf("Redis round trips of one authenticated GET: %v, want %v", got, tc.trips)
 			}
 		})
+	}
+}
+
+// waitForTrips waits (5 s at most) until n round trips follow the first
+// before: the journal appends its entries in the background.
+func waitForTrips(t *testing.T, c *roundTrips, before, n int64) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for c.n.Load()-before < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d Redis round trips after 5 s, want %d: %v", c.n.Load()-before, n, c.since(before))
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
 
@@ -365,5 +406,128 @@ func TestSharedRedisFailingMidRequestAnswers503(t *testing.T) {
 	a.admin(http.MethodGet, "/__sandbox/clients", nil).decode(t, &list)
 	if n := len(list.Clients); n != 6 {
 		t.Errorf("%d clients listed after the failed announcement, want the 5 fixtures and the stored one", n)
+	}
+}
+
+// A change acknowledged through one replica is seen by the very next
+// request through another, even while that replica is busy and reuses
+// recent reads of the shared state: every change waits out the reuse
+// window before it is acknowledged. Rounds of rule and clock changes run
+// while a load keeps B's read fresh.
+func TestSharedAcknowledgedChangesAreSeenAtOnceUnderLoad(t *testing.T) {
+	rs := newSharedReplicas(t, 2)
+	a, b := rs.all[0], rs.all[1]
+	tok := b.token(partner)
+	stop := make(chan struct{})
+	var load sync.WaitGroup
+	for range 4 {
+		load.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+					b.do(request{path: "/health/ping", token: tok, plain: true})
+				}
+			}
+		})
+	}
+	defer func() { close(stop); load.Wait() }()
+	for round := range 10 {
+		id := a.addRule(map[string]any{"endpoint": "api", "status": 503})
+		if r := get(b, tok); r.Status != http.StatusServiceUnavailable {
+			t.Fatalf("round %d: GET on B right after A added a 503 rule: %d, want 503", round, r.Status)
+		}
+		if r := a.admin(http.MethodDelete, "/__sandbox/scenarios/"+id, nil); r.Status != http.StatusNoContent {
+			t.Fatalf("round %d: delete the rule through A: %d %s", round, r.Status, r.Body)
+		}
+		if r := get(b, tok); r.Status != http.StatusOK {
+			t.Fatalf("round %d: GET on B right after A deleted the rule: %d, want 200", round, r.Status)
+		}
+		a.advance(2 * time.Hour)
+		if r := get(b, tok); r.Status != http.StatusUnauthorized {
+			t.Fatalf("round %d: GET on B right after a 2h advance through A: %d, want 401", round, r.Status)
+		}
+		if r := a.admin(http.MethodPost, "/__sandbox/clock", map[string]any{"reset": true}); r.Status != http.StatusOK {
+			t.Fatalf("round %d: clock reset through A: %d %s", round, r.Status, r.Body)
+		}
+		if r := get(b, tok); r.Status != http.StatusOK {
+			t.Fatalf("round %d: GET on B right after the clock reset through A: %d, want 200", round, r.Status)
+		}
+	}
+}
+
+// Two sandboxes with their own --redis-prefix on one Redis database share
+// nothing: rules, clocks, runtime clients, rate limits, records and
+// journal each stay under their own prefix, and no key lies outside both.
+func TestSharedPrefixesSeparateSandboxesOnOneRedis(t *testing.T) {
+	srv := redistest.Start(t)
+	prefixes := []string{"team-a:", "team-b:"}
+	var boxes []*testSandbox
+	for _, prefix := range prefixes {
+		rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, MaxRetries: -1})
+		t.Cleanup(func() { _ = rdb.Close() })
+		st, err := store.OpenRedis(rdb, store.WithRedisPrefix(prefix))
+		if err != nil {
+			t.Fatal(err)
+		}
+		boxes = append(boxes, newSandbox(t, useStore(st), withRateLimit(1000, 5), func(c *sandbox.Config) {
+			c.Redis, c.RedisPrefix = rdb, prefix
+		}))
+	}
+	a, b := boxes[0], boxes[1]
+	tokA, tokB := a.token(partner), b.token(partner)
+
+	a.addRule(map[string]any{"endpoint": "api", "status": 503})
+	if r := get(b, tokB); r.Status != http.StatusOK {
+		t.Errorf("B with a rule on A: %d, want 200", r.Status)
+	}
+	if r := get(a, tokA); r.Status != http.StatusServiceUnavailable {
+		t.Errorf("A with its own rule: %d, want 503", r.Status)
+	}
+	a.advance(2 * time.Hour)
+	if r := get(b, tokB); r.Status != http.StatusOK {
+		t.Errorf("B after A's clock moved 2h: %d, want 200", r.Status)
+	}
+	var list struct{ Clients []struct{ ClientID string } }
+	if r := a.do(request{method: http.MethodPost, path: "/__sandbox/clients", body: map[string]any{}, plain: true}); r.Status != http.StatusCreated {
+		t.Fatalf("create a client on A: %d %s", r.Status, r.Body)
+	}
+	b.admin(http.MethodGet, "/__sandbox/clients", nil).decode(t, &list)
+	if len(list.Clients) != 5 {
+		t.Errorf("B lists %d clients, want its 5 fixtures only", len(list.Clients))
+	}
+	// B's burst of 5 is its own: A spent nothing from it.
+	for i := range 5 {
+		if r := get(b, tokB); r.Status != http.StatusOK {
+			t.Fatalf("B's request %d of its burst of 5: %d", i+1, r.Status)
+		}
+	}
+	var journal struct{ Requests []struct{ Status int } }
+	b.admin(http.MethodGet, "/__sandbox/requests", nil).decode(t, &journal)
+	for _, e := range journal.Requests {
+		if e.Status == http.StatusServiceUnavailable {
+			t.Errorf("B's journal shows A's forced 503")
+		}
+	}
+
+	var keys []string
+	iter := srv.NewClient(t).Scan(context.Background(), 0, "*", 1000).Iterator()
+	for iter.Next(context.Background()) {
+		keys = append(keys, iter.Val())
+	}
+	if err := iter.Err(); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, k := range keys {
+		p, _, _ := strings.Cut(k, ":")
+		seen[p+":"] = true
+		if !slices.Contains(prefixes, p+":") {
+			t.Errorf("key %q is under neither sandbox's prefix", k)
+		}
+	}
+	if !seen["team-a:"] || !seen["team-b:"] {
+		t.Errorf("keys %v: want keys under both prefixes", keys)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/referrals-sandbox/referrals-sandbox/idp"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redistest"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/conformance"
@@ -223,6 +224,20 @@ func TestSharedRulesRedisDown(t *testing.T) {
 	wantProblem(t, add, http.StatusServiceUnavailable, "urn:referrals-sandbox:problem:unavailable")
 	if add.Header.Get("Retry-After") == "" {
 		t.Errorf("rule refused with Redis down, without Retry-After: %v", add.Header)
+	}
+	// What no shared state changes is still served: clients can fetch
+	// the signing keys and discovery documents while Redis is away.
+	for _, path := range []string{"/" + idp.DefaultTenant + "/discovery/v2.0/keys", "/" + idp.DefaultTenant + "/v2.0/.well-known/openid-configuration", "/api/v1/openapi.json", "/__sandbox/openapi.json"} {
+		if r := rs[0].do(request{path: path, plain: true}); r.Status != http.StatusOK {
+			t.Errorf("GET %s with Redis down: %d, want 200", path, r.Status)
+		}
+	}
+	for _, body := range []map[string]any{{}, {"clientId": partner}} {
+		r := rs[0].do(request{method: http.MethodPost, path: "/__sandbox/reset", body: body, invalid: true})
+		wantProblem(t, r, http.StatusServiceUnavailable, "urn:referrals-sandbox:problem:unavailable")
+		if r.Header.Get("Retry-After") == "" {
+			t.Errorf("reset %v with Redis down, without Retry-After", body)
+		}
 	}
 	for _, path := range []string{"/__sandbox/scenarios", "/__sandbox/requests", "/__sandbox/report", "/__sandbox/scenarios/rule-1"} {
 		r := rs[0].admin(http.MethodGet, path, nil)

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -21,7 +22,7 @@ func testActivateDeactivate(t *testing.T, newEngine func(*testing.T) *Engine) {
 	if _, err := e.Activate("token-endpoint-down", ""); err != nil {
 		t.Fatal(err)
 	}
-	if d, ok := e.Decide(apiReq("a")); !ok || d.Status != 403 || d.Scenario != "permissions-revoked" {
+	if d, ok := e.Decide(context.Background(), apiReq("a")); !ok || d.Status != 403 || d.Scenario != "permissions-revoked" {
 		t.Errorf("api decision %+v, %v", d, ok)
 	}
 
@@ -39,10 +40,10 @@ func testActivateDeactivate(t *testing.T, newEngine func(*testing.T) *Engine) {
 	if !e.Deactivate("permissions-revoked", "") || e.Deactivate("permissions-revoked", "") {
 		t.Error("Deactivate should report true once")
 	}
-	if _, ok := e.Decide(apiReq("a")); ok {
+	if _, ok := e.Decide(context.Background(), apiReq("a")); ok {
 		t.Error("api still failing after deactivation")
 	}
-	if d, ok := e.Decide(Request{Endpoint: EndpointToken}); !ok || d.Status != 503 {
+	if d, ok := e.Decide(context.Background(), Request{Endpoint: EndpointToken}); !ok || d.Status != 503 {
 		t.Errorf("other scenario affected: %+v, %v", d, ok)
 	}
 	if _, ok := e.Get(manual.ID); !ok {
@@ -76,7 +77,7 @@ func testActivateBoundToClient(t *testing.T, newEngine func(*testing.T) *Engine)
 			t.Errorf("rule not bound to %s: %+v", c, rules[0])
 		}
 	}
-	if _, ok := e.Decide(apiReq("job-c")); ok {
+	if _, ok := e.Decide(context.Background(), apiReq("job-c")); ok {
 		t.Error("unbound client affected")
 	}
 	// Each job gets its own three 503s.
@@ -90,10 +91,10 @@ func testActivateBoundToClient(t *testing.T, newEngine func(*testing.T) *Engine)
 	if _, err := e.Activate("api-unavailable-then-recovers", "job-a"); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := e.Decide(apiReq("job-a")); !ok {
+	if _, ok := e.Decide(context.Background(), apiReq("job-a")); !ok {
 		t.Error("re-activation did not reset job-a")
 	}
-	if _, ok := e.Decide(apiReq("job-b")); ok {
+	if _, ok := e.Decide(context.Background(), apiReq("job-b")); ok {
 		t.Error("re-activation for job-a touched job-b")
 	}
 	if !e.Deactivate("api-unavailable-then-recovers", "job-b") {

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"context"
 	"fmt"
 	"testing"
 )
@@ -17,7 +18,7 @@ func BenchmarkDecide100Rules(b *testing.B) {
 	}
 	req := Request{Method: "GET", Path: "/api/v1/referrals/trials", ClientID: "sandbox-partner", Endpoint: EndpointAPI}
 	for b.Loop() {
-		if _, ok := e.Decide(req); ok {
+		if _, ok := e.Decide(context.Background(), req); ok {
 			b.Fatal("a rule matched")
 		}
 	}

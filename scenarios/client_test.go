@@ -1,6 +1,9 @@
 package scenarios
 
-import "testing"
+import (
+	"context"
+	"testing"
+)
 
 func TestClearClientLeavesOtherClientsRules(t *testing.T) {
 	forEachEngine(t, testClearClientLeavesOtherClientsRules)
@@ -32,7 +35,7 @@ func testClearClientLeavesOtherClientsRules(t *testing.T, newEngine func(*testin
 	if act := e.Active(); len(act) != 1 || act[0].ClientID != "b" {
 		t.Errorf("activations left: %+v, want only b's", act)
 	}
-	if d, ok := e.Decide(Request{Endpoint: EndpointAPI, ClientID: "b"}); !ok || d.Status == 503 {
+	if d, ok := e.Decide(context.Background(), Request{Endpoint: EndpointAPI, ClientID: "b"}); !ok || d.Status == 503 {
 		t.Errorf("b's decision %+v, %t: b's rules must stand", d, ok)
 	}
 }

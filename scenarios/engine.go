@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -190,9 +191,11 @@ func (e *Engine) Rules() []RuleStatus {
 // the Decision of the first rule that matches and fires, or false when none
 // does (answer normally). Firing counts against the rule; a rule whose times
 // are used up (not per client) retires: it leaves the active list at once.
-func (e *Engine) Decide(req Request) (Decision, bool) {
+// In shared mode ctx bounds the Redis calls and may carry the rules'
+// version (WithRulesVersion).
+func (e *Engine) Decide(ctx context.Context, req Request) (Decision, bool) {
 	if e.shared != nil {
-		return e.shared.decide(e, req)
+		return e.shared.decide(ctx, e, req)
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -46,7 +47,7 @@ func testTimesExactUnderConcurrency(t *testing.T, newEngine func(*testing.T) *En
 	var wg sync.WaitGroup
 	for i := range 50 {
 		wg.Go(func() {
-			if d, ok := e.Decide(apiReq(fmt.Sprint("c", i%5))); ok && d.Status == 503 {
+			if d, ok := e.Decide(context.Background(), apiReq(fmt.Sprint("c", i%5))); ok && d.Status == 503 {
 				forced.Add(1)
 			}
 		})
@@ -64,7 +65,7 @@ func testTimesExactUnderConcurrency(t *testing.T, newEngine func(*testing.T) *En
 func decisions(e *Engine, n int, req func(i int) Request) []bool {
 	out := make([]bool, n)
 	for i := range out {
-		_, out[i] = e.Decide(req(i))
+		_, out[i] = e.Decide(context.Background(), req(i))
 	}
 	return out
 }
@@ -112,7 +113,7 @@ func testPerClientTimesConcurrent(t *testing.T, newEngine func(*testing.T) *Engi
 	for i := range 60 {
 		client := fmt.Sprint("client-", i%6)
 		wg.Go(func() {
-			if d, ok := e.Decide(apiReq(client)); ok {
+			if d, ok := e.Decide(context.Background(), apiReq(client)); ok {
 				mu.Lock()
 				perClient[client]++
 				mu.Unlock()
@@ -171,7 +172,7 @@ func testSeededDelaysReplay(t *testing.T, newEngine func(*testing.T) *Engine) {
 		mustAdd(t, e, Rule{Delay: &Delay{Median: Duration(100 * time.Millisecond), Sigma: 1}, Seed: 5})
 		var out []time.Duration
 		for range 50 {
-			d, _ := e.Decide(apiReq("a"))
+			d, _ := e.Decide(context.Background(), apiReq("a"))
 			out = append(out, d.Delay)
 		}
 		return out
@@ -191,7 +192,7 @@ func testClientBoundRule(t *testing.T, newEngine func(*testing.T) *Engine) {
 	e := newEngine(t)
 	mustAdd(t, e, Rule{ClientID: "ci-job-1", Status: 503, Times: 2})
 	for range 5 {
-		if d, ok := e.Decide(apiReq("ci-job-2")); ok {
+		if d, ok := e.Decide(context.Background(), apiReq("ci-job-2")); ok {
 			t.Fatalf("other client got %+v", d)
 		}
 	}
@@ -210,7 +211,7 @@ func testFirstFiringRuleWins(t *testing.T, newEngine func(*testing.T) *Engine) {
 	status := mustAdd(t, e, Rule{Status: 503})
 	var got []string
 	for range 4 {
-		d, ok := e.Decide(apiReq("a"))
+		d, ok := e.Decide(context.Background(), apiReq("a"))
 		if !ok {
 			t.Fatal("no rule fired")
 		}
@@ -247,7 +248,7 @@ func testDecisionFields(t *testing.T, newEngine func(*testing.T) *Engine) {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEngine(t)
 			mustAdd(t, e, tt.rule)
-			got, ok := e.Decide(tt.req)
+			got, ok := e.Decide(context.Background(), tt.req)
 			if !ok || got != tt.want {
 				t.Errorf("Decide = %+v, %v; want %+v", got, ok, tt.want)
 			}
@@ -281,13 +282,13 @@ func testRuleManagement(t *testing.T, newEngine func(*testing.T) *Engine) {
 	if !e.Remove(a.ID) || e.Remove(a.ID) {
 		t.Error("Remove should succeed once")
 	}
-	if d, _ := e.Decide(apiReq("x")); d.RuleID != b.ID {
+	if d, _ := e.Decide(context.Background(), apiReq("x")); d.RuleID != b.ID {
 		t.Errorf("decided by %q, want %q", d.RuleID, b.ID)
 	}
 	if st, _ := e.Get(b.ID); st.Hits != 1 || *st.Remaining != 1 || st.LastFiredAt == nil {
 		t.Errorf("after one hit: %+v", st)
 	}
-	e.Decide(apiReq("x"))
+	e.Decide(context.Background(), apiReq("x"))
 	if _, ok := e.Get(b.ID); ok {
 		t.Error("retired rule still found")
 	}
@@ -296,7 +297,7 @@ func testRuleManagement(t *testing.T, newEngine func(*testing.T) *Engine) {
 	if len(e.Rules()) != 0 {
 		t.Error("Clear left rules")
 	}
-	if _, ok := e.Decide(apiReq("x")); ok {
+	if _, ok := e.Decide(context.Background(), apiReq("x")); ok {
 		t.Error("decision after Clear")
 	}
 }
@@ -308,7 +309,7 @@ func testAddCopiesDelay(t *testing.T, newEngine func(*testing.T) *Engine) {
 	r := Rule{Delay: &Delay{Fixed: Duration(time.Second)}}
 	mustAdd(t, e, r)
 	r.Delay.Fixed = Duration(time.Hour)
-	if d, _ := e.Decide(apiReq("a")); d.Delay != time.Second {
+	if d, _ := e.Decide(context.Background(), apiReq("a")); d.Delay != time.Second {
 		t.Errorf("caller's change leaked into the engine: delay %v", d.Delay)
 	}
 }
@@ -332,14 +333,14 @@ func TestPerClientUnregisteredIDsShareOneCounter(t *testing.T) {
 	}
 	fired := 0
 	for i := range 1000 {
-		if _, ok := e.Decide(tokenReq(fmt.Sprint("made-up-", i), true)); ok {
+		if _, ok := e.Decide(context.Background(), tokenReq(fmt.Sprint("made-up-", i), true)); ok {
 			fired++
 		}
 	}
 	if fired != 1 {
 		t.Errorf("the rule fired %d times for 1000 unregistered ids, want once (one shared counter)", fired)
 	}
-	if _, ok := e.Decide(tokenReq("sandbox-partner", false)); !ok {
+	if _, ok := e.Decide(context.Background(), tokenReq("sandbox-partner", false)); !ok {
 		t.Error("a registered client did not get its own count")
 	}
 	st, _ := e.Get(added.ID)
@@ -349,7 +350,7 @@ func TestPerClientUnregisteredIDsShareOneCounter(t *testing.T) {
 	}
 	// A rule naming an unregistered id still matches it.
 	named := mustAdd(t, e, Rule{Endpoint: EndpointToken, ClientID: "made-up-x", Status: 503})
-	if d, ok := e.Decide(tokenReq("made-up-x", true)); !ok || d.RuleID != named.ID {
+	if d, ok := e.Decide(context.Background(), tokenReq("made-up-x", true)); !ok || d.RuleID != named.ID {
 		t.Errorf("rule bound to an unregistered id: %+v %v, want it to fire", d, ok)
 	}
 }

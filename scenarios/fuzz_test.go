@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"context"
 	"encoding/json"
 	"testing"
 )
@@ -32,7 +33,7 @@ func FuzzParseScenario(f *testing.F) {
 		if _, err := e.Activate(sc.Name, "c"); err != nil {
 			t.Fatalf("activate parsed scenario: %v", err)
 		}
-		e.Decide(Request{Method: "GET", Path: "/a/x/b", ClientID: "c", Endpoint: EndpointAPI})
+		e.Decide(context.Background(), Request{Method: "GET", Path: "/a/x/b", ClientID: "c", Endpoint: EndpointAPI})
 	})
 }
 
@@ -52,7 +53,7 @@ func FuzzRuleJSON(f *testing.F) {
 		if _, err := e.Add(r); err != nil {
 			return
 		}
-		e.Decide(Request{Method: "POST", Path: "/api/v1/referrals/", ClientID: "c", Endpoint: EndpointAPI})
-		e.Decide(Request{Method: "POST", Path: "/oauth2/v2.0/token", ClientID: "c", Endpoint: EndpointToken})
+		e.Decide(context.Background(), Request{Method: "POST", Path: "/api/v1/referrals/", ClientID: "c", Endpoint: EndpointAPI})
+		e.Decide(context.Background(), Request{Method: "POST", Path: "/oauth2/v2.0/token", ClientID: "c", Endpoint: EndpointToken})
 	})
 }

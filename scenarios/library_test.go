@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -19,7 +20,7 @@ var (
 var scenarioChecks = map[string]func(t *testing.T, e *Engine){
 	"token-endpoint-down": func(t *testing.T, e *Engine) {
 		for range 10 {
-			if d, ok := e.Decide(tokenReq); !ok || d.Status != 503 || d.RetryAfter <= 0 {
+			if d, ok := e.Decide(context.Background(), tokenReq); !ok || d.Status != 503 || d.RetryAfter <= 0 {
 				t.Fatalf("token request: %+v, %v", d, ok)
 			}
 		}
@@ -27,7 +28,7 @@ var scenarioChecks = map[string]func(t *testing.T, e *Engine){
 	},
 	"api-unavailable-then-recovers": func(t *testing.T, e *Engine) {
 		for i := range 3 {
-			if d, ok := e.Decide(apiReq("a")); !ok || d.Status != 503 || d.RetryAfter <= 0 {
+			if d, ok := e.Decide(context.Background(), apiReq("a")); !ok || d.Status != 503 || d.RetryAfter <= 0 {
 				t.Fatalf("call %d: %+v, %v", i+1, d, ok)
 			}
 		}
@@ -36,7 +37,7 @@ var scenarioChecks = map[string]func(t *testing.T, e *Engine){
 	"rate-limited": func(t *testing.T, e *Engine) {
 		expectNormal(t, e, tokenReq)
 		for i := range 20 {
-			if d, ok := e.Decide(apiReq("a")); !ok || d.Status != 429 || d.RetryAfter <= 0 {
+			if d, ok := e.Decide(context.Background(), apiReq("a")); !ok || d.Status != 429 || d.RetryAfter <= 0 {
 				t.Fatalf("call %d: %+v, %v", i+1, d, ok)
 			}
 		}
@@ -44,7 +45,7 @@ var scenarioChecks = map[string]func(t *testing.T, e *Engine){
 	},
 	"token-expired": func(t *testing.T, e *Engine) {
 		for _, c := range []string{"a", "b"} {
-			if d, ok := e.Decide(apiReq(c)); !ok || d.Status != 401 || d.Reason != "expired" {
+			if d, ok := e.Decide(context.Background(), apiReq(c)); !ok || d.Status != 401 || d.Reason != "expired" {
 				t.Fatalf("first call of %s: %+v, %v", c, d, ok)
 			}
 			expectNormal(t, e, apiReq(c))
@@ -53,7 +54,7 @@ var scenarioChecks = map[string]func(t *testing.T, e *Engine){
 	},
 	"permissions-revoked": func(t *testing.T, e *Engine) {
 		for range 5 {
-			if d, ok := e.Decide(apiReq("a")); !ok || d.Status != 403 {
+			if d, ok := e.Decide(context.Background(), apiReq("a")); !ok || d.Status != 403 {
 				t.Fatalf("api call: %+v, %v", d, ok)
 			}
 		}
@@ -63,7 +64,7 @@ var scenarioChecks = map[string]func(t *testing.T, e *Engine){
 		var total time.Duration
 		for range 30 {
 			for _, req := range []Request{tokenReq, apiReq("a"), pingReq} {
-				d, ok := e.Decide(req)
+				d, ok := e.Decide(context.Background(), req)
 				if !ok || d.Delay <= 0 || d.Delay > 5*time.Second || d.Status != 0 || d.Fault != FaultNone {
 					t.Fatalf("%s: %+v, %v", req.Endpoint, d, ok)
 				}
@@ -77,7 +78,7 @@ var scenarioChecks = map[string]func(t *testing.T, e *Engine){
 	"flaky": func(t *testing.T, e *Engine) {
 		fired := 0
 		for range 1000 {
-			if d, ok := e.Decide(apiReq("a")); ok {
+			if d, ok := e.Decide(context.Background(), apiReq("a")); ok {
 				if d.Status != 503 || d.RetryAfter <= 0 {
 					t.Fatalf("decision %+v", d)
 				}
@@ -92,7 +93,7 @@ var scenarioChecks = map[string]func(t *testing.T, e *Engine){
 	"connection-resets": func(t *testing.T, e *Engine) {
 		fired := 0
 		for range 1000 {
-			if d, ok := e.Decide(apiReq("a")); ok {
+			if d, ok := e.Decide(context.Background(), apiReq("a")); ok {
 				if d.Fault != FaultReset {
 					t.Fatalf("decision %+v", d)
 				}
@@ -104,19 +105,19 @@ var scenarioChecks = map[string]func(t *testing.T, e *Engine){
 		}
 	},
 	"invalid-client": func(t *testing.T, e *Engine) {
-		if d, ok := e.Decide(tokenReq); !ok || d.Error != ErrorInvalidClient || d.Status != 401 {
+		if d, ok := e.Decide(context.Background(), tokenReq); !ok || d.Error != ErrorInvalidClient || d.Status != 401 {
 			t.Fatalf("token request: %+v, %v", d, ok)
 		}
 		expectNormal(t, e, apiReq("a"))
 	},
 	"api-hangs": func(t *testing.T, e *Engine) {
-		if d, ok := e.Decide(apiReq("a")); !ok || d.Fault != FaultHang {
+		if d, ok := e.Decide(context.Background(), apiReq("a")); !ok || d.Fault != FaultHang {
 			t.Fatalf("first call: %+v, %v", d, ok)
 		}
 		expectNormal(t, e, apiReq("a"))
 	},
 	"malformed-response": func(t *testing.T, e *Engine) {
-		if d, ok := e.Decide(apiReq("a")); !ok || d.Fault != FaultMalformed {
+		if d, ok := e.Decide(context.Background(), apiReq("a")); !ok || d.Fault != FaultMalformed {
 			t.Fatalf("first call: %+v, %v", d, ok)
 		}
 		expectNormal(t, e, apiReq("a"))
@@ -127,7 +128,7 @@ var scenarioChecks = map[string]func(t *testing.T, e *Engine){
 func expectNormal(t *testing.T, e *Engine, reqs ...Request) {
 	t.Helper()
 	for _, req := range reqs {
-		if d, ok := e.Decide(req); ok {
+		if d, ok := e.Decide(context.Background(), req); ok {
 			t.Errorf("%s request for %q: got %+v, want the normal answer", req.Endpoint, req.ClientID, d)
 		}
 	}

@@ -11,20 +11,25 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// RedisPrefix starts every key the shared engine keeps in Redis.
-const RedisPrefix = "sandbox:scenarios:"
+// redisKeysPart follows the sandbox's --redis-prefix in every key the
+// shared engine keeps in Redis.
+const redisKeysPart = "scenarios:"
 
 // sharedRules keeps an Engine's rules, activations and counters in Redis so
 // that replicas behind one load balancer share them exactly. Rule
 // definitions and activations change only through admin calls, which run as
 // optimistic transactions on the version key (see mutate); counting runs in
-// fireScript. Each replica caches the rule list keyed by the version and
-// checks the version once per request, so a request never sees a stale list
-// and, with no rules active, costs one GET.
+// fireScript. Each replica caches the rule list keyed by the version. The
+// sandbox reads the version with the rest of its per-request state and
+// hands it to Decide (WithRulesVersion), so a request never sees a stale
+// list and, with no rule matching, costs the rules no round trip at all.
 type sharedRules struct {
 	rdb *redis.Client
-	// Keys, all under RedisPrefix.
+	// Keys, all under the prefix given to Shared.
+	keys                                         string
 	verKey, orderKey, defsKey, actsKey, idSeqKey string
+	// settle is how long a change waits, once stored, before it returns.
+	settle time.Duration
 
 	mu    sync.Mutex
 	ver   int64
@@ -40,19 +45,26 @@ type storedRule struct {
 }
 
 // Shared returns an Engine over the same library, clock and cap as e whose
-// rules, activations and counters live in Redis through rdb, shared with
-// every other sandbox using the same Redis. e's scenario activations (the
+// rules, activations and counters live in Redis through rdb, under keys
+// starting with prefix, shared with every other sandbox using the same
+// Redis and prefix. Each change of rules or activations waits settle once
+// stored before it returns: replicas may decide with a version read up to
+// settle before a request arrived (see WithRulesVersion), so after that wait
+// every request any replica starts sees the change. e's scenario activations (the
 // start-up ones) are carried over unless Redis already lists them, so a
 // replica starting or restarting never resets counters the others rely on;
 // e's other rules are not copied.
-func (e *Engine) Shared(rdb *redis.Client) (*Engine, error) {
+func (e *Engine) Shared(rdb *redis.Client, prefix string, settle time.Duration) (*Engine, error) {
+	keys := prefix + redisKeysPart
 	s := &sharedRules{
 		rdb:      rdb,
-		verKey:   RedisPrefix + "version",
-		orderKey: RedisPrefix + "order",
-		defsKey:  RedisPrefix + "rules",
-		actsKey:  RedisPrefix + "activations",
-		idSeqKey: RedisPrefix + "idseq",
+		settle:   settle,
+		keys:     keys,
+		verKey:   keys + "version",
+		orderKey: keys + "order",
+		defsKey:  keys + "rules",
+		actsKey:  keys + "activations",
+		idSeqKey: keys + "idseq",
 	}
 	out := New(Config{Library: e.lib, Clock: e.clock, MaxRules: e.maxRules})
 	out.shared = s
@@ -72,7 +84,28 @@ func (e *Engine) Shared(rdb *redis.Client) (*Engine, error) {
 }
 
 // counterKey is the hash holding rule id's match and hit tallies.
-func (s *sharedRules) counterKey(id string) string { return RedisPrefix + "counters:" + id }
+func (s *sharedRules) counterKey(id string) string { return s.keys + "counters:" + id }
+
+// SharedVersionKey is the Redis key whose integer value changes with every
+// change of the shared rules and activations, "" for an in-memory engine.
+// The sandbox reads it with its other per-request state and passes the
+// value to Decide through WithRulesVersion.
+func (e *Engine) SharedVersionKey() string {
+	if e.shared == nil {
+		return ""
+	}
+	return e.shared.verKey
+}
+
+// rulesVersionKey is the context key of WithRulesVersion.
+type rulesVersionKey struct{}
+
+// WithRulesVersion returns ctx telling Decide the shared rules' version, as
+// read at most the settle given to Shared before the request arrived, so it
+// need not read it again.
+func WithRulesVersion(ctx context.Context, version int64) context.Context {
+	return context.WithValue(ctx, rulesVersionKey{}, version)
+}
 
 // ErrUnavailable wraps every Redis failure of the shared engine: the
 // caller should answer 503 and let the client retry.
@@ -86,11 +119,16 @@ func unavailableDecision() Decision {
 }
 
 // current returns the active rules, from the cache when the version in
-// Redis still matches it.
+// Redis (as ctx carries it, see WithRulesVersion, or read now) still
+// matches it.
 func (s *sharedRules) current(ctx context.Context) ([]*entry, error) {
-	ver, err := s.rdb.Get(ctx, s.verKey).Int64()
-	if err != nil && !errors.Is(err, redis.Nil) {
-		return nil, fmt.Errorf("%w: read version: %w", ErrUnavailable, err)
+	ver, known := ctx.Value(rulesVersionKey{}).(int64)
+	if !known {
+		var err error
+		ver, err = s.rdb.Get(ctx, s.verKey).Int64()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return nil, fmt.Errorf("%w: read version: %w", ErrUnavailable, err)
+		}
 	}
 	s.mu.Lock()
 	if s.valid && s.ver == ver {
@@ -110,8 +148,7 @@ func (s *sharedRules) current(ctx context.Context) ([]*entry, error) {
 }
 
 // decide is Engine.Decide on the shared state.
-func (s *sharedRules) decide(e *Engine, req Request) (Decision, bool) {
-	ctx := context.Background()
+func (s *sharedRules) decide(ctx context.Context, e *Engine, req Request) (Decision, bool) {
 	list, err := s.current(ctx)
 	if err != nil {
 		return unavailableDecision(), true

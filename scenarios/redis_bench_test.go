@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
@@ -11,7 +12,7 @@ import (
 // that do not match the benchmark's request.
 func sharedBenchEngine(b *testing.B, n int) *Engine {
 	b.Helper()
-	e, err := New(Config{}).Shared(redistest.Start(b).NewClient(b))
+	e, err := New(Config{}).Shared(redistest.Start(b).NewClient(b), "sandbox:", 0)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -36,7 +37,7 @@ func benchSharedNoMatch(b *testing.B, n int) {
 	e := sharedBenchEngine(b, n)
 	req := apiReq("sandbox-partner")
 	for b.Loop() {
-		if _, ok := e.Decide(req); ok {
+		if _, ok := e.Decide(context.Background(), req); ok {
 			b.Fatal("a rule fired")
 		}
 	}
@@ -51,7 +52,7 @@ func BenchmarkSharedDecideFiring(b *testing.B) {
 	}
 	req := apiReq("sandbox-partner")
 	for b.Loop() {
-		if _, ok := e.Decide(req); !ok {
+		if _, ok := e.Decide(context.Background(), req); !ok {
 			b.Fatal("the rule did not fire")
 		}
 	}

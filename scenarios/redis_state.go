@@ -135,6 +135,10 @@ func (s *sharedRules) mutate(e *Engine, change func(scratch *Engine) error, extr
 		case err != nil:
 			return fmt.Errorf("%w: %w", ErrUnavailable, err)
 		}
+		// Replicas reuse a read of the version for up to settle (see
+		// Shared): once this wait is over, every request that any replica
+		// starts sees the change.
+		time.Sleep(s.settle)
 		return nil
 	}
 	return fmt.Errorf("%w: the rules kept changing; try again", ErrUnavailable)

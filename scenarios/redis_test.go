@@ -25,7 +25,7 @@ func sharedEngines(t *testing.T, n, maxRules int) ([]*Engine, *redistest.Server)
 			base.maxRules = maxRules
 		}
 		var err error
-		if out[i], err = base.Shared(rdb); err != nil {
+		if out[i], err = base.Shared(rdb, "sandbox:", 0); err != nil {
 			t.Fatalf("Shared: %v", err)
 		}
 	}
@@ -44,7 +44,7 @@ func forEachEngine(t *testing.T, test func(t *testing.T, newEngine func(*testing
 			if err := rdb.FlushDB(context.Background()).Err(); err != nil {
 				t.Fatalf("FLUSHDB: %v", err)
 			}
-			e, err := newTestEngine(t).Shared(rdb)
+			e, err := newTestEngine(t).Shared(rdb, "sandbox:", 0)
 			if err != nil {
 				t.Fatalf("Shared: %v", err)
 			}
@@ -60,7 +60,7 @@ func TestSharedTimesExactAcrossReplicas(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range 60 {
 		wg.Go(func() {
-			if d, ok := es[i%3].Decide(apiReq(fmt.Sprint("c", i%5))); ok && d.Status == 503 {
+			if d, ok := es[i%3].Decide(context.Background(), apiReq(fmt.Sprint("c", i%5))); ok && d.Status == 503 {
 				forced.Add(1)
 			}
 		})
@@ -85,7 +85,7 @@ func TestSharedPerClientAndAfterAcrossReplicas(t *testing.T) {
 	for i := range 60 {
 		wg.Go(func() {
 			client := fmt.Sprint("client-", i%4)
-			if d, ok := es[i%3].Decide(apiReq(client)); ok && d.Status == 429 {
+			if d, ok := es[i%3].Decide(context.Background(), apiReq(client)); ok && d.Status == 429 {
 				mu.Lock()
 				fired[client]++
 				mu.Unlock()
@@ -119,7 +119,7 @@ func TestSharedSeededProbabilityMatchesInMemory(t *testing.T) {
 	run := func(pick func(i int) *Engine) string {
 		var out []string
 		for i := range 200 {
-			d, ok := pick(i).Decide(apiReq("a"))
+			d, ok := pick(i).Decide(context.Background(), apiReq("a"))
 			out = append(out, fmt.Sprint(ok, d.Delay))
 		}
 		return fmt.Sprint(out)
@@ -174,13 +174,13 @@ func TestSharedRuleManagementAcrossReplicas(t *testing.T) {
 	if _, err := b.Add(Rule{ID: "mine", Status: 500}); !errors.Is(err, ErrDuplicateID) {
 		t.Errorf("duplicate id through another replica: %v", err)
 	}
-	if d, ok := b.Decide(apiReq("x")); !ok || d.RuleID != added.ID || d.Status != 500 {
+	if d, ok := b.Decide(context.Background(), apiReq("x")); !ok || d.RuleID != added.ID || d.Status != 500 {
 		t.Errorf("replica B decided %+v %v, want the rule added through A", d, ok)
 	}
 	if !b.Remove("mine") || a.Remove("mine") {
 		t.Error("Remove through B then A: want true then false")
 	}
-	if _, ok := a.Decide(apiReq("x")); ok {
+	if _, ok := a.Decide(context.Background(), apiReq("x")); ok {
 		t.Error("A still fires a rule removed through B")
 	}
 	rules, err := a.Activate("flaky", "ci-1")
@@ -206,7 +206,7 @@ func TestSharedKeepsStartupActivations(t *testing.T) {
 		if _, err := local.Activate("flaky", ""); err != nil {
 			t.Fatal(err)
 		}
-		e, err := local.Shared(rdb)
+		e, err := local.Shared(rdb, "sandbox:", 0)
 		if err != nil {
 			t.Fatalf("Shared: %v", err)
 		}
@@ -214,7 +214,7 @@ func TestSharedKeepsStartupActivations(t *testing.T) {
 	}
 	a := start()
 	for range 5 {
-		a.Decide(Request{Method: "POST", Path: "/api/v1/referrals/qualified", ClientID: "x", Endpoint: EndpointAPI})
+		a.Decide(context.Background(), Request{Method: "POST", Path: "/api/v1/referrals/qualified", ClientID: "x", Endpoint: EndpointAPI})
 	}
 	before := a.Rules()
 	b := start()
@@ -227,7 +227,7 @@ func TestSharedKeepsStartupActivations(t *testing.T) {
 func TestSharedRedisDownAnswers503(t *testing.T) {
 	es, srv := sharedEngines(t, 1, 0)
 	srv.Stop(t)
-	d, ok := es[0].Decide(apiReq("x"))
+	d, ok := es[0].Decide(context.Background(), apiReq("x"))
 	if !ok || d.Status != 503 || d.RetryAfter <= 0 {
 		t.Fatalf("Decide with Redis down: %+v %v, want a 503 with Retry-After", d, ok)
 	}

@@ -64,6 +64,7 @@ func run(ctx context.Context, args []string) error {
 	out := fs.String("out", "profile", "output prefix: writes PREFIX.cpu.pprof and PREFIX.heap.pprof")
 	fixturesDir := fs.String("fixtures", "", "fixtures directory (e.g. from `referrals-sandbox fixtures generate`); default embedded")
 	dataFile := fs.String("data", "", "buntdb data file; default in memory")
+	redisURL := fs.String("redis", "", "shared mode: a running Redis (redis://host:port/db) to keep the state in")
 	conns := fs.Int("connections", 50, "wrk connections")
 	threads := fs.Int("threads", 2, "wrk threads")
 	if err := fs.Parse(args); err != nil {
@@ -77,7 +78,7 @@ func run(ctx context.Context, args []string) error {
 		return errors.New("wrk is not installed (apt-get install -y wrk)")
 	}
 	logger := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	in, err := sandbox.Open(sandbox.Options{FixturesDir: *fixturesDir, DataFile: *dataFile, Logger: logger})
+	in, err := sandbox.Open(sandbox.Options{FixturesDir: *fixturesDir, DataFile: *dataFile, RedisURL: *redisURL, Logger: logger})
 	if err != nil {
 		return fmt.Errorf("open the sandbox: %w", err)
 	}

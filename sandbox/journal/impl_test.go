@@ -29,7 +29,7 @@ func forEachImpl(t *testing.T, test func(t *testing.T, im impl)) {
 			if err := rdb.FlushDB(context.Background()).Err(); err != nil {
 				t.Fatalf("FLUSHDB: %v", err)
 			}
-			return NewRedis(rdb, n, b)
+			return NewRedis(rdb, "sandbox:", n, b)
 		}})
 	})
 }

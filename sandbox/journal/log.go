@@ -23,6 +23,9 @@ type Log interface {
 	// Reachable returns nil when the journal can be read and written: always
 	// in memory; for Redis, when it answers a PING.
 	Reachable() error
+	// Flush returns once every entry added before the call is stored:
+	// at once in memory; for Redis, once the background writer has run.
+	Flush()
 }
 
 var (

@@ -12,8 +12,9 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// RedisPrefix starts every key the shared journal keeps in Redis.
-const RedisPrefix = "sandbox:journal:"
+// redisKeysPart follows the sandbox's --redis-prefix in every key the
+// shared journal keeps in Redis.
+const redisKeysPart = "journal:"
 
 // readBatch is how many stream entries one read fetches while filtering.
 const readBatch = 500
@@ -27,24 +28,33 @@ const readBatch = 500
 // Its methods have the Journal's signatures, without errors: a failed Add
 // is dropped and a failed read returns what it had (the request itself
 // still answers; Redis being down is reported by the health check).
+//
+// Add queues the entry for a background writer that appends many entries
+// per script call (writer); reads wait for the queue, so a replica reads
+// its own entries at once and the others' once their writers have run.
 type RedisJournal struct {
 	rdb        *redis.Client
 	maxEntries int
 	maxBytes   int64
-	// Keys, all under RedisPrefix.
+	// Keys, all under the prefix given to NewRedis.
 	streamKey, seqKey, bytesKey string
+	writer                      *writer
 }
 
-// NewRedis returns the shared journal over rdb with NewBounded's bounds.
-func NewRedis(rdb *redis.Client, maxEntries int, maxBytes int64) *RedisJournal {
-	return &RedisJournal{
+// NewRedis returns the shared journal over rdb, its keys starting with
+// prefix, with NewBounded's bounds.
+func NewRedis(rdb *redis.Client, prefix string, maxEntries int, maxBytes int64) *RedisJournal {
+	keys := prefix + redisKeysPart
+	j := &RedisJournal{
 		rdb: rdb, maxEntries: max(maxEntries, 1), maxBytes: max(maxBytes, MinMaxBytes),
-		streamKey: RedisPrefix + "stream", seqKey: RedisPrefix + "seq", bytesKey: RedisPrefix + "bytes",
+		streamKey: keys + "stream", seqKey: keys + "seq", bytesKey: keys + "bytes",
 	}
+	j.writer = newWriter(j.append)
+	return j
 }
 
 // Add truncates e, then appends it atomically within the bounds (see
-// addScript).
+// addScript) in the background.
 func (j *RedisJournal) Add(e Entry) {
 	truncate(&e)
 	size := e.Size()
@@ -53,9 +63,26 @@ func (j *RedisJournal) Add(e Entry) {
 	if err != nil {
 		return // an Entry is plain data; cannot happen
 	}
-	_ = addScript.Run(context.Background(), j.rdb, []string{j.streamKey, j.seqKey, j.bytesKey},
-		j.maxEntries, j.maxBytes, size, e.ClientID, raw).Err()
+	j.writer.add(pendingEntry{size: size, clientID: e.ClientID, json: raw})
 }
+
+// append stores a batch of entries with one addScript call.
+func (j *RedisJournal) append(entries []pendingEntry) error {
+	args := make([]any, 0, 2+3*len(entries))
+	args = append(args, j.maxEntries, j.maxBytes)
+	for _, e := range entries {
+		args = append(args, e.size, e.clientID, e.json)
+	}
+	err := addScript.Run(context.Background(), j.rdb, []string{j.streamKey, j.seqKey, j.bytesKey}, args...).Err()
+	if err != nil {
+		return fmt.Errorf("append %d journal entries: %w", len(entries), err)
+	}
+	return nil
+}
+
+// Flush returns once every entry added before the call is stored, or
+// dropped because Redis failed.
+func (j *RedisJournal) Flush() { j.writer.flush() }
 
 // Reachable returns nil when Redis answers a PING.
 func (j *RedisJournal) Reachable() error {
@@ -67,6 +94,7 @@ func (j *RedisJournal) Reachable() error {
 
 // Usage returns the stream's length and byte total.
 func (j *RedisJournal) Usage() (int, int64) {
+	j.Flush()
 	ctx := context.Background()
 	var n *redis.IntCmd
 	var b *redis.StringCmd
@@ -84,6 +112,7 @@ func (j *RedisJournal) Usage() (int, int64) {
 
 // Clear empties the stream; the sequence stays, so ids keep counting up.
 func (j *RedisJournal) Clear() {
+	j.Flush()
 	ctx := context.Background()
 	_, _ = j.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.Del(ctx, j.streamKey)
@@ -94,6 +123,7 @@ func (j *RedisJournal) Clear() {
 
 // ClearClient drops one client's entries (see clearClientScript).
 func (j *RedisJournal) ClearClient(clientID string) {
+	j.Flush()
 	if clientID == "" {
 		return
 	}
@@ -103,6 +133,7 @@ func (j *RedisJournal) ClearClient(clientID string) {
 // Find returns the matching entries, oldest first; with a limit, the latest
 // limit of them.
 func (j *RedisJournal) Find(f Filter) []Entry {
+	j.Flush()
 	if f.Limit > 0 {
 		return j.Latest(f, f.Limit)
 	}
@@ -113,6 +144,7 @@ func (j *RedisJournal) Find(f Filter) []Entry {
 // After returns the first limit entries matching f above f.AfterID and
 // whether more follow.
 func (j *RedisJournal) After(f Filter, limit int) ([]Entry, bool) {
+	j.Flush()
 	return j.scan(f, pageLimit(limit))
 }
 
@@ -146,6 +178,7 @@ func (j *RedisJournal) scan(f Filter, limit int) ([]Entry, bool) {
 
 // Latest returns the newest limit entries matching f, oldest first.
 func (j *RedisJournal) Latest(f Filter, limit int) []Entry {
+	j.Flush()
 	limit = pageLimit(limit)
 	ctx := context.Background()
 	end := "+"

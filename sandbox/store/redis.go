@@ -105,9 +105,20 @@ func (s *RedisStore) run(script *redis.Script, args ...any) (any, error) {
 		return nil, ErrNotFound
 	}
 	if err != nil {
-		return nil, fmt.Errorf("redis: %w", err)
+		return nil, fmt.Errorf("redis: %w", unreachable(err))
 	}
 	return res, nil
+}
+
+// unreachable marks err ErrUnavailable unless Redis itself answered it (a
+// script's error reply): a refused connection, a timeout or a closed
+// client means the call may succeed once Redis is back.
+func unreachable(err error) error {
+	var reply redis.Error
+	if err == nil || errors.As(err, &reply) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", ErrUnavailable, err)
 }
 
 // replyStrings converts a script's array reply: integers become their

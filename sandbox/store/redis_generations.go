@@ -37,15 +37,15 @@ func (s *RedisStore) deleteGeneration(gen string) error {
 	for iter.Next(ctx) {
 		if batch = append(batch, iter.Val()); len(batch) == cap(batch) {
 			if err := flush(); err != nil {
-				return fmt.Errorf("delete generation %s: %w", gen, err)
+				return fmt.Errorf("delete generation %s: %w", gen, unreachable(err))
 			}
 		}
 	}
 	if err := iter.Err(); err != nil {
-		return fmt.Errorf("scan generation %s: %w", gen, err)
+		return fmt.Errorf("scan generation %s: %w", gen, unreachable(err))
 	}
 	if err := flush(); err != nil {
-		return fmt.Errorf("delete generation %s: %w", gen, err)
+		return fmt.Errorf("delete generation %s: %w", gen, unreachable(err))
 	}
 	return nil
 }
@@ -56,7 +56,7 @@ func (s *RedisStore) dropGeneration(gen string) error {
 	ctx, cancel := s.ctx()
 	defer cancel()
 	if err := s.client.ZRem(ctx, s.prefix+"building", gen).Err(); err != nil {
-		return fmt.Errorf("drop generation %s: %w", gen, err)
+		return fmt.Errorf("drop generation %s: %w", gen, unreachable(err))
 	}
 	return s.deleteGeneration(gen)
 }
@@ -98,7 +98,7 @@ func (s *RedisStore) deleteStaleGenerations() error {
 		}
 	}
 	if err := iter.Err(); err != nil {
-		return fmt.Errorf("scan generations: %w", err)
+		return fmt.Errorf("scan generations: %w", unreachable(err))
 	}
 	// A Reset may have begun or flipped since the first read. Its
 	// generation was registered as building before it had a key, so a

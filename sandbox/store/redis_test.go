@@ -1,12 +1,15 @@
 package store_test
 
 import (
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redistest"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store/storetest"
@@ -42,4 +45,36 @@ func TestConformanceRedis(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store {
 		return mustOpenRedis(t, c, store.WithRedisPrefix(fmt.Sprintf("conformance-%d:", n.Add(1))))
 	})
+}
+
+// TestRedisDownIsUnavailable: with Redis gone, every kind of store call
+// fails with ErrUnavailable (the sandbox answers 503 with Retry-After),
+// never with an error that reads as a bad request or a missing record.
+func TestRedisDownIsUnavailable(t *testing.T) {
+	srv := redistest.Start(t)
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr, MaxRetries: -1, ContextTimeoutEnabled: true})
+	t.Cleanup(func() { _ = c.Close() })
+	s := mustOpenRedis(t, c, store.WithRedisTimeout(2*time.Second))
+	set, err := fixtures.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Reset(set); err != nil {
+		t.Fatal(err)
+	}
+	srv.Stop(t)
+	client := set.Clients[0].ClientID
+	for name, call := range map[string]func() error{
+		"Reset":       func() error { return s.Reset(set) },
+		"ResetClient": func() error { return s.ResetClient(client, set) },
+		"GetReferral": func() error { _, err := s.GetReferral(client, "x"); return err },
+		"ListReferrals": func() error {
+			_, _, err := s.ListReferrals(client, store.Page{Limit: 5})
+			return err
+		},
+	} {
+		if err := call(); !errors.Is(err, store.ErrUnavailable) {
+			t.Errorf("%s with Redis down: %v, want ErrUnavailable", name, err)
+		}
+	}
 }

@@ -138,4 +138,7 @@ var (
 	// ErrCorrupt: a stored record no longer decodes. Listings skip such
 	// records (and log their keys); reading one directly gives ErrCorrupt.
 	ErrCorrupt = errors.New("stored record does not decode")
+	// ErrUnavailable: the store's server (Redis, in shared mode) did not
+	// answer; the same call may succeed later.
+	ErrUnavailable = errors.New("store unavailable")
 )
