@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -71,9 +72,12 @@ const sharedRetryAfter = 1
 // sharedSettle once stored before it is acknowledged (commit wait). A
 // request that arrives after a change was acknowledged, through any
 // replica, therefore always uses a read that began after the change was
-// stored: exactly as strict as a read per request. Requests that find no
-// recent read share the next one (batch.Batcher), so a busy replica reads
-// its versions a few hundred times a second whatever its request rate.
+// stored: exactly as strict as a read per request. A busy replica starts
+// the next read in the background once the current one is half that old
+// (readAhead), so its requests hardly ever wait for Redis; requests that
+// find no recent read share the next one (batch.Batcher). Either way a
+// busy replica reads its versions a few hundred times a second, whatever
+// its request rate, and an idle one not at all.
 //
 // The window is measured on the monotonic real clock, never the sandbox's
 // adjustable one: it is about when Redis saw what, not about token times.
@@ -87,6 +91,9 @@ type sharedState struct {
 	rulesVersion string
 	reads        *batch.Batcher[struct{}, sharedVersions]
 
+	// readingAhead is set while a readAhead read runs.
+	readingAhead atomic.Bool
+
 	mu sync.Mutex
 	// last is the newest successful read and when it began.
 	last   sharedVersions
@@ -94,10 +101,11 @@ type sharedState struct {
 }
 
 // sharedSettle is how long a read of the shared versions is reused, and so
-// how long every change waits before it is acknowledged: short enough that
-// admin calls hardly notice it, long enough that a busy replica reads its
-// versions at most a few hundred times a second.
-const sharedSettle = 2 * time.Millisecond
+// how long every change waits before it is acknowledged. It must be well
+// above what a read takes on a loaded machine, queueing in Go's scheduler
+// included (bench/run: at 2 ms, requests waited for reads and a replica
+// served a quarter less), and short enough that admin calls hardly notice.
+const sharedSettle = 10 * time.Millisecond
 
 // sharedVersions are the versions of the shared state one read saw.
 type sharedVersions struct {
@@ -108,7 +116,7 @@ type sharedVersions struct {
 // maxReadsRunning how many reads run at once.
 const (
 	maxReadBatch    = 1024
-	maxReadsRunning = 4
+	maxReadsRunning = 1
 )
 
 // newSharedState returns the shared state of one replica.
@@ -173,9 +181,13 @@ func int64Of(cmd *redis.StringCmd) (int64, error) {
 func (sh *sharedState) sync() (rulesVersion int64, err error) {
 	arrived := time.Now()
 	sh.mu.Lock()
-	fresh := !sh.lastAt.IsZero() && arrived.Sub(sh.lastAt) <= sharedSettle
+	age := arrived.Sub(sh.lastAt)
+	fresh := !sh.lastAt.IsZero() && age <= sharedSettle
 	v := sh.last
 	sh.mu.Unlock()
+	if fresh && age > sharedSettle/2 {
+		sh.readAhead()
+	}
 	if !fresh {
 		v, err = sh.reads.Do(struct{}{})
 		return v.rules, err
@@ -186,6 +198,19 @@ func (sh *sharedState) sync() (rulesVersion int64, err error) {
 		return 0, err
 	}
 	return v.rules, nil
+}
+
+// readAhead starts a read in the background, unless one is running, so
+// that a busy replica has a new read before the one it uses grows too old
+// and its requests rarely wait for Redis. An idle replica reads nothing.
+func (sh *sharedState) readAhead() {
+	if !sh.readingAhead.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer sh.readingAhead.Store(false)
+		_, _ = sh.reads.Do(struct{}{}) // a failure shows on the next request
+	}()
 }
 
 // settle waits out the window in which replicas may still reuse a read

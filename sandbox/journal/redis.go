@@ -37,8 +37,8 @@ type RedisJournal struct {
 	maxEntries int
 	maxBytes   int64
 	// Keys, all under the prefix given to NewRedis.
-	streamKey, seqKey, bytesKey string
-	writer                      *writer
+	streamKey, seqKey, bytesKey, sizesKey string
+	writer                                *writer
 }
 
 // NewRedis returns the shared journal over rdb, its keys starting with
@@ -47,7 +47,7 @@ func NewRedis(rdb *redis.Client, prefix string, maxEntries int, maxBytes int64) 
 	keys := prefix + redisKeysPart
 	j := &RedisJournal{
 		rdb: rdb, maxEntries: max(maxEntries, 1), maxBytes: max(maxBytes, MinMaxBytes),
-		streamKey: keys + "stream", seqKey: keys + "seq", bytesKey: keys + "bytes",
+		streamKey: keys + "stream", seqKey: keys + "seq", bytesKey: keys + "bytes", sizesKey: keys + "sizes",
 	}
 	j.writer = newWriter(j.append)
 	return j
@@ -73,7 +73,7 @@ func (j *RedisJournal) append(entries []pendingEntry) error {
 	for _, e := range entries {
 		args = append(args, e.size, e.clientID, e.json)
 	}
-	err := addScript.Run(context.Background(), j.rdb, []string{j.streamKey, j.seqKey, j.bytesKey}, args...).Err()
+	err := addScript.Run(context.Background(), j.rdb, []string{j.streamKey, j.seqKey, j.bytesKey, j.sizesKey}, args...).Err()
 	if err != nil {
 		return fmt.Errorf("append %d journal entries: %w", len(entries), err)
 	}
@@ -117,6 +117,7 @@ func (j *RedisJournal) Clear() {
 	_, _ = j.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.Del(ctx, j.streamKey)
 		p.Set(ctx, j.bytesKey, 0, 0)
+		p.Del(ctx, j.sizesKey)
 		return nil
 	})
 }
@@ -127,7 +128,7 @@ func (j *RedisJournal) ClearClient(clientID string) {
 	if clientID == "" {
 		return
 	}
-	_ = clearClientScript.Run(context.Background(), j.rdb, []string{j.streamKey, j.bytesKey}, clientID).Err()
+	_ = clearClientScript.Run(context.Background(), j.rdb, []string{j.streamKey, j.bytesKey, j.sizesKey}, clientID).Err()
 }
 
 // Find returns the matching entries, oldest first; with a limit, the latest
