@@ -6,6 +6,8 @@
 //	go run ./bench/profile --target trials --out /tmp/trials
 //	go tool pprof -top /tmp/trials.cpu.pprof
 //
+// With --redis URL the sandbox runs in shared mode on that (running) Redis.
+//
 // It builds the sandbox with sandbox.Open and the binary's own HTTP server
 // (sandbox.NewHTTPServer), with the options bench/run gives the binary:
 // no rate limit, warn-level JSON logging.
