@@ -74,16 +74,20 @@ func (w *writer) run() {
 		batch := w.queue[:n:n]
 		w.queue = w.queue[n:]
 		w.mu.Unlock()
-		// A failed batch is dropped, as a failed Add always was: the
-		// request has been answered, and Redis being down is reported by
-		// the health check and the 503s of the requests that follow.
-		_ = w.write(batch)
-		var size int64
-		for _, e := range batch {
-			size += e.size
-		}
+		err := w.write(batch)
 		w.mu.Lock()
-		w.bytes -= size
+		if err != nil {
+			// A failed batch is dropped, as a failed Add always was: the
+			// request has been answered, and Redis being down is reported
+			// by the health check and the 503s of the requests that
+			// follow. What is queued behind it goes too, so that a flush
+			// (a read, a shutdown) waits for one timeout, not one per batch.
+			batch, w.queue = append(batch, w.queue...), nil
+			n = len(batch)
+		}
+		for _, e := range batch {
+			w.bytes -= e.size
+		}
 		w.written += uint64(n)
 		w.cond.Broadcast()
 	}
