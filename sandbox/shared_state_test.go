@@ -343,31 +343,18 @@ func TestSharedStateChangesUnderConcurrentRequests(t *testing.T) {
 	rs := newSharedReplicas(t, 2)
 	a, b := rs.all[0], rs.all[1]
 	tok := b.token(partner)
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	for range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-done:
-					return
-				default:
-				}
-				if r := get(b, tok); r.Status != http.StatusOK && r.Status != http.StatusUnauthorized {
-					t.Errorf("GET on B during moves: %d %s", r.Status, r.Body)
-					return
-				}
-			}
-		}()
-	}
+	stop := loadOn(func() bool {
+		if r := get(b, tok); r.Status != http.StatusOK && r.Status != http.StatusUnauthorized {
+			t.Errorf("GET on B during moves: %d %s", r.Status, r.Body)
+			return false
+		}
+		return true
+	})
 	for range 5 {
 		a.advance(time.Minute)
 		a.newClient(nil)
 	}
-	close(done)
-	wg.Wait()
+	stop()
 	var view struct{ Offset string }
 	b.admin(http.MethodGet, "/__sandbox/clock", nil).decode(t, &view)
 	if view.Offset != "5m0s" {
@@ -419,21 +406,11 @@ func TestSharedAcknowledgedChangesAreSeenAtOnceUnderLoad(t *testing.T) {
 	rs := newSharedReplicas(t, 2)
 	a, b := rs.all[0], rs.all[1]
 	tok := b.token(partner)
-	stop := make(chan struct{})
-	var load sync.WaitGroup
-	for range 4 {
-		load.Go(func() {
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-					b.do(request{path: "/health/ping", token: tok, plain: true})
-				}
-			}
-		})
-	}
-	defer func() { close(stop); load.Wait() }()
+	stop := loadOn(func() bool {
+		b.do(request{path: "/health/ping", token: tok, plain: true})
+		return true
+	})
+	defer stop()
 	for round := range 10 {
 		id := a.addRule(map[string]any{"endpoint": "api", "status": 503})
 		if r := get(b, tok); r.Status != http.StatusServiceUnavailable {
@@ -531,4 +508,26 @@ func TestSharedPrefixesSeparateSandboxesOnOneRedis(t *testing.T) {
 	if !seen["team-a:"] || !seen["team-b:"] {
 		t.Errorf("keys %v: want keys under both prefixes", keys)
 	}
+}
+
+// loadOn runs call on four goroutines, over and over until it returns
+// false or the returned stop is called; stop waits for them.
+func loadOn(call func() bool) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				if !call() {
+					return
+				}
+			}
+		})
+	}
+	return sync.OnceFunc(func() { close(done); wg.Wait() })
 }
