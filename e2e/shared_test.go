@@ -120,12 +120,20 @@ func TestReplicasShareEverything(t *testing.T) {
 		t.Errorf("10 pings of a client with a burst of 5 over 3 replicas: %v, want 5 served and 5 limited", statuses)
 	}
 
-	// The journal through A shows the calls made through B and C.
+	// The journal through A shows the calls made through B and C. C
+	// appends its entries in the background, so A may see one a moment
+	// after C answered (the README says so): wait for it, 10 s at most.
 	marker := http.Header{"X-Request-Id": {"through-c"}}
 	rs.call(http.MethodGet, rs.base(2)+"/health/ping", token, nil, marker)
-	journal := rs.admin(0, http.MethodGet, "/__sandbox/requests?limit=1000", nil)
-	if !strings.Contains(string(journal.body), `"requestId":"through-c"`) {
-		t.Error("the journal through A lacks a call made through C")
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		journal := rs.admin(0, http.MethodGet, "/__sandbox/requests?limit=1000", nil)
+		if strings.Contains(string(journal.body), `"requestId":"through-c"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Error("10 s on, the journal through A lacks a call made through C")
+			break
+		}
 	}
 	report := rs.admin(0, http.MethodGet, "/__sandbox/report?clientId="+client.ClientID, nil)
 	if report.status != http.StatusOK || !strings.Contains(string(report.body), client.ClientID) {

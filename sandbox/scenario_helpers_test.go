@@ -173,6 +173,21 @@ func (s *testSandbox) journal(query url.Values) []sandbox.JournalEntry {
 	return got.Requests
 }
 
+// journalOf returns the journal entries query selects once there are at
+// least n, waiting 10 s at most: in shared mode another replica appends its
+// entries in the background, a moment after it answered.
+func (s *testSandbox) journalOf(query url.Values, n int) []sandbox.JournalEntry {
+	s.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got := s.journal(query)
+		if len(got) >= n || time.Now().After(deadline) {
+			return got
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // tokenForm is a client-credentials form.
 func tokenForm(clientID, secret, scope string) url.Values {
 	return url.Values{"grant_type": {"client_credentials"}, "client_id": {clientID}, "client_secret": {secret}, "scope": {scope}}

@@ -135,7 +135,7 @@ func TestSharedJournalAndReportAcrossReplicas(t *testing.T) {
 	if c := countStatuses(statuses); c[200] != 20 {
 		t.Fatalf("statuses %v", c)
 	}
-	entries := rs[0].journal(url.Values{"clientId": {partner}, "path": {"/api/v1/referrals/trials"}})
+	entries := rs[0].journalOf(url.Values{"clientId": {partner}, "path": {"/api/v1/referrals/trials"}}, 20)
 	if len(entries) != 20 {
 		t.Fatalf("journal through A lists %d of the 20 calls made through B and C", len(entries))
 	}
