@@ -1,0 +1,238 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/referrals-sandbox/referrals-sandbox/clock"
+	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/internal/batch"
+)
+
+// sharedState brings one replica in step with the others before each
+// request. Every clock move, runtime client change and rule change bumps a
+// version; one MGET of the three versions tells the replica whether its
+// copies are current, and only what changed is read again.
+//
+// That read costs a round trip, so a replica reuses one for requests that
+// arrive within sharedSettle of its start, and every change waits
+// sharedSettle once stored before it is acknowledged (commit wait). A
+// request that arrives after a change was acknowledged, through any
+// replica, therefore always uses a read that began after the change was
+// stored: exactly as strict as a read per request. A busy replica starts
+// the next read in the background once the current one is half that old
+// (readAhead), so its requests hardly ever wait for Redis; requests that
+// find no recent read share the next one (batch.Batcher). Either way a
+// busy replica reads its versions a few hundred times a second, whatever
+// its request rate, and an idle one not at all.
+//
+// The window is measured on the monotonic real clock, never the sandbox's
+// adjustable one: it is about when Redis saw what, not about token times.
+type sharedState struct {
+	rdb      *redis.Client
+	keys     sharedKeys
+	clocks   *clock.PerClient
+	provider *idp.Provider
+	// rulesVersion is the key of the failure rules' version
+	// (scenarios.Engine.SharedVersionKey).
+	rulesVersion string
+	reads        *batch.Batcher[struct{}, sharedVersions]
+
+	// readingAhead is set while a readAhead read runs.
+	readingAhead atomic.Bool
+
+	mu sync.Mutex
+	// last is the newest successful read and when it began.
+	last   sharedVersions
+	lastAt time.Time
+}
+
+// sharedSettle is how long a read of the shared versions is reused, and so
+// how long every change waits before it is acknowledged. It must be well
+// above what a read takes on a loaded machine, queueing in Go's scheduler
+// included (bench/run: at 2 ms, requests waited for reads and a replica
+// served a quarter less), and short enough that admin calls hardly notice.
+const sharedSettle = 10 * time.Millisecond
+
+// sharedVersions are the versions of the shared state one read saw.
+type sharedVersions struct {
+	clock, clients, rules int64
+}
+
+// maxReadBatch bounds how many waiting requests share one read, and
+// maxReadsRunning how many reads run at once.
+const (
+	maxReadBatch    = 1024
+	maxReadsRunning = 1
+)
+
+// newSharedState returns the shared state of one replica.
+func newSharedState(rdb *redis.Client, prefix string, clocks *clock.PerClient, provider *idp.Provider, rulesVersion string) *sharedState {
+	sh := &sharedState{rdb: rdb, keys: newSharedKeys(prefix), clocks: clocks, provider: provider, rulesVersion: rulesVersion}
+	sh.reads = batch.New(maxReadBatch, maxReadsRunning, sh.readBatch)
+	return sh
+}
+
+// clockRead is the clock part of a pipelined read.
+type clockRead struct {
+	version, global *redis.StringCmd
+	clients         *redis.MapStringStringCmd
+}
+
+// queueClockRead adds the reads of the whole shared clock to p.
+func (sh *sharedState) queueClockRead(ctx context.Context, p redis.Pipeliner) clockRead {
+	return clockRead{
+		version: p.Get(ctx, sh.keys.clockVersion),
+		global:  p.Get(ctx, sh.keys.clockGlobal),
+		clients: p.HGetAll(ctx, sh.keys.clockClients),
+	}
+}
+
+// state decodes what queueClockRead read; a missing key is zero.
+func (c clockRead) state() (clock.State, error) {
+	version, err := int64Of(c.version)
+	if err != nil {
+		return clock.State{}, fmt.Errorf("clock version: %w", err)
+	}
+	global, err := int64Of(c.global)
+	if err != nil {
+		return clock.State{}, fmt.Errorf("global clock offset: %w", err)
+	}
+	fields, err := c.clients.Result()
+	if err != nil {
+		return clock.State{}, fmt.Errorf("client clock offsets: %w", err)
+	}
+	st := clock.State{Version: version, Global: time.Duration(global), Clients: make(map[string]time.Duration, len(fields))}
+	for id, v := range fields {
+		ns, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return clock.State{}, fmt.Errorf("clock offset of client %s: %w", id, err)
+		}
+		st.Clients[id] = time.Duration(ns)
+	}
+	return st, nil
+}
+
+// int64Of reads an integer a GET returned; a missing key is 0.
+func int64Of(cmd *redis.StringCmd) (int64, error) {
+	n, err := cmd.Int64()
+	if errors.Is(err, redis.Nil) {
+		return 0, nil
+	}
+	return n, err
+}
+
+// sync brings this replica's clock and runtime clients up to date with the
+// shared ones, as read at most sharedSettle before the call began, and
+// returns the version of the failure rules that read saw.
+func (sh *sharedState) sync() (rulesVersion int64, err error) {
+	arrived := time.Now()
+	sh.mu.Lock()
+	age := arrived.Sub(sh.lastAt)
+	fresh := !sh.lastAt.IsZero() && age <= sharedSettle
+	v := sh.last
+	sh.mu.Unlock()
+	if fresh && age > sharedSettle/2 {
+		sh.readAhead()
+	}
+	if !fresh {
+		v, err = sh.reads.Do(struct{}{})
+		return v.rules, err
+	}
+	// The read is reused, but a runtime client change this replica failed
+	// to announce makes it reload its clients from the store all the same.
+	if err := sh.provider.SyncClients(v.clients); err != nil {
+		return 0, err
+	}
+	return v.rules, nil
+}
+
+// readAhead starts a read in the background, unless one is running, so
+// that a busy replica has a new read before the one it uses grows too old
+// and its requests rarely wait for Redis. An idle replica reads nothing.
+func (sh *sharedState) readAhead() {
+	if !sh.readingAhead.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer sh.readingAhead.Store(false)
+		_, _ = sh.reads.Do(struct{}{}) // a failure shows on the next request
+	}()
+}
+
+// settle waits out the window in which replicas may still reuse a read
+// from before a change this replica has just stored (see sharedState).
+func (sh *sharedState) settle() { time.Sleep(sharedSettle) }
+
+// readBatch is one read shared by a batch of requests: the three versions
+// in one MGET, then the clock again only when its version moved, and the
+// runtime clients (from the store) only when theirs did.
+func (sh *sharedState) readBatch(waiting []struct{}) ([]sharedVersions, error) {
+	ctx := context.Background() // bounded by --redis-timeout
+	began := time.Now()
+	vals, err := sh.rdb.MGet(ctx, sh.keys.clockVersion, sh.keys.clientsVersion, sh.rulesVersion).Result()
+	if err != nil {
+		return nil, sharedFailure("read the shared state", err)
+	}
+	var v sharedVersions
+	for i, dst := range []*int64{&v.clock, &v.clients, &v.rules} {
+		if *dst, err = versionOf(vals[i]); err != nil {
+			return nil, fmt.Errorf("read the shared state: version %d: %w", i, err)
+		}
+	}
+	if v.clock != sh.clocks.Version() {
+		if err := sh.readClock(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if err := sh.provider.SyncClients(v.clients); err != nil {
+		return nil, err
+	}
+	sh.mu.Lock()
+	if began.After(sh.lastAt) {
+		sh.last, sh.lastAt = v, began
+	}
+	sh.mu.Unlock()
+	out := make([]sharedVersions, len(waiting))
+	for i := range out {
+		out[i] = v
+	}
+	return out, nil
+}
+
+// versionOf decodes one value of an MGET of versions; a missing key is 0.
+func versionOf(val any) (int64, error) {
+	switch val := val.(type) {
+	case nil:
+		return 0, nil
+	case string:
+		return strconv.ParseInt(val, 10, 64)
+	default:
+		return 0, fmt.Errorf("unexpected %T", val)
+	}
+}
+
+// readClock reads the whole shared clock in one MULTI and applies it.
+func (sh *sharedState) readClock(ctx context.Context) error {
+	var read clockRead
+	_, err := sh.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		read = sh.queueClockRead(ctx, p)
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return sharedFailure("read the shared clock", err)
+	}
+	st, err := read.state()
+	if err != nil {
+		return fmt.Errorf("read the shared clock: %w", err)
+	}
+	sh.clocks.Apply(st)
+	return nil
+}
