@@ -31,7 +31,7 @@ func TestComposeRedisExample(t *testing.T) {
 	entrypoint := execForm(t, "ENTRYPOINT", d.final(t, "ENTRYPOINT"))
 
 	for name, svc := range f.Services {
-		if svc.Build == "" && !fullyQualified.MatchString(svc.Image) {
+		if svc.Build == "" && !fullyQualified.MatchString(composeDefaults(svc.Image)) {
 			t.Errorf("%s: image %q is pulled, so it must be fully qualified (registry/name:tag)", name, svc.Image)
 		}
 		if hc := svc.Healthcheck; len(hc.Test) < 2 || hc.Test[0] != "CMD" || hc.Interval == "" || hc.Timeout == "" || hc.Retries < 1 {
@@ -43,7 +43,7 @@ func TestComposeRedisExample(t *testing.T) {
 			}
 		}
 		for _, p := range svc.Ports {
-			if !strings.HasPrefix(p, "127.0.0.1:") {
+			if !strings.HasPrefix(composeDefaults(p), "127.0.0.1:") {
 				t.Errorf("%s publishes %q: the admin API is open, publish on 127.0.0.1 only", name, p)
 			}
 		}
@@ -62,7 +62,7 @@ func TestComposeRedisExample(t *testing.T) {
 	if !ok || len(front.Ports) != 1 {
 		t.Fatalf("front service %+v, want one published port", front)
 	}
-	published := strings.Split(front.Ports[0], ":") // 127.0.0.1:HOST:CONTAINER
+	published := strings.Split(composeDefaults(front.Ports[0]), ":") // 127.0.0.1:HOST:CONTAINER
 	if len(published) != 3 {
 		t.Fatalf("front port %q, want 127.0.0.1:HOST:CONTAINER", front.Ports[0])
 	}
@@ -82,7 +82,9 @@ func TestComposeRedisExample(t *testing.T) {
 			t.Errorf("%s's environment differs from %s's: replicas must share Redis, issuer and signing key", name, replicas[0])
 		}
 		environ := maps.Clone(imageEnv)
-		maps.Copy(environ, svc.Environment)
+		for k, v := range svc.Environment {
+			environ[k] = composeDefaults(v)
+		}
 		c := checkServeEnvironment(t, name+"'s environment", environ)
 		if u, err := url.Parse(c.opts.RedisURL); err != nil || u.Hostname() != "redis" {
 			t.Errorf("%s: SANDBOX_REDIS %q, want the redis service", name, c.opts.RedisURL)

@@ -56,6 +56,7 @@ func TestImage(t *testing.T) {
 	t.Run("GitHub Actions service", img.checkGitHubActions)
 	t.Run("GitLab CI service", img.checkGitLab)
 	t.Run("docker compose", img.checkCompose)
+	t.Run("compose with Redis", img.checkComposeRedis)
 	t.Run("Testcontainers", img.checkTestcontainers)
 }
 
