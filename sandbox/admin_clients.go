@@ -177,6 +177,7 @@ func (s *Server) createClient(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	created, secret, err := s.cfg.Provider.CreateClient(client, secretExpires)
+	s.settleShared()
 	switch {
 	case errors.Is(err, idp.ErrClientExists):
 		s.problem(w, r, newProblem(http.StatusConflict, fmt.Sprintf("a client %q already exists; leave clientId out for a generated one", client.ClientID)))
@@ -275,7 +276,9 @@ func expiryOf(in string, now time.Time) (time.Time, string) {
 // limit and clock go with it.
 func (s *Server) deleteClient(w http.ResponseWriter, r *http.Request) {
 	id := mux.Vars(r)["id"]
-	switch err := s.cfg.Provider.DeleteClient(id); {
+	err := s.cfg.Provider.DeleteClient(id)
+	s.settleShared()
+	switch {
 	case errors.Is(err, idp.ErrNoClient):
 		s.problem(w, r, newProblem(http.StatusNotFound, fmt.Sprintf("no client %q in this sandbox", id)))
 		return
@@ -315,6 +318,7 @@ func (s *Server) addClientSecret(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sec, value, err := s.cfg.Provider.AddClientSecret(id, expires)
+	s.settleShared()
 	if s.clientChangeFailed(w, r, id, err) {
 		return
 	}
@@ -329,6 +333,7 @@ func (s *Server) addClientSecret(w http.ResponseWriter, r *http.Request) {
 func (s *Server) deleteClientSecret(w http.ResponseWriter, r *http.Request) {
 	vars := mux.Vars(r)
 	err := s.cfg.Provider.DeleteClientSecret(vars["id"], vars["secretId"])
+	s.settleShared()
 	if s.clientChangeFailed(w, r, vars["id"], err) {
 		return
 	}

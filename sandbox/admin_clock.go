@@ -151,7 +151,9 @@ func (s *Server) reset(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, fmt.Errorf("reset store: %w", err))
 		return
 	}
-	if err := s.cfg.Provider.ResetClients(); err != nil {
+	err := s.cfg.Provider.ResetClients()
+	s.settleShared()
+	if err != nil {
 		s.fail(w, r, fmt.Errorf("reset runtime clients: %w", err))
 		return
 	}

@@ -61,8 +61,19 @@ func (sh *sharedState) clientsChanged() error {
 	if err := sh.rdb.Incr(context.Background(), sh.keys.clientsVersion).Err(); err != nil {
 		return sharedFailure("bump the runtime clients' version", err)
 	}
-	sh.settle()
 	return nil
+}
+
+// settleShared waits, in shared mode, until no replica can still reuse a
+// read from before a runtime client change this request made (see
+// sharedState.settle). The client registry announces a change while it
+// holds its lock, so the admin handlers wait here, after the change
+// returns and before they answer, not in clientsChanged: every request
+// needing a client would otherwise wait with them.
+func (s *Server) settleShared() {
+	if s.shared != nil {
+		s.shared.settle()
+	}
 }
 
 // ping checks Redis for the health check, within a short time.

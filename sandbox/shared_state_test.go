@@ -400,8 +400,8 @@ func TestSharedRedisFailingMidRequestAnswers503(t *testing.T) {
 // A change acknowledged through one replica is seen by the very next
 // request through another, even while that replica is busy and reuses
 // recent reads of the shared state: every change waits out the reuse
-// window before it is acknowledged. Rounds of rule and clock changes run
-// while a load keeps B's read fresh.
+// window before it is acknowledged. Rounds of rule, clock and runtime
+// client changes run while a load keeps B's read fresh.
 func TestSharedAcknowledgedChangesAreSeenAtOnceUnderLoad(t *testing.T) {
 	rs := newSharedReplicas(t, 2)
 	a, b := rs.all[0], rs.all[1]
@@ -431,6 +431,16 @@ func TestSharedAcknowledgedChangesAreSeenAtOnceUnderLoad(t *testing.T) {
 		}
 		if r := get(b, tok); r.Status != http.StatusOK {
 			t.Fatalf("round %d: GET on B right after the clock reset through A: %d, want 200", round, r.Status)
+		}
+		c := a.newClient(nil)
+		if r := b.tokenResponse(c.ClientID, c.ClientSecret, apiScope); r.Status != http.StatusOK {
+			t.Fatalf("round %d: token on B right after A created client %s: %d %s", round, c.ClientID, r.Status, r.Body)
+		}
+		if r := a.admin(http.MethodDelete, "/__sandbox/clients/"+c.ClientID, nil); r.Status != http.StatusNoContent {
+			t.Fatalf("round %d: delete client through A: %d %s", round, r.Status, r.Body)
+		}
+		if r := b.tokenResponse(c.ClientID, c.ClientSecret, apiScope); r.Status == http.StatusOK {
+			t.Fatalf("round %d: token on B right after A deleted client %s: 200", round, c.ClientID)
 		}
 	}
 }
