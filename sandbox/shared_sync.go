@@ -66,17 +66,13 @@ type sharedVersions struct {
 	clock, clients, rules int64
 }
 
-// maxReadBatch bounds how many waiting requests share one read, and
-// maxReadsRunning how many reads run at once.
-const (
-	maxReadBatch    = 1024
-	maxReadsRunning = 1
-)
+// maxReadBatch bounds how many waiting requests share one read.
+const maxReadBatch = 1024
 
 // newSharedState returns the shared state of one replica.
 func newSharedState(rdb *redis.Client, prefix string, clocks *clock.PerClient, provider *idp.Provider, rulesVersion string) *sharedState {
 	sh := &sharedState{rdb: rdb, keys: newSharedKeys(prefix), clocks: clocks, provider: provider, rulesVersion: rulesVersion}
-	sh.reads = batch.New(maxReadBatch, maxReadsRunning, sh.readBatch)
+	sh.reads = batch.New(maxReadBatch, sh.readBatch)
 	return sh
 }
 

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -172,9 +171,8 @@ func (img imageUnderTest) checkComposeRedis(t *testing.T) {
 	}
 	tokenOf := func(clientID, secret string) string {
 		t.Helper()
-		form := url.Values{"grant_type": {"client_credentials"}, "client_id": {clientID},
-			"client_secret": {secret}, "scope": {"api://referrals-sandbox/.default"}}
-		status, body := send(http.MethodPost, "/oauth2/v2.0/token", "application/x-www-form-urlencoded", []byte(form.Encode()), "")
+		form := tokenRequestForm(clientID, secret).Encode()
+		status, body := send(http.MethodPost, "/oauth2/v2.0/token", "application/x-www-form-urlencoded", []byte(form), "")
 		var tok struct {
 			AccessToken string `json:"access_token"`
 		}

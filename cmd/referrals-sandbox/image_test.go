@@ -294,11 +294,7 @@ func hostToken(t *testing.T, root string, client *http.Client) string {
 // root, or the root and tenant) with the form a partner's client posts.
 func tokenFrom(t *testing.T, client *http.Client, authURL, clientID, secret string) string {
 	t.Helper()
-	form := url.Values{
-		"grant_type": {"client_credentials"}, "client_id": {clientID},
-		"client_secret": {secret}, "scope": {"api://referrals-sandbox/.default"},
-	}
-	resp, err := client.PostForm(authURL+"/oauth2/v2.0/token", form)
+	resp, err := client.PostForm(authURL+"/oauth2/v2.0/token", tokenRequestForm(clientID, secret))
 	if err != nil {
 		t.Fatalf("token from %s: %v", authURL, err)
 	}
@@ -310,6 +306,14 @@ func tokenFrom(t *testing.T, client *http.Client, authURL, clientID, secret stri
 		t.Fatalf("token from %s: %d %v", authURL, resp.StatusCode, err)
 	}
 	return tok.AccessToken
+}
+
+// tokenRequestForm is the client-credentials form a partner's client posts.
+func tokenRequestForm(clientID, secret string) url.Values {
+	return url.Values{
+		"grant_type": {"client_credentials"}, "client_id": {clientID},
+		"client_secret": {secret}, "scope": {"api://referrals-sandbox/.default"},
+	}
 }
 
 // callAPI gets a token and lists the trials with it.

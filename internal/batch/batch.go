@@ -3,8 +3,6 @@
 // runs a batch, so a batch is always started after every item in it was
 // submitted. That makes it safe for reads that must see every change made
 // before the caller arrived, and for writes the caller waits to be stored.
-// Up to a set number of batches run at once, so that a slow round trip does
-// not hold up every caller behind it.
 //
 // Under load, N concurrent requests cost about one round trip instead of N;
 // a lone request pays one round trip, as without batching.
@@ -17,16 +15,15 @@ import "sync"
 type Func[T, R any] func(items []T) ([]R, error)
 
 // Batcher coalesces calls of Do into batches of at most maxItems items, each
-// run by one call of run, at most maxRunning at once. The zero value is not
+// run by one call of run, one batch at a time. The zero value is not
 // usable; use New.
 type Batcher[T, R any] struct {
-	run        Func[T, R]
-	maxItems   int
-	maxRunning int
+	run      Func[T, R]
+	maxItems int
 
 	mu      sync.Mutex
 	pending []*call[T, R]
-	running int // goroutines running batches
+	running bool // a goroutine is running batches
 }
 
 // call is one Do waiting for its batch.
@@ -37,23 +34,20 @@ type call[T, R any] struct {
 	done   chan struct{}
 }
 
-// New returns a Batcher running batches of at most maxItems items with run,
-// at most maxRunning batches at once.
-func New[T, R any](maxItems, maxRunning int, run Func[T, R]) *Batcher[T, R] {
-	return &Batcher[T, R]{run: run, maxItems: max(maxItems, 1), maxRunning: max(maxRunning, 1)}
+// New returns a Batcher running batches of at most maxItems items with run.
+func New[T, R any](maxItems int, run Func[T, R]) *Batcher[T, R] {
+	return &Batcher[T, R]{run: run, maxItems: max(maxItems, 1)}
 }
 
 // Do submits item, waits until a batch holding it has run, and returns its
-// result. A caller that finds fewer than maxRunning batches running becomes
-// a runner: it runs batches until its own has run.
+// result. A caller that finds no batch running becomes the runner: it runs
+// batches until its own has run.
 func (b *Batcher[T, R]) Do(item T) (R, error) {
 	c := &call[T, R]{item: item, done: make(chan struct{})}
 	b.mu.Lock()
 	b.pending = append(b.pending, c)
-	lead := b.running < b.maxRunning
-	if lead {
-		b.running++
-	}
+	lead := !b.running
+	b.running = true
 	b.mu.Unlock()
 	if lead {
 		b.drain(c)
@@ -70,7 +64,7 @@ func (b *Batcher[T, R]) drain(own *call[T, R]) {
 		b.mu.Lock()
 		n := min(len(b.pending), b.maxItems)
 		if n == 0 {
-			b.running--
+			b.running = false
 			b.mu.Unlock()
 			return
 		}
@@ -83,7 +77,7 @@ func (b *Batcher[T, R]) drain(own *call[T, R]) {
 		}
 		b.mu.Lock()
 		if len(b.pending) == 0 {
-			b.running--
+			b.running = false
 			b.mu.Unlock()
 			return
 		}

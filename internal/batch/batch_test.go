@@ -14,7 +14,7 @@ import (
 func TestBatcher_CoalescesConcurrentCalls(t *testing.T) {
 	var batches atomic.Int64
 	release := make(chan struct{})
-	b := batch.New(1000, 1, func(items []int) ([]int, error) {
+	b := batch.New(1000, func(items []int) ([]int, error) {
 		if batches.Add(1) == 1 {
 			<-release // hold the first batch so that the others queue up
 		}
@@ -58,7 +58,7 @@ func TestBatcher_CoalescesConcurrentCalls(t *testing.T) {
 func TestBatcher_BatchStartsAfterItsItems(t *testing.T) {
 	var mu sync.Mutex
 	var log []string
-	b := batch.New(10, 1, func(items []string) ([]struct{}, error) {
+	b := batch.New(10, func(items []string) ([]struct{}, error) {
 		mu.Lock()
 		log = append(log, "run:"+string(rune('0'+len(items))))
 		mu.Unlock()
@@ -78,7 +78,7 @@ func TestBatcher_BatchStartsAfterItsItems(t *testing.T) {
 // No batch is larger than the maximum.
 func TestBatcher_RespectsMax(t *testing.T) {
 	var largest atomic.Int64
-	b := batch.New(3, 2, func(items []int) ([]int, error) {
+	b := batch.New(3, func(items []int) ([]int, error) {
 		for {
 			cur := largest.Load()
 			if int64(len(items)) <= cur || largest.CompareAndSwap(cur, int64(len(items))) {
@@ -116,7 +116,7 @@ func TestBatcher_Failures(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			fail := true
-			b := batch.New(5, 1, func(items []int) ([]int, error) {
+			b := batch.New(5, func(items []int) ([]int, error) {
 				if fail {
 					return tt.run(items)
 				}

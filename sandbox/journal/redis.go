@@ -134,7 +134,6 @@ func (j *RedisJournal) ClearClient(clientID string) {
 // Find returns the matching entries, oldest first; with a limit, the latest
 // limit of them.
 func (j *RedisJournal) Find(f Filter) []Entry {
-	j.Flush()
 	if f.Limit > 0 {
 		return j.Latest(f, f.Limit)
 	}
@@ -145,13 +144,13 @@ func (j *RedisJournal) Find(f Filter) []Entry {
 // After returns the first limit entries matching f above f.AfterID and
 // whether more follow.
 func (j *RedisJournal) After(f Filter, limit int) ([]Entry, bool) {
-	j.Flush()
 	return j.scan(f, pageLimit(limit))
 }
 
 // scan reads forward from f.AfterID, keeping up to limit matching entries
 // (all with limit < 0), and reports whether another match follows.
 func (j *RedisJournal) scan(f Filter, limit int) ([]Entry, bool) {
+	j.Flush()
 	ctx := context.Background()
 	start := "(" + strconv.FormatUint(f.AfterID, 10) + "-0"
 	var out []Entry
