@@ -35,11 +35,14 @@ func standInDrift(t *testing.T, overrides map[string]func(*http.Response, map[st
 			r.Header.Set("Content-Type", "application/json; charset=utf-8")
 			rename("trials", "versionId", "version")(r, v)
 		},
-		"trials-list.no-token":   func(r *http.Response, _ map[string]any) { r.Header.Del("WWW-Authenticate") },
-		"ping.garbled-token":     func(r *http.Response, _ map[string]any) { r.Header.Set("Retry-After", "Wed, 21 Oct 2015 07:28:00 GMT") },
-		"ping":                   func(_ *http.Response, v map[string]any) { v["timestamp"] = "2026-11-25T12:23:42.1234567Z" },
-		"qualified-read.unknown": func(_ *http.Response, v map[string]any) { clear(v); v["error"] = map[string]any{"code": "NotFound", "message": "x"} },
-		"referral-read.unknown":  func(_ *http.Response, v map[string]any) { v["traceId"] = "00-4bf92f3577b34da6-01" },
+		"trials-list.no-token": func(r *http.Response, _ map[string]any) { r.Header.Del("WWW-Authenticate") },
+		"ping.garbled-token":   func(r *http.Response, _ map[string]any) { r.Header.Set("Retry-After", "Wed, 21 Oct 2015 07:28:00 GMT") },
+		"ping":                 func(_ *http.Response, v map[string]any) { v["timestamp"] = "2026-11-25T12:23:42.1234567Z" },
+		"qualified-read.unknown": func(_ *http.Response, v map[string]any) {
+			clear(v)
+			v["error"] = map[string]any{"code": "NotFound", "message": "x"}
+		},
+		"referral-read.unknown": func(_ *http.Response, v map[string]any) { v["traceId"] = "00-4bf92f3577b34da6-01" },
 		"referrals-list": func(r *http.Response, v map[string]any) {
 			r.Header.Del("RateLimit-Remaining")
 			for i, e := range v["referrals"].([]any) {

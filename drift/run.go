@@ -318,3 +318,31 @@ func describe(r request) string {
 	}
 	return r.method + " " + u.RequestURI()
 }
+
+// ExpiredBy returns a Target.ExpiredToken that gets a token of creds from
+// authURL and then calls expire, which must make that token expired (for
+// a sandbox in the same process: move the client's clock past its
+// lifetime).
+func ExpiredBy(authURL string, creds Credentials, expire func()) func(context.Context) (string, error) {
+	return func(ctx context.Context) (string, error) {
+		s := &side{target: Target{AuthURL: authURL}}
+		r := formRequest(s, tokenForm(creds, nil))
+		req, err := http.NewRequestWithContext(ctx, r.method, r.url, strings.NewReader(string(r.body)))
+		if err != nil {
+			return "", err
+		}
+		req.Header = r.header
+		client := &http.Client{Timeout: DefaultTimeout}
+		resp, err := client.Do(req)
+		if err != nil {
+			return "", fmt.Errorf("token for %s: %w", creds.ClientID, err)
+		}
+		defer resp.Body.Close()
+		var t tokenResponse
+		if err := json.NewDecoder(resp.Body).Decode(&t); err != nil || t.AccessToken == "" {
+			return "", fmt.Errorf("token for %s: status %d and no access token", creds.ClientID, resp.StatusCode)
+		}
+		expire()
+		return t.AccessToken, nil
+	}
+}
