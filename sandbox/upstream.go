@@ -102,17 +102,31 @@ func (s *Server) withUpstream(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		s.forward(w, r, target, info)
+		s.forward(w, r, target, info, next)
 	})
 }
 
-func (s *Server) forward(w http.ResponseWriter, r *http.Request, target string, info *requestInfo) {
+// forward sends r to target and answers with the real service's answer; a
+// token form the sandbox could not parse is answered by next (the
+// sandbox's own token endpoint, with Entra's error body), since the bytes
+// to forward are gone.
+func (s *Server) forward(w http.ResponseWriter, r *http.Request, target string, info *requestInfo, next http.Handler) {
 	p := s.upstream
 	rec := &journal.Upstream{URL: s.redactURL(target)}
 	info.upstream = rec
 	reqBody, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxForwardedBytes))
-	if err != nil {
-		s.problem(w, r, newProblem(http.StatusRequestEntityTooLarge, fmt.Sprintf("the body is over %d bytes, more than the recording proxy forwards", maxForwardedBytes)))
+	if r.PostForm != nil {
+		// The journal's identification parsed the token form already,
+		// which consumed the body: send the form it read.
+		reqBody, err = []byte(r.PostForm.Encode()), nil
+	}
+	switch {
+	case err != nil && info.endpoint == "token":
+		rec.Error = "the token form could not be read; the sandbox answered it itself"
+		next.ServeHTTP(w, r)
+		return
+	case err != nil:
+		s.problem(w, r, newProblem(http.StatusRequestEntityTooLarge, fmt.Sprintf("the body could not be read in full (at most %d bytes are forwarded)", maxForwardedBytes)))
 		return
 	}
 	if body, ok := p.placeholders.RedactJSON(reqBody, s.isCredential); ok && len(body) <= journal.MaxUpstreamBody {

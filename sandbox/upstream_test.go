@@ -230,3 +230,21 @@ func TestRecordingProxyStillAppliesFailureRules(t *testing.T) {
 		t.Errorf("after the rule: %d, want the real 200", resp.StatusCode)
 	}
 }
+
+// A token form the journal could not parse has no bytes left to forward:
+// the sandbox's own token endpoint answers it, with Entra's error body.
+func TestRecordingProxyAnswersAnUnreadableTokenFormItself(t *testing.T) {
+	rs := startRealService(t)
+	sb := startProxy(t, rs, io.Discard)
+	resp, body := call(t, sb, http.MethodPost, sb.TokenURL, "application/x-www-form-urlencoded", "grant_type=%zz")
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, `"error":"invalid_request"`) {
+		t.Errorf("%d %s", resp.StatusCode, body)
+	}
+	if reqs, _ := rs.received(); len(reqs) != 0 {
+		t.Errorf("the real service got %d requests", len(reqs))
+	}
+	entries := sb.Requests(t, journal.Filter{})
+	if len(entries) != 1 || entries[0].Upstream == nil || !strings.Contains(entries[0].Upstream.Error, "could not be read") {
+		t.Errorf("journal: %+v", entries)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"slices"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/drift"
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
 )
 
 // driftSecretEnv holds the upstream client secret: never a flag, since
@@ -37,7 +39,7 @@ const (
 
 type driftConfig struct {
 	upstream, upstreamAuth, clientID, scope, otherScope string
-	url, sandboxAuth, format, allow, writes             string
+	url, sandboxAuth, format, allow, writes, recording  string
 	maxRPS                                              float64
 }
 
@@ -65,9 +67,10 @@ func driftFlags(e env) (*options, *driftConfig) {
 	o.String(&c.allow, "allow", "", "file of accepted differences: one per line, the key the JSON shows, a space, the reason")
 	o.String(&c.writes, "writes", "", "also submit synthetic referrals (drift- ids, generated names) to this upstream trial, read them back and send the documented validation failures")
 	o.Float(&c.maxRPS, "max-rps", drift.DefaultMaxRPS, "most requests a second to each side")
+	o.String(&c.recording, "recording", "", "compare a recording of the real service (serve --upstream) with the sandbox instead of probing live: a sandbox's root URL (its journal) or a file of journal entries (requests --json)")
 	// Every flag reads a SANDBOX_DRIFT_ variable: --format and --url mean
 	// other things to other subcommands.
-	for _, name := range []string{"sandbox-auth-url", "format", "allow", "writes", "max-rps"} {
+	for _, name := range []string{"sandbox-auth-url", "format", "allow", "writes", "max-rps", "recording"} {
 		o.Env(name, "SANDBOX_DRIFT_"+strings.ToUpper(strings.ReplaceAll(name, "-", "_")))
 	}
 	return o, c
@@ -75,10 +78,20 @@ func driftFlags(e env) (*options, *driftConfig) {
 
 func (c *driftConfig) check(secret string) error {
 	switch {
+	case c.recording != "" && c.upstream != "":
+		return fmt.Errorf("%w: --recording compares a recording; it takes no --upstream", errUsage)
+	case c.recording != "":
+		return c.checkOutput()
 	case c.upstream == "" || c.upstreamAuth == "" || c.clientID == "" || c.scope == "":
 		return fmt.Errorf("%w: --upstream, --upstream-auth-url, --client-id and --scope are required", errUsage)
 	case secret == "":
 		return fmt.Errorf("%w: set %s to the upstream client secret (never a flag: command lines show in ps)", errUsage, driftSecretEnv)
+	}
+	return c.checkOutput()
+}
+
+func (c *driftConfig) checkOutput() error {
+	switch {
 	case !slices.Contains(drift.Formats, c.format):
 		return fmt.Errorf("%w: --format must be one of %s, not %q", errUsage, strings.Join(drift.Formats, ", "), c.format)
 	case c.maxRPS <= 0:
@@ -107,6 +120,9 @@ func runDrift(ctx context.Context, e env, args []string) error {
 		if err != nil {
 			return fmt.Errorf("%w: --allow %s: %v", errUsage, c.allow, err)
 		}
+	}
+	if c.recording != "" {
+		return runDriftRecording(ctx, e, c, cfg)
 	}
 	creds := drift.Credentials{ClientID: c.clientID, ClientSecret: secret, Scope: c.scope}
 	cfg.Upstream = drift.Target{Name: "upstream", RootURL: c.upstream, AuthURL: c.upstreamAuth, Credentials: creds}
@@ -194,4 +210,54 @@ func startDriftSandbox() (string, *sandbox.Instance, func(), error) {
 		_ = in.Close()
 	}
 	return "http://" + ln.Addr().String(), in, stop, nil
+}
+
+// runDriftRecording compares a recording with the sandbox: nothing goes to
+// the real service.
+func runDriftRecording(ctx context.Context, e env, c *driftConfig, cfg drift.Config) error {
+	entries, err := readJournal(ctx, e, c.recording)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errNoComparison, err)
+	}
+	recorded := recordedExchanges(entries)
+	if len(recorded) == 0 {
+		return fmt.Errorf("%w: %s holds no answer of the real service (record with serve --upstream)", errNoComparison, c.recording)
+	}
+	sandboxTarget, stop, err := c.sandboxTarget()
+	if err != nil {
+		return err
+	}
+	defer stop()
+	cfg.Sandbox = sandboxTarget
+	report, err := drift.RunRecording(ctx, cfg, recorded)
+	if report != nil {
+		if serr := report.WriteSummary(e.stderr); serr != nil {
+			return serr
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %v", errNoComparison, err)
+	}
+	return driftVerdict(e, report, c.format)
+}
+
+// recordedExchanges are the journal entries the real service answered.
+func recordedExchanges(entries []journal.Entry) []drift.Recorded {
+	var out []drift.Recorded
+	for _, e := range entries {
+		u := e.Upstream
+		if u == nil || u.Error != "" || u.Status == 0 {
+			continue
+		}
+		header := http.Header{}
+		for name, value := range u.Headers {
+			header.Set(name, value)
+		}
+		_, authorized := e.Headers["Authorization"]
+		out = append(out, drift.Recorded{
+			Method: e.Method, Path: e.Path, Query: e.Query, Authorized: authorized,
+			RequestBody: u.RequestBody, Status: u.Status, Header: header, Body: u.Body,
+		})
+	}
+	return out
 }
