@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -198,12 +199,12 @@ func (r *runner) extraTokens(ctx context.Context, s *side) error {
 // chooseWriteTrials picks the trial each side's submissions go to.
 func (r *runner) chooseWriteTrials() error {
 	trial := r.cfg.WritesTrial
-	if !contains(r.up.trials, trial) {
+	if !slices.Contains(r.up.trials, trial) {
 		return fmt.Errorf("--writes: trial %q is not in the upstream's trials list (%s)", trial, strings.Join(r.up.trials, ", "))
 	}
 	r.up.writeTrial = trial
 	switch {
-	case contains(r.sb.trials, trial):
+	case slices.Contains(r.sb.trials, trial):
 		r.sb.writeTrial = trial
 	case len(r.sb.trials) > 0:
 		r.sb.writeTrial = r.sb.trials[0]
@@ -213,24 +214,23 @@ func (r *runner) chooseWriteTrials() error {
 	return nil
 }
 
-func contains(list []string, v string) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
-	}
-	return false
-}
-
 // probe sends p to both sides and records the differences, or why it was
 // skipped.
 func (r *runner) probe(ctx context.Context, p probe) error {
 	ureq, uskip := p.build(r.up)
 	sreq, sskip := p.build(r.sb)
 	result := ProbeResult{Name: p.name, Request: describe(ureq)}
+	if result.Request == "" {
+		result.Request = describe(sreq)
+	}
 	if uskip != "" || sskip != "" {
-		result.Reason = strings.TrimPrefix(strings.Join([]string{uskip, sskip}, "; "), "; ")
-		result.Reason = strings.TrimSuffix(result.Reason, "; ")
+		var reasons []string
+		for _, reason := range []string{uskip, sskip} {
+			if reason != "" && !slices.Contains(reasons, reason) {
+				reasons = append(reasons, reason)
+			}
+		}
+		result.Reason = strings.Join(reasons, "; ")
 		r.report.Skipped = append(r.report.Skipped, result)
 		return nil
 	}

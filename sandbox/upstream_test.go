@@ -248,3 +248,21 @@ func TestRecordingProxyAnswersAnUnreadableTokenFormItself(t *testing.T) {
 		t.Errorf("journal: %+v", entries)
 	}
 }
+
+// A path the document lacks is held to the document's 404 and 405 answers.
+func TestRecordingProxyHoldsUnknownPathsToTheDocumentsNotFound(t *testing.T) {
+	rs := startRealService(t)
+	sb := startProxy(t, rs, io.Discard)
+	resp, _ := call(t, sb, http.MethodGet, sb.BaseURL+"/no-such-path", "", "")
+	if resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("status %d, want the real service's 404", resp.StatusCode)
+	}
+	entries := sb.Requests(t, journal.Filter{})
+	if len(entries) != 1 || entries[0].Upstream == nil {
+		t.Fatalf("journal: %+v", entries)
+	}
+	// The stand-in's 404 is Go's text/plain page, not a problem body.
+	if d := entries[0].Upstream.Divergences; len(d) == 0 || !strings.Contains(strings.Join(d, "\n"), "the real service answered 404") {
+		t.Errorf("divergences: %q", d)
+	}
+}

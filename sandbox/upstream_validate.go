@@ -28,6 +28,9 @@ const documentHost = "http://document.invalid"
 // service, and each divergence is a place where the claim is wrong.
 type documentValidator struct {
 	router routers.Router
+	// unknown stands for every path and method the document lacks: its
+	// only answers are the document's NotFound and MethodNotAllowed.
+	unknown *routers.Route
 }
 
 func newDocumentValidator() (*documentValidator, error) {
@@ -40,7 +43,17 @@ func newDocumentValidator() (*documentValidator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("route the OpenAPI document: %w", err)
 	}
-	return &documentValidator{router: router}, nil
+	notFound, notAllowed := doc.Components.Responses["NotFound"], doc.Components.Responses["MethodNotAllowed"]
+	if notFound == nil || notAllowed == nil {
+		return nil, errors.New("the OpenAPI document lacks components.responses NotFound or MethodNotAllowed")
+	}
+	op := openapi3.NewOperation()
+	op.Responses = openapi3.NewResponses(
+		openapi3.WithStatus(http.StatusNotFound, notFound),
+		openapi3.WithStatus(http.StatusMethodNotAllowed, notAllowed),
+	)
+	unknown := &routers.Route{Spec: doc, Path: "(not in the document)", PathItem: &openapi3.PathItem{}, Operation: op}
+	return &documentValidator{router: router, unknown: unknown}, nil
 }
 
 // divergences validates the real service's answer to r against the
@@ -54,7 +67,7 @@ func (v *documentValidator) divergences(ctx context.Context, r *http.Request, st
 	probe.Host = "document.invalid"
 	route, params, err := v.router.FindRoute(probe)
 	if err != nil {
-		return []string{fmt.Sprintf("the real service answered %s %s with %d; the document has no such operation", r.Method, r.URL.Path, status)}
+		route, params = v.unknown, nil
 	}
 	opts := &openapi3filter.Options{MultiError: true, IncludeResponseStatus: true, AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}
 	input := &openapi3filter.ResponseValidationInput{
