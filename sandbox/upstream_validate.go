@@ -83,7 +83,7 @@ func (v *documentValidator) divergences(ctx context.Context, r *http.Request, st
 	}
 	var out []string
 	for _, e := range flatten(err) {
-		out = append(out, divergence(route, status, e))
+		out = append(out, divergence(r, route, status, e))
 	}
 	return out
 }
@@ -109,7 +109,7 @@ func flatten(err error) []error {
 
 // divergence phrases one validation error as "the real service answered
 // X; the document says Y".
-func divergence(route *routers.Route, status int, err error) string {
+func divergence(r *http.Request, route *routers.Route, status int, err error) string {
 	var se *openapi3.SchemaError
 	if errors.As(err, &se) {
 		where := "/" + strings.Join(se.JSONPointer(), "/")
@@ -125,9 +125,9 @@ func divergence(route *routers.Route, status int, err error) string {
 		return fmt.Sprintf("the real service answered status %d; the document says %s", status, strings.Join(codes, ", "))
 	}
 	if errors.As(err, &re) && re.Reason != "" {
-		return fmt.Sprintf("the real service answered %d to %s %s; the document says otherwise: %s", status, route.Method, route.Path, re.Reason)
+		return fmt.Sprintf("the real service answered %d to %s %s; the document says otherwise: %s", status, r.Method, r.URL.Path, re.Reason)
 	}
-	return fmt.Sprintf("the real service answered %d to %s %s; the document says otherwise: %v", status, route.Method, route.Path, err)
+	return fmt.Sprintf("the real service answered %d to %s %s; the document says otherwise: %v", status, r.Method, r.URL.Path, err)
 }
 
 // valueKind names a decoded JSON value's type, never its content.
