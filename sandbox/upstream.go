@@ -178,9 +178,10 @@ func (s *Server) record(r *http.Request, rec *journal.Upstream, resp *http.Respo
 	default:
 		rec.Body = redacted
 	}
-	rec.Divergences = s.upstream.validator.divergences(r.Context(), r, resp.StatusCode, resp.Header, body)
+	shown := s.redactor.Path(r.URL.Path)
+	rec.Divergences = s.upstream.validator.divergences(r.Context(), r, shown, resp.StatusCode, resp.Header, body)
 	for _, d := range rec.Divergences {
-		s.log.Warn("the real service diverges from the OpenAPI document", "method", r.Method, "path", s.redactor.Path(r.URL.Path), "divergence", d)
+		s.log.Warn("the real service diverges from the OpenAPI document", "method", r.Method, "path", shown, "divergence", d)
 	}
 }
 

@@ -58,8 +58,9 @@ func newDocumentValidator() (*documentValidator, error) {
 
 // divergences validates the real service's answer to r against the
 // operation r matches, and says how it differs. Messages never quote a
-// value from the body (it may be patient data), only where and what kind.
-func (v *documentValidator) divergences(ctx context.Context, r *http.Request, status int, header http.Header, body []byte) []string {
+// value from the body (it may be patient data), only where and what kind;
+// they name the request by shown, its path with credentials redacted.
+func (v *documentValidator) divergences(ctx context.Context, r *http.Request, shown string, status int, header http.Header, body []byte) []string {
 	probe := r.Clone(ctx)
 	u := *r.URL
 	probe.URL = &u
@@ -83,7 +84,7 @@ func (v *documentValidator) divergences(ctx context.Context, r *http.Request, st
 	}
 	var out []string
 	for _, e := range flatten(err) {
-		out = append(out, divergence(r, route, status, e))
+		out = append(out, divergence(r.Method+" "+shown, route, status, e))
 	}
 	return out
 }
@@ -109,7 +110,7 @@ func flatten(err error) []error {
 
 // divergence phrases one validation error as "the real service answered
 // X; the document says Y".
-func divergence(r *http.Request, route *routers.Route, status int, err error) string {
+func divergence(request string, route *routers.Route, status int, err error) string {
 	var se *openapi3.SchemaError
 	if errors.As(err, &se) {
 		where := "/" + strings.Join(se.JSONPointer(), "/")
@@ -125,9 +126,9 @@ func divergence(r *http.Request, route *routers.Route, status int, err error) st
 		return fmt.Sprintf("the real service answered status %d; the document says %s", status, strings.Join(codes, ", "))
 	}
 	if errors.As(err, &re) && re.Reason != "" {
-		return fmt.Sprintf("the real service answered %d to %s %s; the document says otherwise: %s", status, r.Method, r.URL.Path, re.Reason)
+		return fmt.Sprintf("the real service answered %d to %s; the document says otherwise: %s", status, request, re.Reason)
 	}
-	return fmt.Sprintf("the real service answered %d to %s %s; the document says otherwise: %v", status, r.Method, r.URL.Path, err)
+	return fmt.Sprintf("the real service answered %d to %s; the document says otherwise: %v", status, request, err)
 }
 
 // valueKind names a decoded JSON value's type, never its content.
