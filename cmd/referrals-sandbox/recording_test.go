@@ -147,3 +147,21 @@ func TestDriftFromARecording(t *testing.T) {
 		t.Errorf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+func TestRecordingCommandsUsageErrors(t *testing.T) {
+	empty := writeFile(t, "")
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"fixtures", "import", t.TempDir()}, 2, "--from-journal"},
+		{[]string{"fixtures", "import", "--from-journal", empty, t.TempDir()}, 1, "holds no trials list"},
+		{[]string{"drift", "--recording", empty, "--upstream", "https://real.example"}, 2, "takes no --upstream"},
+		{[]string{"drift", "--recording", empty}, 2, "holds no answer of the real service"},
+	} {
+		if r := runCLI(t, nil, tc.args...); r.code != tc.code || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("%q: exit %d, stderr %q; want %d and %q", tc.args, r.code, r.stderr, tc.code, tc.want)
+		}
+	}
+}
