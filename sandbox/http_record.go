@@ -8,6 +8,7 @@ import (
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
 )
 
 // requestInfo is what the middleware chain learns about one request, for
@@ -29,6 +30,8 @@ type requestInfo struct {
 	tokenErr error
 	// refusal is why the bearer token was refused, for the journal.
 	refusal string
+	// upstream is the real service's answer (serve --upstream).
+	upstream *journal.Upstream
 }
 
 type requestInfoKey struct{}
@@ -109,6 +112,7 @@ func (s *Server) journalEntry(r *http.Request, rec *statusRecorder, info *reques
 		Connection:   r.RemoteAddr,
 		Run:          runOf(r),
 		TokenRefusal: info.refusal,
+		Upstream:     info.upstream,
 	}
 	if obs.ClientID != "" {
 		e.ClientID = obs.ClientID

@@ -63,6 +63,9 @@ type Options struct {
 	// RedisTimeout bounds each Redis operation (default
 	// store.DefaultRedisTimeout).
 	RedisTimeout time.Duration
+	// Upstream, when set, makes the sandbox a recording proxy in front of
+	// the real service (serve --upstream, --upstream-auth-url).
+	Upstream *UpstreamConfig
 }
 
 // Instance is an opened sandbox: the handler and what it was built from.
@@ -156,6 +159,7 @@ func Open(opts Options) (*Instance, error) {
 		Library: library, Scenarios: engine, JournalSize: opts.JournalSize, JournalBytes: opts.JournalBytes,
 		RateLimit: opts.RateLimit, RateBurst: opts.RateBurst, AdminToken: opts.AdminToken, CACertPEM: in.CACertPEM,
 		HTTPSOnly: in.TLS != nil, ClientClocks: clocks, AllowedHosts: hosts, Redis: in.Redis, RedisPrefix: opts.RedisPrefix,
+		Upstream: opts.Upstream,
 	})
 	if err != nil {
 		_ = in.Close()

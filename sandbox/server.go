@@ -78,6 +78,9 @@ type Config struct {
 	// store.DefaultRedisPrefix), the record store's included, so that one
 	// Redis database holds several sandboxes.
 	RedisPrefix string
+	// Upstream, when set, makes the sandbox a recording proxy in front of
+	// the real service (upstream.go).
+	Upstream *UpstreamConfig
 }
 
 // DefaultJournalSize is how many requests the journal keeps by default.
@@ -107,6 +110,9 @@ type Server struct {
 	handler    http.Handler
 	// redactor hides credentials, by name and by value, in journal entries.
 	redactor *journal.Redactor
+	// upstream forwards partner calls to the real service; nil unless
+	// Config.Upstream.
+	upstream *upstreamProxy
 }
 
 // New checks cfg and builds the server.
@@ -177,6 +183,9 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
 	s.redactor = journal.NewRedactor(clientSecrets(cfg.Fixtures.Clients))
+	if s.upstream, err = newUpstreamProxy(cfg.Upstream); err != nil {
+		return nil, err
+	}
 	s.handler = s.routes()
 	return s, nil
 }
@@ -219,7 +228,7 @@ func (s *Server) routes() http.Handler {
 	s.cfg.Provider.Register(r)
 	// Outermost first: every response gets a request id; the journal sees
 	// the final answer, including forced ones and 429s.
-	return withRequestID(s.withShared(s.withAdminGuard(s.withJournal(s.withHTTPSOnly(s.withScenarios(s.withRateLimit(r)))))))
+	return withRequestID(s.withShared(s.withAdminGuard(s.withJournal(s.withHTTPSOnly(s.withScenarios(s.withUpstream(s.withRateLimit(r))))))))
 }
 
 // serveCA serves the local CA certificate clients trust (--tls).

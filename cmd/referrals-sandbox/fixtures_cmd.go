@@ -11,6 +11,7 @@ import (
 func fixturesActions() []action {
 	return []action{
 		{"generate", "--out DIR", "Write a fixtures directory with generated referrals; the same flags always write the same bytes.", runFixturesGenerate},
+		{"import", "--from-journal URL_OR_FILE DIR", "Write a fixtures directory from a recording of the real service (serve --upstream): its trials list and record shapes.", runFixturesImport},
 	}
 }
 

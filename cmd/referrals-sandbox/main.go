@@ -35,6 +35,7 @@ func commands() []command {
 		{"clock", "Show, advance or reset sandbox time, for every client or one.", runClock},
 		{"requests", "Print the request journal of a running sandbox, following its pages.", runRequests},
 		{"report", "Judge the clients in a running sandbox's journal against the interface's rules; exit 1 on failures.", runReport},
+		{"drift", "Compare the sandbox with the real service's development environment; exit 1 on differences.", runDrift},
 		{"fixtures", "Generate a fixtures directory from a seed.", runFixtures},
 		{"version", "Print the version.", runVersion},
 	}
@@ -75,6 +76,9 @@ func run(ctx context.Context, e env, args []string) int {
 			return 0
 		case errors.Is(err, errQuiet):
 			return 1
+		case errors.Is(err, errNoComparison):
+			fmt.Fprintf(e.stderr, "referrals-sandbox %s: %v\n", name, err)
+			return 2
 		case errors.Is(err, errUsage):
 			fmt.Fprintf(e.stderr, "referrals-sandbox %s: %v\nRun 'referrals-sandbox %s --help' for the flags.\n", name, err, name)
 			return 2

@@ -29,6 +29,8 @@ type serveConfig struct {
 	shutdownGrace time.Duration
 	healthFile    string
 	opts          sandbox.Options
+	// upstream and upstreamAuth make serve a recording proxy.
+	upstream, upstreamAuth string
 }
 
 func serveFlags(e env) (*options, *serveConfig) {
@@ -71,6 +73,8 @@ func addServeFlags(o *options, c *serveConfig) {
 	o.String(&so.RedisPrefix, "redis-prefix", store.DefaultRedisPrefix, "prefix of every key the sandbox writes in Redis, so one Redis database holds several sandboxes")
 	o.Duration(&so.RedisTimeout, "redis-timeout", store.DefaultRedisTimeout, "time limit of each Redis operation")
 	o.Duration(&c.shutdownGrace, "shutdown-grace", 10*time.Second, "how long SIGTERM waits for requests in flight")
+	o.String(&c.upstream, "upstream", "", "recording proxy: forward partner calls to this real service root_url and answer with its answers, journaled with patient data replaced (needs --upstream-auth-url)")
+	o.String(&c.upstreamAuth, "upstream-auth-url", "", "recording proxy: the real service's auth_url; token requests go to AUTH_URL/oauth2/v2.0/token")
 	o.String(&c.healthFile, "health-file", "", "file serve writes its health URL and CA path to once listening, for healthcheck (the image sets /tmp/referrals-sandbox-health.json)")
 }
 
@@ -99,6 +103,8 @@ func (c *serveConfig) check() error {
 		return fmt.Errorf("%w: --redis must start with redis:// or rediss://", errUsage)
 	case so.RedisURL != "" && (so.RedisPrefix == "" || so.RedisTimeout <= 0):
 		return fmt.Errorf("%w: --redis-prefix must not be empty and --redis-timeout must be positive", errUsage)
+	case (c.upstream == "") != (c.upstreamAuth == ""):
+		return fmt.Errorf("%w: --upstream and --upstream-auth-url go together", errUsage)
 	case c.shutdownGrace < 0:
 		return fmt.Errorf("%w: --shutdown-grace must not be negative", errUsage)
 	case so.PublicURL != "" && !strings.HasPrefix(so.PublicURL, "http://") && !strings.HasPrefix(so.PublicURL, "https://"):
@@ -142,6 +148,10 @@ func runServe(ctx context.Context, e env, args []string) error {
 	}
 	c.opts.Logger = logger
 	c.opts.ListenAddr = c.addr
+	if c.upstream != "" {
+		c.opts.Upstream = &sandbox.UpstreamConfig{RootURL: c.upstream, AuthURL: c.upstreamAuth}
+		logger.Warn("recording proxy: partner calls go to the real service", "upstream", c.upstream, "upstream_auth_url", c.upstreamAuth)
+	}
 	in, err := sandbox.Open(c.opts)
 	if err != nil {
 		return err

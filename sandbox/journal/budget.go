@@ -50,6 +50,7 @@ func (e *Entry) Size() int64 {
 	for _, t := range e.Truncated {
 		n += jsonLen(t)
 	}
+	n += e.Upstream.size()
 	return int64(n)
 }
 

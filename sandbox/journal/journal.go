@@ -54,6 +54,9 @@ type Entry struct {
 	// (POST /__sandbox/clock), so the report can tell a token that expired
 	// because the clock jumped.
 	ClockOffsetSeconds float64 `json:"clockOffsetSeconds,omitempty"`
+	// Upstream is the real service's answer when the sandbox forwarded
+	// the request (serve --upstream); see upstream.go.
+	Upstream *Upstream `json:"upstream,omitempty"`
 }
 
 // Filter selects journal entries; zero fields match everything.
