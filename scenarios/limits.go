@@ -22,7 +22,7 @@ var ErrTooManyRules = errors.New("too many active rules")
 
 // checkRoom refuses adding n rules (and, with activation, one more
 // activation) beyond the caps. e.mu must be held.
-func (e *Engine) checkRoom(n int, activation bool) error {
+func (e *MemoryEngine) checkRoom(n int, activation bool) error {
 	if len(e.entries)+n > e.maxRules {
 		return fmt.Errorf("%w: %d are active and at most %d may be; remove some (DELETE /__sandbox/scenarios/{id}) or clear them all",
 			ErrTooManyRules, len(e.entries), e.maxRules)
