@@ -1,11 +1,13 @@
 package journal
 
+import "context"
+
 // ClearClient drops one client's entries and keeps everyone else's, in
 // order and with their ids: a CI job clearing its own journal must not
 // clear another job's evidence.
-func (j *Journal) ClearClient(clientID string) {
+func (j *Journal) ClearClient(_ context.Context, clientID string) error {
 	if clientID == "" {
-		return
+		return nil
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -25,4 +27,5 @@ func (j *Journal) ClearClient(clientID string) {
 		j.entries[(j.head+i)%len(j.entries)] = Entry{}
 	}
 	j.n = kept
+	return nil
 }

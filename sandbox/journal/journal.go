@@ -4,6 +4,7 @@
 package journal
 
 import (
+	"context"
 	"strings"
 	"sync"
 	"time"
@@ -101,7 +102,7 @@ func NewBounded(maxEntries int, maxBytes int64) *Journal {
 
 // Add stores e, numbering it, after truncating its long values (see
 // truncate), and drops the oldest entries until both bounds hold.
-func (j *Journal) Add(e Entry) {
+func (j *Journal) Add(_ context.Context, e Entry) error {
 	truncate(&e)
 	size := e.Size()
 	j.mu.Lock()
@@ -118,33 +119,32 @@ func (j *Journal) Add(e Entry) {
 	j.entries[i], j.sizes[i] = e, size
 	j.n++
 	j.bytes += size
+	return nil
 }
 
-// Reachable is always nil: the journal is in this process.
-func (j *Journal) Reachable() error { return nil }
-
 // Flush does nothing: Add stores at once.
-func (j *Journal) Flush() {}
+func (j *Journal) Flush(context.Context) error { return nil }
 
 // Usage returns how many entries the journal holds and their Size in bytes.
-func (j *Journal) Usage() (entries int, bytes int64) {
+func (j *Journal) Usage(context.Context) (entries int, bytes int64, err error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	return j.n, j.bytes
+	return j.n, j.bytes, nil
 }
 
 // Clear empties the journal; ids keep counting up so a client polling with
 // an id never sees one reused.
-func (j *Journal) Clear() {
+func (j *Journal) Clear(context.Context) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	clear(j.entries)
 	j.head, j.n, j.bytes = 0, 0, 0
+	return nil
 }
 
 // Find returns the matching entries, oldest first; with a limit, the latest
 // limit of them.
-func (j *Journal) Find(f Filter) []Entry {
+func (j *Journal) Find(_ context.Context, f Filter) ([]Entry, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	var out []Entry
@@ -156,7 +156,7 @@ func (j *Journal) Find(f Filter) []Entry {
 	if f.Limit > 0 && len(out) > f.Limit {
 		out = out[len(out)-f.Limit:]
 	}
-	return out
+	return out, nil
 }
 
 // at is the i-th oldest entry; the caller holds the lock.

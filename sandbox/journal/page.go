@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"context"
 	"slices"
 	"sort"
 )
@@ -17,7 +18,7 @@ const (
 // entries follow them. Passing the last returned id as the next AfterID
 // walks the journal without repeating or skipping an entry that is still
 // kept.
-func (j *Journal) After(f Filter, limit int) ([]Entry, bool) {
+func (j *Journal) After(_ context.Context, f Filter, limit int) ([]Entry, bool, error) {
 	limit = pageLimit(limit)
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -30,16 +31,16 @@ func (j *Journal) After(f Filter, limit int) ([]Entry, bool) {
 			continue
 		}
 		if len(out) == limit {
-			return out, true
+			return out, true, nil
 		}
 		out = append(out, e)
 	}
-	return out, false
+	return out, false, nil
 }
 
 // Latest returns the newest limit entries matching f (f.Limit is ignored),
 // oldest first.
-func (j *Journal) Latest(f Filter, limit int) []Entry {
+func (j *Journal) Latest(_ context.Context, f Filter, limit int) ([]Entry, error) {
 	limit = pageLimit(limit)
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -50,7 +51,7 @@ func (j *Journal) Latest(f Filter, limit int) []Entry {
 		}
 	}
 	slices.Reverse(out)
-	return out
+	return out, nil
 }
 
 // pageLimit applies the page size bounds.
