@@ -38,7 +38,6 @@ func newJournal(cfg Config) journal.Log {
 	return journal.NewBounded(cfg.JournalSize, cfg.JournalBytes)
 }
 
-
 // rulesVersionKey is the Redis key of the shared rules' version, read with
 // the per-request state (see shared_sync.go); "" for in-memory rules.
 func rulesVersionKey(e scenarios.Engine) string {
