@@ -95,7 +95,7 @@ func TestSharedRefusedWritesAnswer503(t *testing.T) {
 		t.Fatal(err)
 	}
 	var list struct {
-		Rules  []struct{ ID string } `json:"rules"`
+		Rules  []struct{ ID string }   `json:"rules"`
 		Active []struct{ Name string } `json:"active"`
 	}
 	sb.admin(http.MethodGet, "/__sandbox/scenarios", nil).decode(t, &list)
