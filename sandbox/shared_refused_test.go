@@ -122,3 +122,24 @@ func TestSharedPausedWritesAnswer503(t *testing.T) {
 	// must not answer without it.
 	wantUnavailable(t, "GET /__sandbox/requests?afterId=0", sb.adminInvalid(http.MethodGet, "/__sandbox/requests?afterId=0&limit=1000", nil))
 }
+
+// TestSharedFailedReadsAnswer503: when Redis answers PING but refuses the
+// reads of the rules and the journal (here by ACL, as a failure between a
+// health check and the call would), the admin reads answer 503 with
+// Retry-After, never an empty list, a not-found or a short page.
+func TestSharedFailedReadsAnswer503(t *testing.T) {
+	sb, admin, ids := refusingSandbox(t)
+	if err := admin.Do(context.Background(), "ACL", "SETUSER", "default", "-lrange", "-hgetall", "-xrange", "-xrevrange").Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{
+		"/__sandbox/scenarios",
+		"/__sandbox/scenarios/" + ids[0],
+		"/__sandbox/library",
+		"/__sandbox/requests",
+		"/__sandbox/requests?afterId=0&limit=1000",
+		"/__sandbox/report",
+	} {
+		wantUnavailable(t, "GET "+path, sb.adminInvalid(http.MethodGet, path, nil))
+	}
+}
