@@ -23,11 +23,12 @@ func (j *Journal) After(_ context.Context, f Filter, limit int) ([]Entry, bool, 
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	// Ids grow from the oldest entry to the newest: seek, don't scan.
-	start := sort.Search(j.n, func(i int) bool { return j.at(i).ID > f.AfterID })
+	q := j.slots[j.head:]
+	start := sort.Search(len(q), func(i int) bool { return q[i].e.ID > f.AfterID })
 	var out []Entry
-	for i := start; i < j.n; i++ {
-		e := j.at(i)
-		if !f.matches(e) {
+	for _, sl := range q[start:] {
+		e := sl.e
+		if sl.gone || !f.matches(e) {
 			continue
 		}
 		if len(out) == limit {
@@ -45,9 +46,10 @@ func (j *Journal) Latest(_ context.Context, f Filter, limit int) ([]Entry, error
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	var out []Entry
-	for i := j.n - 1; i >= 0 && len(out) < limit; i-- {
-		if e := j.at(i); f.matches(e) {
-			out = append(out, e)
+	q := j.slots[j.head:]
+	for i := len(q) - 1; i >= 0 && len(out) < limit; i-- {
+		if sl := q[i]; !sl.gone && f.matches(sl.e) {
+			out = append(out, sl.e)
 		}
 	}
 	slices.Reverse(out)

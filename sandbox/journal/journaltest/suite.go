@@ -30,6 +30,7 @@ func Run(t *testing.T, open Opener, checkEvery int) {
 		{"PagingWalksEveryEntryOnce", testPagingWalksEveryEntryOnce},
 		{"ClearClientKeepsOthersInOrder", testClearClientKeepsOthersInOrder},
 		{"ConcurrentAddsKeepTheNewest", testConcurrentAddsKeepTheNewest},
+		{"ClearClientAmidAdds", testClearClientAmidAdds},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
