@@ -16,12 +16,12 @@ func shareScenarios(cfg *Config) error {
 	if cfg.Redis == nil {
 		return nil
 	}
-	startup, err := cfg.Scenarios.Active(context.Background())
-	if err != nil {
-		return fmt.Errorf("sandbox: start-up scenarios: %w", err)
+	local, ok := cfg.Scenarios.(*scenarios.MemoryEngine)
+	if !ok {
+		return nil // already shared
 	}
-	shared := scenarios.NewRedis(cfg.Redis, cfg.RedisPrefix, sharedSettle, scenarios.Config{Library: cfg.Library, Clock: cfg.Clock})
-	if err := shared.Adopt(context.Background(), startup); err != nil {
+	shared, err := local.Shared(context.Background(), cfg.Redis, cfg.RedisPrefix, sharedSettle)
+	if err != nil {
 		return fmt.Errorf("sandbox: shared mode: %w", err)
 	}
 	cfg.Scenarios = shared

@@ -149,3 +149,18 @@ func (s *RedisEngine) current(ctx context.Context) (*ruleIndex, error) {
 	s.ver, s.valid, s.list, s.index = snap.ver, true, snap.entries, index
 	return index, nil
 }
+
+// Shared returns the RedisEngine with e's library, clock and cap, and e's
+// activations (the start-up scenarios) adopted (see Adopt); e's other rules
+// are not copied.
+func (e *MemoryEngine) Shared(ctx context.Context, rdb *redis.Client, prefix string, settle time.Duration) (*RedisEngine, error) {
+	acts, err := e.Active(ctx)
+	if err != nil {
+		return nil, err
+	}
+	shared := NewRedis(rdb, prefix, settle, Config{Library: e.lib, Clock: e.clock, MaxRules: e.maxRules})
+	if err := shared.Adopt(ctx, acts); err != nil {
+		return nil, err
+	}
+	return shared, nil
+}
