@@ -6,9 +6,10 @@ import (
 )
 
 // DefaultMaxRules is how many rules may be active at once unless
-// Config.MaxRules says otherwise. Every request is matched against the
-// active rules in order under one lock, so an unbounded list would let one
-// caller slow every other down; real test suites use a handful.
+// Config.MaxRules says otherwise. Every change of the rules rebuilds the
+// match index (see ruleIndex), and an admin call in shared mode reads and
+// rewrites the whole list, so an unbounded list would let one caller slow
+// every other down; real test suites use a handful.
 const DefaultMaxRules = 1000
 
 // MaxActivations bounds the scenario activations listed at once (an
