@@ -1,6 +1,11 @@
-// Package journal is the sandbox's request journal: a bounded ring buffer of
-// the requests the sandbox answered, with credentials redacted before an
-// entry is stored. The admin API serves it; the conformance report judges it.
+// Package journal is the sandbox's request journal: the latest requests the
+// sandbox answered, bounded in count and bytes, with credentials redacted
+// before an entry is stored. Log is the interface; Journal keeps it in the
+// process and RedisJournal in Redis for replicas to share, and the suite in
+// sandbox/journal/journaltest pins that both behave alike. The admin API
+// serves it; the conformance report judges it.
+//
+// This package is the sandbox's own; it is not a stable API.
 package journal
 
 import (
