@@ -104,28 +104,37 @@ func newCallID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// callTTL is how long a decision is kept for retries of its call: as long
-// as go-redis may go on sending the same command (every attempt waiting
-// for its write and read timeouts, with backoff between them), and a
-// margin, so a retry never comes after the record is gone.
-func callTTL(o *redis.Options) time.Duration {
+// retryWindow is how long go-redis may go on with one command: every
+// attempt waiting for its write and read timeouts, with backoff between
+// them. A timeout of 0 (none; Options has its defaults filled in) counts as
+// a minute.
+func retryWindow(o *redis.Options) time.Duration {
 	timeout := func(d time.Duration) time.Duration {
-		if d <= 0 { // none (Options has the defaults filled in)
+		if d <= 0 {
 			return time.Minute
 		}
 		return d
 	}
 	attempts := time.Duration(max(o.MaxRetries, 0) + 1)
-	perAttempt := timeout(o.ReadTimeout) + timeout(o.WriteTimeout) + max(o.MaxRetryBackoff, 0)
-	return attempts*perAttempt + 10*time.Second
+	return attempts * (timeout(o.ReadTimeout) + timeout(o.WriteTimeout) + max(o.MaxRetryBackoff, 0))
 }
 
-// stallBudget is how long Decide rides out a stall (see stall): four read
-// timeouts, so a pause a few times longer than the timeout, which go-redis
-// alone may give up on, still ends in the decision made.
+// stallBudget is how long Decide rides out a stall (see stall): as long as
+// go-redis itself waits for an answer to one command, all its attempts'
+// read timeouts, so a pause a few times longer than the timeout, which
+// go-redis alone may give up on (a new connection's handshake that times
+// out is not retried), still ends in the decision made.
 func stallBudget(o *redis.Options) time.Duration {
 	if o.ReadTimeout <= 0 {
 		return 0 // no timeout: go-redis waits for the answer itself
 	}
-	return 4 * o.ReadTimeout
+	return time.Duration(max(o.MaxRetries, 0)+1) * o.ReadTimeout
+}
+
+// callTTL is how long a decision is kept for repeats of its call: past the
+// last moment Decide may send it again (stallBudget) and the whole of
+// go-redis's retries of that last send, with a margin, so a repeat never
+// comes after the record is gone.
+func callTTL(o *redis.Options) time.Duration {
+	return stallBudget(o) + retryWindow(o) + 10*time.Second
 }

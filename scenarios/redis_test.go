@@ -288,7 +288,7 @@ func TestSharedRefusedWritesAreUnavailable(t *testing.T) {
 // still gets the decision made for it, a times: N rule forces exactly N
 // answers, and every request counts one match.
 func TestSharedCountsExactlyOnceWhenRedisStalls(t *testing.T) {
-	const timeout = 100 * time.Millisecond
+	const timeout = 200 * time.Millisecond
 	tests := []struct {
 		name string
 		rule scenarios.Rule
