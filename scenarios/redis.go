@@ -39,10 +39,11 @@ type RedisEngine struct {
 	// stallBudget is how long Decide rides out a stall (see stall).
 	stallBudget time.Duration
 
+	// The cached rules, as an index of entries that are read-only once
+	// cached (their counters live in Redis), and the version they are of.
 	mu    sync.Mutex
 	ver   int64
 	valid bool
-	list  []*entry // read-only once cached; counters live in Redis
 	index *ruleIndex
 }
 
@@ -146,7 +147,7 @@ func (s *RedisEngine) current(ctx context.Context) (*ruleIndex, error) {
 	index := newRuleIndex(snap.entries)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.ver, s.valid, s.list, s.index = snap.ver, true, snap.entries, index
+	s.ver, s.valid, s.index = snap.ver, true, index
 	return index, nil
 }
 

@@ -38,7 +38,10 @@ type RedisJournal struct {
 	maxEntries int
 	maxBytes   int64
 	// Keys, all under the prefix given to NewRedis.
-	streamKey, seqKey, bytesKey, sizesKey, clientsKey string
+	streamKey, seqKey, bytesKey, indexKey, clientsKey string
+	// legacySizesKey is the list of entry sizes that the index replaced;
+	// the index's first build deletes it.
+	legacySizesKey string
 	writer                                            *writer
 }
 
@@ -48,7 +51,7 @@ func NewRedis(rdb *redis.Client, prefix string, maxEntries int, maxBytes int64) 
 	keys := prefix + redisKeysPart
 	j := &RedisJournal{
 		rdb: rdb, maxEntries: max(maxEntries, 1), maxBytes: max(maxBytes, MinMaxBytes),
-		streamKey: keys + "stream", seqKey: keys + "seq", bytesKey: keys + "bytes", sizesKey: keys + "index",
+		streamKey: keys + "stream", seqKey: keys + "seq", bytesKey: keys + "bytes", indexKey: keys + "index", legacySizesKey: keys + "sizes",
 		clientsKey: keys + "clients",
 	}
 	j.writer = newWriter(j.append)
@@ -83,10 +86,10 @@ func (j *RedisJournal) append(entries []pendingEntry) error {
 	return nil
 }
 
-// scriptKeys are the KEYS every journal script takes: stream, sequence,
-// byte total, sizes, and the prefix of the per-client index keys.
+// scriptKeys are the KEYS every journal script takes (see
+// redis_scripts.go).
 func (j *RedisJournal) scriptKeys() []string {
-	return []string{j.streamKey, j.seqKey, j.bytesKey, j.sizesKey, j.clientsKey}
+	return []string{j.streamKey, j.seqKey, j.bytesKey, j.indexKey, j.clientsKey, j.legacySizesKey}
 }
 
 // Flush returns once every entry added before the call is stored, or

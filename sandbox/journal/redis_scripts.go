@@ -17,10 +17,11 @@ import "github.com/redis/go-redis/v9"
 //     client reads its own set only, so its cost grows with that client's
 //     entries, never with the journal.
 //
-// Every script takes KEYS: stream, sequence, byte total, index, clients.
-// A journal written before the index existed (its index size differs from
-// the stream's length) has the index rebuilt from the stream once, by the
-// next append.
+// Every script takes KEYS: stream, sequence, byte total, index, clients,
+// and the list of sizes that the index replaced. A journal written before
+// the index existed (its index size differs from the stream's length) has
+// the index rebuilt from the stream once, by the next append, which deletes
+// that list.
 
 // addScript appends a batch of entries within both bounds, in one atomic
 // step: for each, it drops the oldest entries until the new one fits, then
@@ -33,7 +34,7 @@ local maxN, maxB = tonumber(ARGV[1]), tonumber(ARGV[2])
 local n = redis.call('XLEN', KEYS[1])
 local function clientKey(c) return KEYS[5] .. ':' .. c end
 if redis.call('ZCARD', KEYS[4]) ~= n then
-  redis.call('DEL', KEYS[4])
+  redis.call('DEL', KEYS[4], KEYS[6])
   for _, c in ipairs(redis.call('SMEMBERS', KEYS[5])) do redis.call('DEL', clientKey(c)) end
   redis.call('DEL', KEYS[5])
   local total, from = 0, '-'
