@@ -42,7 +42,7 @@ type RedisJournal struct {
 	// legacySizesKey is the list of entry sizes that the index replaced;
 	// the index's first build deletes it.
 	legacySizesKey string
-	writer                                            *writer
+	writer         *writer
 }
 
 // NewRedis returns the shared journal over rdb, its keys starting with
