@@ -29,9 +29,23 @@ type MemoryEngine struct {
 	entries     []*entry // active rules, in insertion order
 	activations []Activation
 	idSeq       int // for the default id generator
-	// index matches requests to entries without the lock; it is rebuilt,
-	// under the lock, whenever entries change.
-	index atomic.Pointer[ruleIndex]
+	// changes counts changes of entries (under mu); an index built from
+	// an older count is out of date.
+	changes atomic.Uint64
+
+	// index matches requests to entries without mu. The first request
+	// after a change rebuilds it (holding indexMu, not mu, so requests
+	// already past the index go on counting), and a change itself costs
+	// the index nothing: an admin call adding many rules, or the shared
+	// engine's scratch copies, never build one per change.
+	indexMu sync.Mutex
+	index   atomic.Pointer[builtIndex]
+}
+
+// builtIndex is an index and the count of changes it was built at.
+type builtIndex struct {
+	changes uint64
+	*ruleIndex
 }
 
 var _ Engine = (*MemoryEngine)(nil)
@@ -46,7 +60,7 @@ func New(cfg Config) *MemoryEngine {
 			return "rule-" + strconv.Itoa(e.idSeq)
 		}
 	}
-	e.index.Store(newRuleIndex(nil))
+	e.index.Store(&builtIndex{ruleIndex: newRuleIndex(nil)})
 	return e
 }
 
@@ -73,7 +87,7 @@ func (e *MemoryEngine) Add(_ context.Context, r Rule) (RuleStatus, error) {
 	}
 	en := newEntry(r, "", e.clock.Now())
 	e.entries = append(e.entries, en)
-	e.reindex()
+	e.changed()
 	return en.status(), nil
 }
 
@@ -123,7 +137,7 @@ func (e *MemoryEngine) Rules(context.Context) ([]RuleStatus, error) {
 // Decide implements Engine.Decide: the request is matched against the index
 // without the lock; the lock is held only to count the few candidates.
 func (e *MemoryEngine) Decide(_ context.Context, req Request) (Decision, bool, error) {
-	candidates := e.index.Load().candidates(req)
+	candidates := e.currentIndex().candidates(req)
 	if len(candidates) == 0 {
 		return Decision{}, false, nil
 	}
@@ -143,9 +157,8 @@ func (e *MemoryEngine) Decide(_ context.Context, req Request) (Decision, bool, e
 	return Decision{}, false, nil
 }
 
-// deleteEntries drops the entries del selects, marks them gone for the
-// requests already holding them as candidates, and rebuilds the index.
-// e.mu must be held.
+// deleteEntries drops the entries del selects and marks them gone for the
+// requests already holding them as candidates. e.mu must be held.
 func (e *MemoryEngine) deleteEntries(del func(*entry) bool) {
 	e.entries = slices.DeleteFunc(e.entries, func(en *entry) bool {
 		if del(en) {
@@ -154,12 +167,32 @@ func (e *MemoryEngine) deleteEntries(del func(*entry) bool) {
 		}
 		return false
 	})
-	e.reindex()
+	e.changed()
 }
 
-// reindex rebuilds the match index from the entries. Its cost depends on
-// the rules only, which admin calls bound. e.mu must be held.
-func (e *MemoryEngine) reindex() { e.index.Store(newRuleIndex(e.entries)) }
+// changed marks the index out of date. e.mu must be held.
+func (e *MemoryEngine) changed() { e.changes.Add(1) }
+
+// currentIndex returns an index of the entries as of the last change
+// before the call, rebuilding it if needed. Building costs the rules'
+// patterns, which admin calls bound, never the request; it holds indexMu,
+// and mu only to copy the list.
+func (e *MemoryEngine) currentIndex() *builtIndex {
+	if ix := e.index.Load(); ix.changes == e.changes.Load() {
+		return ix
+	}
+	e.indexMu.Lock()
+	defer e.indexMu.Unlock()
+	if ix := e.index.Load(); ix.changes == e.changes.Load() {
+		return ix // built by the request that held indexMu before this one
+	}
+	e.mu.Lock()
+	entries, changes := slices.Clone(e.entries), e.changes.Load()
+	e.mu.Unlock()
+	ix := &builtIndex{changes: changes, ruleIndex: newRuleIndex(entries)}
+	e.index.Store(ix)
+	return ix
+}
 
 // assignID returns a fresh id not used by an active rule. e.mu must be held.
 func (e *MemoryEngine) assignID() (string, error) {

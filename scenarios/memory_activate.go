@@ -32,7 +32,7 @@ func (e *MemoryEngine) Activate(_ context.Context, name, clientID string) ([]Rul
 			for _, en := range e.entries {
 				en.gone = false
 			}
-			e.reindex()
+			e.changed()
 			return nil, fmt.Errorf("activate scenario %q: %w", name, err)
 		}
 		r.ID = id
@@ -44,7 +44,7 @@ func (e *MemoryEngine) Activate(_ context.Context, name, clientID string) ([]Rul
 		added = append(added, cloneRule(r))
 	}
 	e.activations = append(e.activations, Activation{Name: name, ClientID: clientID, ActivatedAt: now})
-	e.reindex()
+	e.changed()
 	return added, nil
 }
 
