@@ -52,7 +52,7 @@ func testActivateDeactivate(t *testing.T, newEngine func(*testing.T) scenarios.E
 	if _, err := e.Get(context.Background(), manual.ID); err != nil {
 		t.Error("manual rule removed by deactivation")
 	}
-	if act := active(t, e); len(act) != 1 || act[0].Name != "token-endpoint-down" || !act[0].ActivatedAt.Equal(Now) {
+	if act := active(t, e); len(act) != 1 || act[0].Name != "token-endpoint-down" || !act[0].ActivatedAt.Equal(testNow) {
 		t.Errorf("Active() = %+v", act)
 	}
 }

@@ -228,7 +228,7 @@ func testRuleManagement(t *testing.T, newEngine func(*testing.T) scenarios.Engin
 		t.Errorf("invalid rule: err = %v", err)
 	}
 	st, err := e.Get(context.Background(), b.ID)
-	if err != nil || st.Remaining == nil || *st.Remaining != 2 || !st.AddedAt.Equal(Now) || st.LastFiredAt != nil {
+	if err != nil || st.Remaining == nil || *st.Remaining != 2 || !st.AddedAt.Equal(testNow) || st.LastFiredAt != nil {
 		t.Errorf("Get(%q) = %+v, %v", b.ID, st, err)
 	}
 	if got := len(rules(t, e)); got != 2 {

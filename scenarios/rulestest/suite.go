@@ -15,12 +15,12 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/scenarios"
 )
 
-// Now is the time of the Clock in the Config Run passes to open: rules'
+// testNow is the time of the Clock in the Config Run passes to open: rules'
 // addedAt and activations' activatedAt must read it.
-var Now = time.Date(2025, 11, 3, 9, 30, 0, 0, time.UTC)
+var testNow = time.Date(2025, 11, 3, 9, 30, 0, 0, time.UTC)
 
 // Opener returns a new engine with no rules and no activations, built
-// with cfg (the embedded library and a clock fixed at Now; MaxRules when a
+// with cfg (the embedded library and a clock fixed at testNow; MaxRules when a
 // test sets it).
 type Opener func(t *testing.T, cfg scenarios.Config) scenarios.Engine
 
@@ -57,7 +57,7 @@ func Run(t *testing.T, open Opener) {
 	}
 	withCap := func(t *testing.T, maxRules int) scenarios.Engine {
 		t.Helper()
-		return open(t, scenarios.Config{Library: lib, Clock: clock.Func(func() time.Time { return Now }), MaxRules: maxRules})
+		return open(t, scenarios.Config{Library: lib, Clock: clock.Func(func() time.Time { return testNow }), MaxRules: maxRules})
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
