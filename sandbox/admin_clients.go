@@ -373,8 +373,12 @@ func (s *Server) forgetClient(ctx context.Context, id string) error {
 // forgetClientState clears what the sandbox keeps for a client outside the
 // store: rules and bindings, journal entries, rate limit, clock.
 func (s *Server) forgetClientState(ctx context.Context, id string) error {
-	s.scenarios.ClearClient(id)
-	s.journal.ClearClient(id)
+	if err := s.scenarios.ClearClient(ctx, id); err != nil {
+		return fmt.Errorf("clear the rules of %s: %w", id, err)
+	}
+	if err := s.journal.ClearClient(ctx, id); err != nil {
+		return fmt.Errorf("clear the journal of %s: %w", id, err)
+	}
 	if err := s.limiter.forget(ctx, id); err != nil {
 		return fmt.Errorf("forget the rate limit of %s: %w", id, err)
 	}

@@ -157,8 +157,14 @@ func (s *Server) reset(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, fmt.Errorf("reset runtime clients: %w", err))
 		return
 	}
-	s.scenarios.Clear() // rules and activations
-	s.journal.Clear()
+	if err := s.scenarios.Clear(r.Context()); err != nil { // rules and activations
+		s.fail(w, r, fmt.Errorf("clear the rules: %w", err))
+		return
+	}
+	if err := s.journal.Clear(r.Context()); err != nil {
+		s.fail(w, r, fmt.Errorf("clear the journal: %w", err))
+		return
+	}
 	if err := s.clocks.resetAll(r.Context()); err != nil {
 		s.fail(w, r, fmt.Errorf("reset the clocks: %w", err))
 		return

@@ -14,9 +14,6 @@ import (
 // wrong id fails instead of passing vacuously); ?pingsPerMinute= and
 // ?maxAttempts= override the ping and give-up thresholds.
 func (s *Server) serveReport(w http.ResponseWriter, r *http.Request) {
-	if s.sharedDown(w, r) {
-		return
-	}
 	q := r.URL.Query()
 	opts := conformance.Options{
 		TLS: s.cfg.HTTPSOnly || r.TLS != nil, // r.TLS: a test may serve TLS without the flag
@@ -51,7 +48,11 @@ func (s *Server) serveReport(w http.ResponseWriter, r *http.Request) {
 	if clientID == conformance.Unidentified {
 		f.ClientID = "" // filtered below: the journal stores no id for them
 	}
-	entries := s.journal.Find(f)
+	entries, err := s.journal.Find(r.Context(), f)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	if clientID == conformance.Unidentified {
 		entries = unidentified(entries)
 	}

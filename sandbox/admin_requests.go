@@ -25,9 +25,6 @@ type requestsPage struct {
 // oldest entry kept) it is the first limit entries after that id, and
 // nextAfterId continues the walk.
 func (s *Server) listRequests(w http.ResponseWriter, r *http.Request) {
-	if s.sharedDown(w, r) {
-		return
-	}
 	q := r.URL.Query()
 	f := journal.Filter{ClientID: q.Get("clientId"), Path: q.Get("path")}
 	limit := journal.DefaultPageLimit
@@ -68,11 +65,23 @@ func (s *Server) listRequests(w http.ResponseWriter, r *http.Request) {
 	}
 	page := requestsPage{Requests: []JournalEntry{}}
 	if !q.Has("afterId") {
-		page.Requests = append(page.Requests, s.journal.Latest(f, limit)...)
-	} else if entries, more := s.journal.After(f, limit); len(entries) > 0 {
-		page.Requests = entries
-		if more {
-			page.NextAfterID = &entries[len(entries)-1].ID
+		entries, err := s.journal.Latest(r.Context(), f, limit)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		page.Requests = append(page.Requests, entries...)
+	} else {
+		entries, more, err := s.journal.After(r.Context(), f, limit)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		if len(entries) > 0 {
+			page.Requests = entries
+			if more {
+				page.NextAfterID = &entries[len(entries)-1].ID
+			}
 		}
 	}
 	writeJSON(w, http.StatusOK, page)
@@ -82,13 +91,15 @@ func (s *Server) listRequests(w http.ResponseWriter, r *http.Request) {
 // with ?clientId= only that client's entries, so a CI job can clear its own
 // without touching another job's.
 func (s *Server) clearRequests(w http.ResponseWriter, r *http.Request) {
-	if s.sharedDown(w, r) {
-		return
-	}
+	var err error
 	if clientID := r.URL.Query().Get("clientId"); clientID != "" {
-		s.journal.ClearClient(clientID)
+		err = s.journal.ClearClient(r.Context(), clientID)
 	} else {
-		s.journal.Clear()
+		err = s.journal.Clear(r.Context())
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
 	}
 	w.WriteHeader(http.StatusNoContent)
 }

@@ -9,21 +9,17 @@ import (
 )
 
 func (s *Server) listRules(w http.ResponseWriter, r *http.Request) {
-	if s.sharedDown(w, r) {
+	rules, err := s.scenarios.Rules(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
 		return
 	}
-	rules := s.scenarios.Rules()
-	if rules == nil {
-		rules = []scenarios.RuleStatus{}
+	active, err := s.scenarios.Active(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"rules": rules, "active": activations(s.scenarios.Active())})
-}
-
-func activations(a []scenarios.Activation) []scenarios.Activation {
-	if a == nil {
-		return []scenarios.Activation{}
-	}
-	return a
+	writeJSON(w, http.StatusOK, map[string]any{"rules": rules, "active": active})
 }
 
 func (s *Server) addRule(w http.ResponseWriter, r *http.Request) {
@@ -32,9 +28,9 @@ func (s *Server) addRule(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	added, err := s.scenarios.Add(rule)
+	added, err := s.scenarios.Add(r.Context(), rule)
 	if errors.Is(err, scenarios.ErrUnavailable) {
-		s.sharedUnavailable(w, r)
+		s.fail(w, r, err)
 		return
 	}
 	if err != nil {
@@ -42,8 +38,7 @@ func (s *Server) addRule(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Location", "/__sandbox/scenarios/"+added.ID)
-	status, _ := s.scenarios.Get(added.ID)
-	writeJSON(w, http.StatusCreated, status)
+	writeJSON(w, http.StatusCreated, added)
 }
 
 // ruleProblem turns a rule's validation error into a 422 naming the field,
@@ -63,41 +58,46 @@ func ruleProblem(err error) Problem {
 }
 
 func (s *Server) clearRules(w http.ResponseWriter, r *http.Request) {
-	if s.sharedDown(w, r) {
+	if err := s.scenarios.Clear(r.Context()); err != nil {
+		s.fail(w, r, err)
 		return
 	}
-	s.scenarios.Clear()
 	w.WriteHeader(http.StatusNoContent)
 }
 
 func (s *Server) getRule(w http.ResponseWriter, r *http.Request) {
-	if s.sharedDown(w, r) {
+	status, err := s.scenarios.Get(r.Context(), pathVars(r)["id"])
+	if errors.Is(err, scenarios.ErrNotFound) {
+		s.problem(w, r, newProblem(http.StatusNotFound, "no active rule with that id (a rule whose times ran out is retired)"))
 		return
 	}
-	status, ok := s.scenarios.Get(pathVars(r)["id"])
-	if !ok {
-		s.problem(w, r, newProblem(http.StatusNotFound, "no active rule with that id (a rule whose times ran out is retired)"))
+	if err != nil {
+		s.fail(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, status)
 }
 
 func (s *Server) deleteRule(w http.ResponseWriter, r *http.Request) {
-	if s.sharedDown(w, r) {
+	err := s.scenarios.Remove(r.Context(), pathVars(r)["id"])
+	if errors.Is(err, scenarios.ErrNotFound) {
+		s.problem(w, r, newProblem(http.StatusNotFound, "no active rule with that id"))
 		return
 	}
-	if !s.scenarios.Remove(pathVars(r)["id"]) {
-		s.problem(w, r, newProblem(http.StatusNotFound, "no active rule with that id"))
+	if err != nil {
+		s.fail(w, r, err)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
 }
 
 func (s *Server) listLibrary(w http.ResponseWriter, r *http.Request) {
-	if s.sharedDown(w, r) {
+	active, err := s.scenarios.Active(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"scenarios": s.library.Scenarios(), "active": activations(s.scenarios.Active())})
+	writeJSON(w, http.StatusOK, map[string]any{"scenarios": s.library.Scenarios(), "active": active})
 }
 
 func (s *Server) getScenario(w http.ResponseWriter, r *http.Request) {
@@ -121,17 +121,13 @@ func (s *Server) activateScenario(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	name := pathVars(r)["name"]
-	rules, err := s.scenarios.Activate(name, body.ClientID)
+	rules, err := s.scenarios.Activate(r.Context(), name, body.ClientID)
 	if errors.Is(err, scenarios.ErrUnknownScenario) {
 		s.problem(w, r, s.unknownScenario(name))
 		return
 	}
 	if errors.Is(err, scenarios.ErrTooManyRules) {
 		s.problem(w, r, ruleProblem(err))
-		return
-	}
-	if errors.Is(err, scenarios.ErrUnavailable) {
-		s.sharedUnavailable(w, r)
 		return
 	}
 	if err != nil {
@@ -144,16 +140,18 @@ func (s *Server) activateScenario(w http.ResponseWriter, r *http.Request) {
 // deactivateScenario removes one activation: ?clientId= names the client it
 // was bound to; without it every activation of the scenario goes.
 func (s *Server) deactivateScenario(w http.ResponseWriter, r *http.Request) {
-	if s.sharedDown(w, r) {
-		return
-	}
 	name := pathVars(r)["name"]
 	if _, ok := s.library.Get(name); !ok {
 		s.problem(w, r, s.unknownScenario(name))
 		return
 	}
-	if !s.scenarios.Deactivate(name, r.URL.Query().Get("clientId")) {
+	err := s.scenarios.Deactivate(r.Context(), name, r.URL.Query().Get("clientId"))
+	if errors.Is(err, scenarios.ErrNotFound) {
 		s.problem(w, r, newProblem(http.StatusNotFound, "scenario "+name+" is not active"+forClient(r.URL.Query().Get("clientId"))))
+		return
+	}
+	if err != nil {
+		s.fail(w, r, err)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)

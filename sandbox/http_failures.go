@@ -47,7 +47,15 @@ func (s *Server) withScenarios(next http.Handler) http.Handler {
 		}
 		if !ok || d.Status == 0 && d.Fault == "" && d.Error == "" {
 			// A per-request delay alone adds to what the active rules decide.
-			if ruled, fired := s.scenarios.Decide(r.Context(), req); fired {
+			ruled, fired, err := s.scenarios.Decide(r.Context(), req)
+			if err != nil {
+				// The rules cannot be read: answering normally would skip a
+				// failure the caller asked for, so the request gets the
+				// documented 503 with Retry-After.
+				s.fail(w, r, err)
+				return
+			}
+			if fired {
 				ruled.Delay += d.Delay
 				d, ok = ruled, true
 			}
@@ -84,7 +92,7 @@ func (s *Server) perRequestDecision(r *http.Request, req scenarios.Request) (sce
 		return d, false, err
 	}
 	if name := r.Header.Get(ScenarioHeader); name != "" {
-		sd, matched, err := s.scenarios.DecideScenario(name, req)
+		sd, matched, err := s.scenarios.DecideScenario(r.Context(), name, req)
 		if err != nil {
 			return d, false, fmt.Errorf("%s: unknown scenario %q; known: %s", ScenarioHeader, name, strings.Join(s.library.Names(), ", "))
 		}

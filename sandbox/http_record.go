@@ -84,7 +84,9 @@ func (s *Server) withJournal(next http.Handler) http.Handler {
 		start := s.now(info.claimed.ClientID)
 		rec := &statusRecorder{ResponseWriter: w}
 		defer func() {
-			s.journal.Add(s.journalEntry(r, rec, info, obs, start))
+			if err := s.journal.Add(r.Context(), s.journalEntry(r, rec, info, obs, start)); err != nil {
+				s.log.Error("journal a request", "request_id", requestID(r), "err", err)
+			}
 		}()
 		next.ServeHTTP(rec, r)
 	})

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -173,7 +174,9 @@ func Open(opts Options) (*Instance, error) {
 // entries queued for it are written, and the TLS directory Open created.
 func (in *Instance) Close() error {
 	if in.Server != nil {
-		in.Server.journal.Flush()
+		if ferr := in.Server.journal.Flush(context.Background()); ferr != nil {
+			in.Server.log.Error("store the last journal entries", "err", ferr)
+		}
 	}
 	err := errors.Join(in.store.Close(), in.removePrivateTLSDir())
 	if in.Redis != nil {
@@ -231,7 +234,7 @@ func openStore(path string, logger *slog.Logger) (*store.BuntStore, error) {
 // loadScenarios builds the library (embedded, plus the team's directory)
 // and activates the start-up scenarios; a name ending in .json is a file,
 // added to the library first.
-func loadScenarios(opts Options) (*scenarios.Library, *scenarios.Engine, error) {
+func loadScenarios(opts Options) (*scenarios.Library, *scenarios.MemoryEngine, error) {
 	library, err := scenarios.LoadLibrary()
 	if err != nil {
 		return nil, nil, err
@@ -250,7 +253,7 @@ func loadScenarios(opts Options) (*scenarios.Library, *scenarios.Engine, error) 
 			}
 			name = sc.Name
 		}
-		if _, err := engine.Activate(name, ""); err != nil {
+		if _, err := engine.Activate(context.Background(), name, ""); err != nil {
 			return nil, nil, fmt.Errorf("scenario: %w (known: %s)", err, strings.Join(library.Names(), ", "))
 		}
 	}

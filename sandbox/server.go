@@ -43,7 +43,7 @@ type Config struct {
 	// Library is the named scenario library; default the embedded one.
 	Library *scenarios.Library
 	// Scenarios is the failure rule engine; default a new one over Library.
-	Scenarios *scenarios.Engine
+	Scenarios scenarios.Engine
 	// JournalSize bounds the request journal; default DefaultJournalSize.
 	JournalSize int
 	// JournalBytes is the journal's byte budget (see journal.Entry.Size);
@@ -101,7 +101,7 @@ type Server struct {
 	audience   string
 	trialsJSON []byte
 	library    *scenarios.Library
-	scenarios  *scenarios.Engine
+	scenarios  scenarios.Engine
 	journal    journal.Log
 	limiter    *rateLimiter
 	clocks     clockMover

@@ -1,9 +1,8 @@
 package sandbox
 
 import (
+	"context"
 	"fmt"
-	"net/http"
-	"strconv"
 
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
 	"github.com/referrals-sandbox/referrals-sandbox/scenarios"
@@ -17,7 +16,11 @@ func shareScenarios(cfg *Config) error {
 	if cfg.Redis == nil {
 		return nil
 	}
-	shared, err := cfg.Scenarios.Shared(cfg.Redis, cfg.RedisPrefix, sharedSettle)
+	local, ok := cfg.Scenarios.(*scenarios.MemoryEngine)
+	if !ok {
+		return nil // already shared
+	}
+	shared, err := local.Shared(context.Background(), cfg.Redis, cfg.RedisPrefix, sharedSettle)
 	if err != nil {
 		return fmt.Errorf("sandbox: shared mode: %w", err)
 	}
@@ -35,21 +38,11 @@ func newJournal(cfg Config) journal.Log {
 	return journal.NewBounded(cfg.JournalSize, cfg.JournalBytes)
 }
 
-// sharedUnavailable answers a change the shared state (Redis) could not
-// take: 503 with Retry-After, so the caller retries instead of believing
-// the change was made or was invalid.
-func (s *Server) sharedUnavailable(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(scenarios.DefaultRetryAfter)))
-	s.problem(w, r, newProblem(http.StatusServiceUnavailable, "the shared state (Redis) is unavailable; nothing was read or changed, retry after the Retry-After delay"))
-}
-
-// sharedDown answers 503 (see sharedUnavailable) and returns true when the
-// rules or the journal cannot be reached: their read methods report no
-// error, and an empty list or a 404 would be a false answer.
-func (s *Server) sharedDown(w http.ResponseWriter, r *http.Request) bool {
-	if s.scenarios.Reachable() == nil && s.journal.Reachable() == nil {
-		return false
+// rulesVersionKey is the Redis key of the shared rules' version, read with
+// the per-request state (see shared_sync.go); "" for in-memory rules.
+func rulesVersionKey(e scenarios.Engine) string {
+	if shared, ok := e.(*scenarios.RedisEngine); ok {
+		return shared.VersionKey()
 	}
-	s.sharedUnavailable(w, r)
-	return true
+	return ""
 }

@@ -143,7 +143,7 @@ func (s *Server) useSharedState() {
 		s.limiter = newRateLimiter(s.cfg.Provider, s.cfg.RateLimit, s.cfg.RateBurst, newMemoryBuckets())
 		return
 	}
-	s.shared = newSharedState(s.cfg.Redis, s.cfg.RedisPrefix, s.cfg.ClientClocks, s.cfg.Provider, s.cfg.Scenarios.SharedVersionKey())
+	s.shared = newSharedState(s.cfg.Redis, s.cfg.RedisPrefix, s.cfg.ClientClocks, s.cfg.Provider, rulesVersionKey(s.cfg.Scenarios))
 	s.cfg.Provider.UseClientSync(s.shared.clientsChanged)
 	s.clocks = sharedClocks{sh: s.shared}
 	s.limiter = newRateLimiter(s.cfg.Provider, s.cfg.RateLimit, s.cfg.RateBurst, sharedBuckets{rdb: s.cfg.Redis, prefix: s.shared.keys.rateLimit})

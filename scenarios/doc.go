@@ -5,9 +5,12 @@
 //
 // A Rule says which requests it matches (method, path, client, endpoint
 // kind), what it does to them (a forced status or token error, a delay, a
-// connection fault) and how often (times, after, probability). The Engine
+// connection fault) and how often (times, after, probability). An Engine
 // holds the active rules and, for each request, decides what happens; it does
-// not render anything. The server turns a Decision into the real HTTP answer
+// not render anything. MemoryEngine keeps them in the process, RedisEngine in
+// Redis for replicas to share; the suite in scenarios/rulestest pins that
+// both behave alike. The files say which: memory*.go, redis*.go, and the
+// match index both use in index.go. The server turns a Decision into the real HTTP answer
 // (problem+json or an Entra error body), and ApplyFault breaks the
 // connection for the fault kinds.
 //
@@ -23,4 +26,6 @@
 // embedded in the binary (see the library directory) plus any a team adds
 // with Library.AddDir. Activating a scenario copies its rules into the
 // active set, tagged with the scenario name.
+//
+// This package is the sandbox's own; it is not a stable API.
 package scenarios

@@ -5,16 +5,95 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"slices"
-	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/referrals-sandbox/referrals-sandbox/clock"
 )
 
-// ErrDuplicateID is returned (wrapped) by Add when the rule's id is taken.
-var ErrDuplicateID = errors.New("rule id already exists")
+// Engine holds the active rules and scenario activations and decides, per
+// request, which failure to inject. It has two implementations that behave
+// alike (the conformance suite in scenarios/rulestest pins it): the
+// MemoryEngine of one process and the RedisEngine that replicas share.
+//
+// Every method that reads or changes the rules returns an error when the
+// backend failed; the error then wraps ErrUnavailable, and the caller must
+// answer 503, never "nothing", "not found" or "done". A change that returns
+// nil has been taken by the backend.
+type Engine interface {
+	// Add validates r, gives it an id when it has none and appends it to
+	// the active rules, returning it with its (zero) counters. Scenario is
+	// read-only and cleared. A taken id gives an error wrapping
+	// ErrDuplicateID; an invalid rule a *FieldError; a full rule list (see
+	// DefaultMaxRules) an error wrapping ErrTooManyRules.
+	Add(ctx context.Context, r Rule) (RuleStatus, error)
+	// Get returns the active rule id with its counters, or an error
+	// wrapping ErrNotFound: retired and removed rules are not found.
+	Get(ctx context.Context, id string) (RuleStatus, error)
+	// Remove deletes the active rule id, or returns an error wrapping
+	// ErrNotFound.
+	Remove(ctx context.Context, id string) error
+	// Rules lists the active rules in evaluation order, never nil. Rules
+	// whose times are used up have retired and are not listed.
+	Rules(ctx context.Context) ([]RuleStatus, error)
+	// Clear removes every rule and every scenario activation.
+	Clear(ctx context.Context) error
+	// ClearClient removes everything that concerns one client and nothing
+	// else: the rules bound to it (a scenario activated for it, or a rule
+	// with its clientId), its activations, and its tallies in per-client
+	// rules that others share.
+	ClearClient(ctx context.Context, clientID string) error
+
+	// Activate adds the rules of scenario name to the active set, after the
+	// rules already there, tagged with the scenario name and with fresh
+	// ids. A non-empty clientID binds the activation: it replaces every
+	// rule's clientId, so parallel CI jobs using different clients never
+	// see each other's failures. An activation is keyed by (name,
+	// clientID): activating the same pair again replaces its rules (with
+	// fresh counters). An unknown name gives ErrUnknownScenario; a full
+	// list ErrTooManyRules, and nothing changes.
+	Activate(ctx context.Context, name, clientID string) ([]Rule, error)
+	// Deactivate removes scenario name from the active set: only the
+	// activation bound to clientID, or every activation of name when
+	// clientID is empty. Rules added directly or by other scenarios stay.
+	// Nothing active gives an error wrapping ErrNotFound.
+	Deactivate(ctx context.Context, name, clientID string) error
+	// Active lists the scenario activations in activation order, never
+	// nil. An activation stays listed until deactivated, even when all its
+	// rules have retired.
+	Active(ctx context.Context) ([]Activation, error)
+
+	// Decide evaluates the active rules for req in insertion order and
+	// returns the Decision of the first rule that matches and fires, or
+	// false when none does (answer normally). Firing counts against the
+	// rule, exactly once per call whatever the backend's client retries; a
+	// rule whose times are used up (not per client) retires at once. The
+	// work it does for req is bounded by the rules' patterns, not by the
+	// request (see ruleIndex), and none of it runs under a lock.
+	Decide(ctx context.Context, req Request) (Decision, bool, error)
+	// DecideScenario is the per-request form (X-Sandbox-Scenario: NAME):
+	// the Decision of the first rule of scenario name that matches req, or
+	// false when none matches. The rule is applied as if it fired: its
+	// times, after and probability are ignored and no counter anywhere
+	// changes. Delays are drawn from one engine-wide PRNG seeded 0, so a
+	// fixed sequence of such requests replays. The RuleID names the rule's
+	// position, e.g. "flaky.rules[0]". An unknown name gives
+	// ErrUnknownScenario.
+	DecideScenario(ctx context.Context, name string, req Request) (Decision, bool, error)
+}
+
+// Errors the engines return (wrapped).
+var (
+	// ErrDuplicateID: Add was given an id that an active rule has.
+	ErrDuplicateID = errors.New("rule id already exists")
+	// ErrNotFound: no active rule with that id, or no such activation.
+	ErrNotFound = errors.New("not found")
+	// ErrUnavailable wraps every failure of the engine's backend (Redis):
+	// the caller should answer 503 with Retry-After and let the client
+	// retry. Nothing may be concluded about the rules from it.
+	ErrUnavailable = errors.New("shared scenario state (Redis) unavailable")
+)
 
 // pcgStream is the fixed second PCG parameter, so a rule's seed alone
 // decides its random sequence.
@@ -32,55 +111,26 @@ type Config struct {
 	Library *Library
 	// Clock stamps rule status times; nil means real time.
 	Clock clock.Clock
-	// NewID names new rules; nil means "rule-1", "rule-2", ... per engine.
-	// It is called with the engine locked and must not call the engine.
+	// NewID names new rules; nil means "rule-1", "rule-2", ... per engine
+	// (from one shared sequence for the RedisEngine). It is called with the
+	// engine locked and must not call the engine.
 	NewID func() string
 	// MaxRules caps the active rules; 0 means DefaultMaxRules.
 	MaxRules int
 }
 
-// Engine holds the active rules and decides, per request, which failure to
-// inject. It is safe for concurrent use: one mutex guards the rules and
-// their counters, which is what makes counting exact under concurrency;
-// seeded decisions derive from each rule's match counter (see drawKey), so
-// they replay. Shared returns the form that keeps all of it in Redis.
-type Engine struct {
-	lib   *Library
-	clock clock.Clock
-	newID func() string
-	// maxRules caps len(entries); see checkRoom.
-	maxRules int
-
-	mu          sync.Mutex
-	entries     []*entry // active rules, in insertion order
-	activations []Activation
-	idSeq       int        // for the default id generator
-	adhoc       *rand.Rand // delays of per-request scenario decisions
-
-	// shared, when set, keeps the rules in Redis instead (see Shared);
-	// entries and activations above are then unused.
-	shared *sharedRules
-}
-
-// New returns an Engine with no active rules.
-func New(cfg Config) *Engine {
-	e := &Engine{lib: cfg.Library, clock: cfg.Clock, newID: cfg.NewID, maxRules: cfg.MaxRules, adhoc: newRNG(0)}
-	if e.maxRules <= 0 {
-		e.maxRules = DefaultMaxRules
+// withDefaults fills the unset fields.
+func (c Config) withDefaults() Config {
+	if c.MaxRules <= 0 {
+		c.MaxRules = DefaultMaxRules
 	}
-	if e.lib == nil {
-		e.lib = NewLibrary()
+	if c.Library == nil {
+		c.Library = NewLibrary()
 	}
-	if e.clock == nil {
-		e.clock = clock.Func(time.Now)
+	if c.Clock == nil {
+		c.Clock = clock.Func(time.Now)
 	}
-	if e.newID == nil {
-		e.newID = func() string {
-			e.idSeq++
-			return "rule-" + strconv.Itoa(e.idSeq)
-		}
-	}
-	return e
+	return c
 }
 
 // RuleStatus is an active rule with its counters.
@@ -99,136 +149,46 @@ type RuleStatus struct {
 	LastFiredAt *time.Time     `json:"lastFiredAt,omitempty"`
 }
 
-// Add validates r, gives it an id when it has none and appends it to the
-// active rules. Scenario is read-only and cleared. A taken id gives an error
-// wrapping ErrDuplicateID; an invalid rule a *FieldError; a full rule list
-// (see DefaultMaxRules) an error wrapping ErrTooManyRules.
-func (e *Engine) Add(r Rule) (Rule, error) {
-	r = cloneRule(r)
-	r.Scenario = ""
-	if err := r.Validate(); err != nil {
-		return Rule{}, err
-	}
-	if e.shared != nil {
-		return e.shared.add(e, r)
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if err := e.checkRoom(1, false); err != nil {
-		return Rule{}, err
-	}
-	if r.ID == "" {
-		id, err := e.assignID()
-		if err != nil {
-			return Rule{}, err
-		}
-		r.ID = id
-	} else if e.find(r.ID) >= 0 {
-		return Rule{}, fmt.Errorf("id %q: %w", r.ID, ErrDuplicateID)
-	}
-	e.entries = append(e.entries, newEntry(r, "", e.clock.Now()))
-	return cloneRule(r), nil
+// perRequest is what both engines share for the per-request form of a
+// scenario, which reads the library only and touches no rule state.
+type perRequest struct {
+	lib *Library
+
+	mu    sync.Mutex
+	adhoc *rand.Rand // delays of per-request scenario decisions
 }
 
-// Get returns the active rule id with its counters. Retired and removed
-// rules are not found.
-func (e *Engine) Get(id string) (RuleStatus, bool) {
-	if e.shared != nil {
-		return e.shared.get(id)
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	i := e.find(id)
-	if i < 0 {
-		return RuleStatus{}, false
-	}
-	return e.entries[i].status(), true
+func newPerRequest(lib *Library) *perRequest {
+	return &perRequest{lib: lib, adhoc: newRNG(0)}
 }
 
-// Remove deletes the active rule id and reports whether it existed.
-func (e *Engine) Remove(id string) bool {
-	if e.shared != nil {
-		return e.shared.remove(e, id)
+// DecideScenario implements Engine.DecideScenario.
+func (p *perRequest) DecideScenario(_ context.Context, name string, req Request) (Decision, bool, error) {
+	sc, err := scenarioNamed(p.lib, name)
+	if err != nil {
+		return Decision{}, false, err
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	i := e.find(id)
-	if i < 0 {
-		return false
-	}
-	e.entries = slices.Delete(e.entries, i, i+1)
-	return true
-}
-
-// Clear removes every rule and every scenario activation.
-func (e *Engine) Clear() {
-	if e.shared != nil {
-		e.shared.clear(e)
-		return
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.entries = nil
-	e.activations = nil
-}
-
-// Rules lists the active rules in evaluation order. Rules whose times are
-// used up have retired and are not listed.
-func (e *Engine) Rules() []RuleStatus {
-	if e.shared != nil {
-		return e.shared.statuses()
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	out := make([]RuleStatus, len(e.entries))
-	for i, en := range e.entries {
-		out[i] = en.status()
-	}
-	return out
-}
-
-// Decide evaluates the active rules for req in insertion order and returns
-// the Decision of the first rule that matches and fires, or false when none
-// does (answer normally). Firing counts against the rule; a rule whose times
-// are used up (not per client) retires: it leaves the active list at once.
-// In shared mode ctx bounds the Redis calls and may carry the rules'
-// version (WithRulesVersion).
-func (e *Engine) Decide(ctx context.Context, req Request) (Decision, bool) {
-	if e.shared != nil {
-		return e.shared.decide(ctx, e, req)
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	for i, en := range e.entries {
-		if !en.rule.Matches(req) || !en.fire(req.counterKey()) {
+	for i, r := range sc.Rules {
+		if !r.Matches(req) {
 			continue
 		}
-		d := en.rule.decide(matchRNG(en.rule.Seed, int64(en.matches)))
-		en.lastFired = e.clock.Now()
-		if en.retired() {
-			e.entries = slices.Delete(e.entries, i, i+1)
-		}
-		return d, true
+		r.ID = fmt.Sprintf("%s.rules[%d]", name, i)
+		r.Scenario = name
+		p.mu.Lock()
+		d := r.decide(p.adhoc)
+		p.mu.Unlock()
+		return d, true, nil
 	}
-	return Decision{}, false
+	return Decision{}, false, nil
 }
 
-// assignID returns a fresh id not used by an active rule. e.mu must be held.
-func (e *Engine) assignID() (string, error) {
-	// A custom generator could repeat itself; a few tries absorb a rare
-	// collision without looping for ever on a broken one.
-	for range 100 {
-		id := e.newID()
-		if id != "" && e.find(id) < 0 {
-			return id, nil
-		}
+// scenarioNamed looks name up in lib.
+func scenarioNamed(lib *Library, name string) (Scenario, error) {
+	sc, ok := lib.Get(name)
+	if !ok {
+		return Scenario{}, fmt.Errorf("%w %q; known: %s", ErrUnknownScenario, name, strings.Join(lib.Names(), ", "))
 	}
-	return "", errors.New("rule id generator keeps returning empty or taken ids")
-}
-
-// find returns the index of active rule id, or -1. e.mu must be held.
-func (e *Engine) find(id string) int {
-	return slices.IndexFunc(e.entries, func(en *entry) bool { return en.rule.ID == id })
+	return sc, nil
 }
 
 // cloneRule copies r so callers and the engine never share a *Delay.

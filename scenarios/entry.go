@@ -2,11 +2,16 @@ package scenarios
 
 import "time"
 
-// entry is an active rule with its counting state, guarded by Engine.mu.
+// entry is an active rule with its counting state, guarded by
+// MemoryEngine.mu. rule, binding and addedAt never change once the entry is
+// made, so the match index reads them without the lock.
 type entry struct {
 	rule    Rule
 	binding string // client id of the scenario activation, "" if unbound
 	addedAt time.Time
+	// gone marks an entry removed or retired after a request picked it as
+	// a candidate; that request skips it.
+	gone bool
 
 	lastFired time.Time
 	matches   int

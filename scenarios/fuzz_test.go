@@ -30,7 +30,7 @@ func FuzzParseScenario(f *testing.F) {
 			t.Fatalf("add parsed scenario: %v", err)
 		}
 		e := New(Config{Library: lib})
-		if _, err := e.Activate(sc.Name, "c"); err != nil {
+		if _, err := e.Activate(context.Background(), sc.Name, "c"); err != nil {
 			t.Fatalf("activate parsed scenario: %v", err)
 		}
 		e.Decide(context.Background(), Request{Method: "GET", Path: "/a/x/b", ClientID: "c", Endpoint: EndpointAPI})
@@ -50,7 +50,7 @@ func FuzzRuleJSON(f *testing.F) {
 			return
 		}
 		e := New(Config{})
-		if _, err := e.Add(r); err != nil {
+		if _, err := e.Add(context.Background(), r); err != nil {
 			return
 		}
 		e.Decide(context.Background(), Request{Method: "POST", Path: "/api/v1/referrals/", ClientID: "c", Endpoint: EndpointAPI})

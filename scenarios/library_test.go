@@ -17,8 +17,8 @@ var (
 
 // scenarioChecks says, per embedded scenario, what its description promises,
 // checked at the Decision level on a fresh engine with only it active.
-var scenarioChecks = map[string]func(t *testing.T, e *Engine){
-	"token-endpoint-down": func(t *testing.T, e *Engine) {
+var scenarioChecks = map[string]func(t *testing.T, e checked){
+	"token-endpoint-down": func(t *testing.T, e checked) {
 		for range 10 {
 			if d, ok := e.Decide(context.Background(), tokenReq); !ok || d.Status != 503 || d.RetryAfter <= 0 {
 				t.Fatalf("token request: %+v, %v", d, ok)
@@ -26,7 +26,7 @@ var scenarioChecks = map[string]func(t *testing.T, e *Engine){
 		}
 		expectNormal(t, e, apiReq("a"), pingReq)
 	},
-	"api-unavailable-then-recovers": func(t *testing.T, e *Engine) {
+	"api-unavailable-then-recovers": func(t *testing.T, e checked) {
 		for i := range 3 {
 			if d, ok := e.Decide(context.Background(), apiReq("a")); !ok || d.Status != 503 || d.RetryAfter <= 0 {
 				t.Fatalf("call %d: %+v, %v", i+1, d, ok)
@@ -34,7 +34,7 @@ var scenarioChecks = map[string]func(t *testing.T, e *Engine){
 		}
 		expectNormal(t, e, apiReq("a"), apiReq("b"), tokenReq)
 	},
-	"rate-limited": func(t *testing.T, e *Engine) {
+	"rate-limited": func(t *testing.T, e checked) {
 		expectNormal(t, e, tokenReq)
 		for i := range 20 {
 			if d, ok := e.Decide(context.Background(), apiReq("a")); !ok || d.Status != 429 || d.RetryAfter <= 0 {
@@ -43,7 +43,7 @@ var scenarioChecks = map[string]func(t *testing.T, e *Engine){
 		}
 		expectNormal(t, e, apiReq("a"))
 	},
-	"token-expired": func(t *testing.T, e *Engine) {
+	"token-expired": func(t *testing.T, e checked) {
 		for _, c := range []string{"a", "b"} {
 			if d, ok := e.Decide(context.Background(), apiReq(c)); !ok || d.Status != 401 || d.Reason != "expired" {
 				t.Fatalf("first call of %s: %+v, %v", c, d, ok)
@@ -52,7 +52,7 @@ var scenarioChecks = map[string]func(t *testing.T, e *Engine){
 		}
 		expectNormal(t, e, tokenReq)
 	},
-	"permissions-revoked": func(t *testing.T, e *Engine) {
+	"permissions-revoked": func(t *testing.T, e checked) {
 		for range 5 {
 			if d, ok := e.Decide(context.Background(), apiReq("a")); !ok || d.Status != 403 {
 				t.Fatalf("api call: %+v, %v", d, ok)
@@ -60,7 +60,7 @@ var scenarioChecks = map[string]func(t *testing.T, e *Engine){
 		}
 		expectNormal(t, e, tokenReq)
 	},
-	"slow-network": func(t *testing.T, e *Engine) {
+	"slow-network": func(t *testing.T, e checked) {
 		var total time.Duration
 		for range 30 {
 			for _, req := range []Request{tokenReq, apiReq("a"), pingReq} {
@@ -75,7 +75,7 @@ var scenarioChecks = map[string]func(t *testing.T, e *Engine){
 			t.Errorf("mean delay %v, want a few hundred ms", mean)
 		}
 	},
-	"flaky": func(t *testing.T, e *Engine) {
+	"flaky": func(t *testing.T, e checked) {
 		fired := 0
 		for range 1000 {
 			if d, ok := e.Decide(context.Background(), apiReq("a")); ok {
@@ -90,7 +90,7 @@ var scenarioChecks = map[string]func(t *testing.T, e *Engine){
 		}
 		expectNormal(t, e, tokenReq, pingReq)
 	},
-	"connection-resets": func(t *testing.T, e *Engine) {
+	"connection-resets": func(t *testing.T, e checked) {
 		fired := 0
 		for range 1000 {
 			if d, ok := e.Decide(context.Background(), apiReq("a")); ok {
@@ -104,19 +104,19 @@ var scenarioChecks = map[string]func(t *testing.T, e *Engine){
 			t.Errorf("%d of 1000 calls reset, want about 30%%", fired)
 		}
 	},
-	"invalid-client": func(t *testing.T, e *Engine) {
+	"invalid-client": func(t *testing.T, e checked) {
 		if d, ok := e.Decide(context.Background(), tokenReq); !ok || d.Error != ErrorInvalidClient || d.Status != 401 {
 			t.Fatalf("token request: %+v, %v", d, ok)
 		}
 		expectNormal(t, e, apiReq("a"))
 	},
-	"api-hangs": func(t *testing.T, e *Engine) {
+	"api-hangs": func(t *testing.T, e checked) {
 		if d, ok := e.Decide(context.Background(), apiReq("a")); !ok || d.Fault != FaultHang {
 			t.Fatalf("first call: %+v, %v", d, ok)
 		}
 		expectNormal(t, e, apiReq("a"))
 	},
-	"malformed-response": func(t *testing.T, e *Engine) {
+	"malformed-response": func(t *testing.T, e checked) {
 		if d, ok := e.Decide(context.Background(), apiReq("a")); !ok || d.Fault != FaultMalformed {
 			t.Fatalf("first call: %+v, %v", d, ok)
 		}
@@ -124,8 +124,29 @@ var scenarioChecks = map[string]func(t *testing.T, e *Engine){
 	},
 }
 
+// checked decides with a MemoryEngine, failing the test on an error.
+type checked struct {
+	t *testing.T
+	e *MemoryEngine
+}
+
+// Decide is Engine.Decide without the error, which fails the test.
+func (c checked) Decide(ctx context.Context, req Request) (Decision, bool) {
+	c.t.Helper()
+	d, ok, err := c.e.Decide(ctx, req)
+	if err != nil {
+		c.t.Fatalf("Decide: %v", err)
+	}
+	return d, ok
+}
+
+// apiReq is an API request of client.
+func apiReq(client string) Request {
+	return Request{Method: "GET", Path: "/api/v1/referrals/trials", ClientID: client, Endpoint: EndpointAPI}
+}
+
 // expectNormal fails when any of reqs gets a decision.
-func expectNormal(t *testing.T, e *Engine, reqs ...Request) {
+func expectNormal(t *testing.T, e checked, reqs ...Request) {
 	t.Helper()
 	for _, req := range reqs {
 		if d, ok := e.Decide(context.Background(), req); ok {
@@ -160,10 +181,10 @@ func TestEmbeddedScenarios(t *testing.T) {
 				t.Fatal("no behaviour check for this scenario")
 			}
 			e := New(Config{Library: lib})
-			if _, err := e.Activate(sc.Name, ""); err != nil {
+			if _, err := e.Activate(context.Background(), sc.Name, ""); err != nil {
 				t.Fatal(err)
 			}
-			check(t, e)
+			check(t, checked{t, e})
 		})
 	}
 }

@@ -78,7 +78,13 @@ func pathMatches(pattern, path string) bool {
 // an endpoint "any" rule on a token request) does not match, so such a rule
 // never makes the sandbox answer in a way the real service cannot.
 func (r *Rule) Matches(req Request) bool {
-	// Cheapest tests first: this runs for every active rule on every request.
+	return r.matchesBesidesPath(req) && (r.Path == "" || pathMatches(r.Path, req.Path))
+}
+
+// matchesBesidesPath is Matches without the path, which the rule index
+// (see ruleIndex) has already matched. Each test costs a bounded amount
+// whatever the request holds.
+func (r *Rule) matchesBesidesPath(req Request) bool {
 	if r.ClientID != "" && r.ClientID != req.ClientID {
 		return false
 	}
@@ -86,9 +92,6 @@ func (r *Rule) Matches(req Request) bool {
 		return false
 	}
 	if r.Method != "" && !strings.EqualFold(r.Method, req.Method) {
-		return false
-	}
-	if r.Path != "" && !pathMatches(r.Path, req.Path) {
 		return false
 	}
 	if r.Status != 0 && !canForce(req.Endpoint, r.Status) {

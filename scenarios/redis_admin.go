@@ -2,99 +2,115 @@ package scenarios
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/redis/go-redis/v9"
 )
 
-// The shared forms of the Engine's admin methods. Each runs the in-memory
+// The RedisEngine's admin methods. Each change runs the MemoryEngine's
 // method on the state read from Redis (see mutate), so both implementations
-// answer alike. Methods without an error result report a Redis failure as
-// "nothing": Decide, which every request runs, answers 503 instead.
+// answer alike; each read returns ErrUnavailable rather than an empty or
+// partial answer when Redis fails.
 
-func (s *sharedRules) add(e *Engine, r Rule) (Rule, error) {
-	var added Rule
-	err := s.mutate(e, func(sc *Engine) error {
+// Add implements Engine.Add.
+func (s *RedisEngine) Add(ctx context.Context, r Rule) (RuleStatus, error) {
+	r = cloneRule(r)
+	r.Scenario = ""
+	if err := r.Validate(); err != nil {
+		return RuleStatus{}, err // invalid whatever Redis holds: no round trip
+	}
+	var added RuleStatus
+	err := s.mutate(ctx, func(sc *MemoryEngine) error {
 		var err error
-		added, err = sc.Add(r)
+		added, err = sc.Add(ctx, r)
 		return err
 	}, nil)
 	return added, err
 }
 
-func (s *sharedRules) activate(e *Engine, name, clientID string) ([]Rule, error) {
+// Activate implements Engine.Activate.
+func (s *RedisEngine) Activate(ctx context.Context, name, clientID string) ([]Rule, error) {
+	if _, err := scenarioNamed(s.cfg.Library, name); err != nil {
+		return nil, err
+	}
 	var added []Rule
-	err := s.mutate(e, func(sc *Engine) error {
+	err := s.mutate(ctx, func(sc *MemoryEngine) error {
 		var err error
-		added, err = sc.Activate(name, clientID)
+		added, err = sc.Activate(ctx, name, clientID)
 		return err
 	}, nil)
 	return added, err
 }
 
-func (s *sharedRules) remove(e *Engine, id string) bool {
-	found := false
-	err := s.mutate(e, func(sc *Engine) error {
-		found = sc.Remove(id)
+// Remove implements Engine.Remove.
+func (s *RedisEngine) Remove(ctx context.Context, id string) error {
+	return s.mutate(ctx, func(sc *MemoryEngine) error { return sc.Remove(ctx, id) }, nil)
+}
+
+// Deactivate implements Engine.Deactivate.
+func (s *RedisEngine) Deactivate(ctx context.Context, name, clientID string) error {
+	return s.mutate(ctx, func(sc *MemoryEngine) error { return sc.Deactivate(ctx, name, clientID) }, nil)
+}
+
+// Clear implements Engine.Clear.
+func (s *RedisEngine) Clear(ctx context.Context) error {
+	return s.mutate(ctx, func(sc *MemoryEngine) error { return sc.Clear(ctx) }, nil)
+}
+
+// ClearClient implements Engine.ClearClient; it also drops the client's
+// tallies in the per-client rules that stay, in the same transaction.
+func (s *RedisEngine) ClearClient(ctx context.Context, clientID string) error {
+	if clientID == "" {
 		return nil
-	}, nil)
-	return err == nil && found
-}
-
-func (s *sharedRules) deactivate(e *Engine, name, clientID string) bool {
-	found := false
-	err := s.mutate(e, func(sc *Engine) error {
-		found = sc.Deactivate(name, clientID)
-		return nil
-	}, nil)
-	return err == nil && found
-}
-
-func (s *sharedRules) clear(e *Engine) {
-	_ = s.mutate(e, func(sc *Engine) error { sc.Clear(); return nil }, nil)
-}
-
-// clearClient also drops the client's tallies in the per-client rules that
-// stay, in the same transaction.
-func (s *sharedRules) clearClient(e *Engine, clientID string) {
-	_ = s.mutate(e, func(sc *Engine) error { sc.ClearClient(clientID); return nil },
-		func(p redis.Pipeliner, sc *Engine) {
+	}
+	return s.mutate(ctx, func(sc *MemoryEngine) error { return sc.ClearClient(ctx, clientID) },
+		func(p redis.Pipeliner, sc *MemoryEngine) {
 			for _, en := range sc.entries {
 				if en.rule.PerClient {
-					p.HDel(context.Background(), s.counterKey(en.rule.ID), "m:"+clientID, "h:"+clientID)
+					p.HDel(ctx, s.counterKey(en.rule.ID), "m:"+clientID, "h:"+clientID)
 				}
 			}
 		})
 }
 
-// statuses lists the rules with their counters.
-func (s *sharedRules) statuses() []RuleStatus {
-	ctx := context.Background()
+// Rules implements Engine.Rules.
+func (s *RedisEngine) Rules(ctx context.Context) ([]RuleStatus, error) {
 	snap, err := s.load(ctx, s.rdb.TxPipelined)
-	if err != nil || s.withCounters(ctx, snap.entries) != nil {
-		return nil
+	if err != nil {
+		return nil, err
+	}
+	if err := s.withCounters(ctx, snap.entries); err != nil {
+		return nil, err
 	}
 	out := make([]RuleStatus, len(snap.entries))
 	for i, en := range snap.entries {
 		out[i] = en.status()
 	}
-	return out
+	return out, nil
 }
 
-// get is one rule with its counters.
-func (s *sharedRules) get(id string) (RuleStatus, bool) {
-	for _, st := range s.statuses() {
-		if st.ID == id {
-			return st, true
+// Get implements Engine.Get.
+func (s *RedisEngine) Get(ctx context.Context, id string) (RuleStatus, error) {
+	snap, err := s.load(ctx, s.rdb.TxPipelined)
+	if err != nil {
+		return RuleStatus{}, err
+	}
+	for _, en := range snap.entries {
+		if en.rule.ID == id {
+			if err := s.withCounters(ctx, []*entry{en}); err != nil {
+				return RuleStatus{}, err
+			}
+			return en.status(), nil
 		}
 	}
-	return RuleStatus{}, false
+	return RuleStatus{}, fmt.Errorf("rule %q: %w", id, ErrNotFound)
 }
 
-// active lists the activations.
-func (s *sharedRules) active() []Activation {
-	snap, err := s.load(context.Background(), s.rdb.TxPipelined)
+// Active implements Engine.Active.
+func (s *RedisEngine) Active(ctx context.Context) ([]Activation, error) {
+	snap, err := s.load(ctx, s.rdb.TxPipelined)
 	if err != nil {
-		return nil
+		return nil, err
 	}
-	return snap.acts
+	return append([]Activation{}, snap.acts...), nil
 }

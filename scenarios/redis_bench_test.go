@@ -1,4 +1,4 @@
-package scenarios
+package scenarios_test
 
 import (
 	"context"
@@ -6,18 +6,16 @@ import (
 	"testing"
 
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redistest"
+	"github.com/referrals-sandbox/referrals-sandbox/scenarios"
 )
 
 // sharedBenchEngine is a shared engine on a private Redis holding n rules
 // that do not match the benchmark's request.
-func sharedBenchEngine(b *testing.B, n int) *Engine {
+func sharedBenchEngine(b *testing.B, n int) *scenarios.RedisEngine {
 	b.Helper()
-	e, err := New(Config{}).Shared(redistest.Start(b).NewClient(b), "sandbox:", 0)
-	if err != nil {
-		b.Fatal(err)
-	}
+	e := scenarios.NewRedis(redistest.Start(b).NewClient(b), "sandbox:", 0, scenarios.Config{})
 	for i := range n {
-		if _, err := e.Add(Rule{Endpoint: EndpointAPI, Path: fmt.Sprintf("/api/v1/referrals/other-%d/*", i), Status: 503}); err != nil {
+		if _, err := e.Add(context.Background(), scenarios.Rule{Endpoint: scenarios.EndpointAPI, Path: fmt.Sprintf("/api/v1/referrals/other-%d/*", i), Status: 503}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -37,8 +35,8 @@ func benchSharedNoMatch(b *testing.B, n int) {
 	e := sharedBenchEngine(b, n)
 	req := apiReq("sandbox-partner")
 	for b.Loop() {
-		if _, ok := e.Decide(context.Background(), req); ok {
-			b.Fatal("a rule fired")
+		if _, ok, err := e.Decide(context.Background(), req); ok || err != nil {
+			b.Fatal("a rule fired", err)
 		}
 	}
 }
@@ -47,13 +45,13 @@ func benchSharedNoMatch(b *testing.B, n int) {
 // script call per request.
 func BenchmarkSharedDecideFiring(b *testing.B) {
 	e := sharedBenchEngine(b, 0)
-	if _, err := e.Add(Rule{Endpoint: EndpointAPI, Status: 503}); err != nil {
+	if _, err := e.Add(context.Background(), scenarios.Rule{Endpoint: scenarios.EndpointAPI, Status: 503}); err != nil {
 		b.Fatal(err)
 	}
 	req := apiReq("sandbox-partner")
 	for b.Loop() {
-		if _, ok := e.Decide(context.Background(), req); !ok {
-			b.Fatal("the rule did not fire")
+		if _, ok, err := e.Decide(context.Background(), req); !ok || err != nil {
+			b.Fatal("the rule did not fire", err)
 		}
 	}
 }
@@ -62,9 +60,13 @@ func BenchmarkSharedDecideFiring(b *testing.B) {
 // active: the whole list is read and rewritten.
 func BenchmarkSharedAddRemoveWith500Rules(b *testing.B) {
 	e := sharedBenchEngine(b, 500)
+	ctx := context.Background()
 	for b.Loop() {
-		r, err := e.Add(Rule{Status: 500})
-		if err != nil || !e.Remove(r.ID) {
+		r, err := e.Add(ctx, scenarios.Rule{Status: 500})
+		if err == nil {
+			err = e.Remove(ctx, r.ID)
+		}
+		if err != nil {
 			b.Fatalf("add/remove: %v", err)
 		}
 	}

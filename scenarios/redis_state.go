@@ -25,8 +25,10 @@ type snapshot struct {
 type pipelineFunc func(context.Context, func(redis.Pipeliner) error) ([]redis.Cmder, error)
 
 // load reads the version, the rule order, the definitions and the
-// activations together.
-func (s *sharedRules) load(ctx context.Context, run pipelineFunc) (snapshot, error) {
+// activations together. Every command's own error is checked: a pipeline
+// reports only its first, and an absent version (redis.Nil) must not hide
+// a failed read behind it.
+func (s *RedisEngine) load(ctx context.Context, run pipelineFunc) (snapshot, error) {
 	var ver *redis.StringCmd
 	var order, acts *redis.StringSliceCmd
 	var defs *redis.MapStringStringCmd
@@ -37,7 +39,10 @@ func (s *sharedRules) load(ctx context.Context, run pipelineFunc) (snapshot, err
 		acts = p.LRange(ctx, s.actsKey, 0, -1)
 		return nil
 	})
-	if err != nil && !errors.Is(err, redis.Nil) {
+	if err == nil || errors.Is(err, redis.Nil) {
+		err = errors.Join(ignoreNil(ver.Err()), order.Err(), defs.Err(), acts.Err())
+	}
+	if err != nil {
 		return snapshot{}, fmt.Errorf("%w: read rules: %w", ErrUnavailable, err)
 	}
 	var snap snapshot
@@ -62,8 +67,16 @@ func (s *sharedRules) load(ctx context.Context, run pipelineFunc) (snapshot, err
 	return snap, nil
 }
 
+// ignoreNil drops redis.Nil, the answer for an absent key.
+func ignoreNil(err error) error {
+	if errors.Is(err, redis.Nil) {
+		return nil
+	}
+	return err
+}
+
 // withCounters fills the entries' tallies from Redis, for status reports.
-func (s *sharedRules) withCounters(ctx context.Context, entries []*entry) error {
+func (s *RedisEngine) withCounters(ctx context.Context, entries []*entry) error {
 	cmds := make([]*redis.MapStringStringCmd, len(entries))
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, en := range entries {
@@ -96,26 +109,33 @@ func (s *sharedRules) withCounters(ctx context.Context, entries []*entry) error 
 }
 
 // mutate applies change to the shared rules as one optimistic transaction:
-// it loads the state under WATCH of the version, runs change on an
-// in-memory engine holding that state (so the shared engine enforces
-// exactly the same rules, caps and ids as the in-memory one), and writes the
+// it loads the state under WATCH of the version, runs change on a
+// MemoryEngine holding that state (so the shared engine enforces exactly
+// the same rules, caps and ids as the in-memory one), and writes the
 // difference back, bumping the version; a concurrent change (another admin
 // call, a rule retiring) makes it retry. extra, when set, queues more writes
-// in the same transaction. An error from change is returned as it is.
-func (s *sharedRules) mutate(e *Engine, change func(scratch *Engine) error, extra func(redis.Pipeliner, *Engine)) error {
-	ctx := context.Background()
+// in the same transaction. An error from change is returned as it is; any
+// Redis failure, including one drawing a rule id, wraps ErrUnavailable. It
+// returns nil only once Redis has taken the change.
+func (s *RedisEngine) mutate(ctx context.Context, change func(scratch *MemoryEngine) error, extra func(redis.Pipeliner, *MemoryEngine)) error {
 	for range 100 {
-		var changeErr error
+		var changeErr, idErr error
 		err := s.rdb.Watch(ctx, func(tx *redis.Tx) error {
 			snap, err := s.load(ctx, tx.Pipelined)
 			if err != nil {
 				return err
 			}
-			scratch := New(Config{Library: e.lib, Clock: e.clock, MaxRules: e.maxRules, NewID: s.newID(ctx)})
+			cfg := s.cfg
+			cfg.NewID = s.newID(ctx, &idErr)
+			scratch := New(cfg)
 			// Clones: the engine's deletes zero the slice tails, and write
 			// compares against the state as loaded.
 			scratch.entries, scratch.activations = slices.Clone(snap.entries), slices.Clone(snap.acts)
-			if changeErr = change(scratch); changeErr != nil {
+			changeErr = change(scratch)
+			if idErr != nil {
+				return idErr
+			}
+			if changeErr != nil {
 				return changeErr
 			}
 			_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
@@ -130,13 +150,17 @@ func (s *sharedRules) mutate(e *Engine, change func(scratch *Engine) error, extr
 		switch {
 		case errors.Is(err, redis.TxFailedErr):
 			continue
+		case idErr != nil:
+			return fmt.Errorf("%w: draw a rule id: %w", ErrUnavailable, idErr)
 		case changeErr != nil:
 			return changeErr
+		case errors.Is(err, ErrUnavailable):
+			return err
 		case err != nil:
 			return fmt.Errorf("%w: %w", ErrUnavailable, err)
 		}
 		// Replicas reuse a read of the version for up to settle (see
-		// Shared): once this wait is over, every request that any replica
+		// NewRedis): once this wait is over, every request that any replica
 		// starts sees the change.
 		time.Sleep(s.settle)
 		return nil
@@ -145,19 +169,24 @@ func (s *sharedRules) mutate(e *Engine, change func(scratch *Engine) error, extr
 }
 
 // newID numbers rules from one shared sequence, so replicas never hand out
-// the same id.
-func (s *sharedRules) newID(ctx context.Context) func() string {
+// the same id. A failed INCR is kept in *failed (and the id is empty), for
+// mutate to report as the Redis failure it is.
+func (s *RedisEngine) newID(ctx context.Context, failed *error) func() string {
 	return func() string {
+		if *failed != nil {
+			return ""
+		}
 		n, err := s.rdb.Incr(ctx, s.idSeqKey).Result()
 		if err != nil {
-			return "" // assignID gives up with a clear error
+			*failed = err
+			return ""
 		}
 		return "rule-" + strconv.FormatInt(n, 10)
 	}
 }
 
 // write queues the difference between before and after.
-func (s *sharedRules) write(ctx context.Context, p redis.Pipeliner, before snapshot, after *Engine) {
+func (s *RedisEngine) write(ctx context.Context, p redis.Pipeliner, before snapshot, after *MemoryEngine) {
 	kept := make(map[*entry]bool, len(after.entries))
 	for _, en := range after.entries {
 		kept[en] = true

@@ -1,11 +1,15 @@
-// Package journal is the sandbox's request journal: a bounded ring buffer of
-// the requests the sandbox answered, with credentials redacted before an
-// entry is stored. The admin API serves it; the conformance report judges it.
+// Package journal is the sandbox's request journal: the latest requests the
+// sandbox answered, bounded in count and bytes, with credentials redacted
+// before an entry is stored. Log is the interface; Journal keeps it in the
+// process and RedisJournal in Redis for replicas to share, and the suite in
+// sandbox/journal/journaltest pins that both behave alike. The admin API
+// serves it; the conformance report judges it.
+//
+// This package is the sandbox's own; it is not a stable API.
 package journal
 
 import (
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -70,100 +74,6 @@ type Filter struct {
 	Since    time.Time
 	Limit    int
 }
-
-// Journal is a bounded ring buffer of the latest requests: it keeps at most
-// maxEntries entries and at most maxBytes bytes of them (see Entry.Size),
-// dropping the oldest first. Safe for concurrent use.
-type Journal struct {
-	mu       sync.Mutex
-	entries  []Entry // ring of capacity maxEntries; head is the oldest
-	sizes    []int64 // Size of each entry, so eviction need not recount
-	head     int
-	n        int
-	bytes    int64
-	maxBytes int64
-	lastID   uint64
-}
-
-// New returns a journal keeping the latest size entries, within
-// DefaultMaxBytes.
-func New(size int) *Journal { return NewBounded(size, DefaultMaxBytes) }
-
-// NewBounded returns a journal keeping the latest entries, at most
-// maxEntries of them and at most maxBytes bytes. maxBytes below MinMaxBytes
-// is raised to it, so that any one (truncated) entry fits.
-func NewBounded(maxEntries int, maxBytes int64) *Journal {
-	if maxEntries < 1 {
-		maxEntries = 1
-	}
-	if maxBytes < MinMaxBytes {
-		maxBytes = MinMaxBytes
-	}
-	return &Journal{entries: make([]Entry, maxEntries), sizes: make([]int64, maxEntries), maxBytes: maxBytes}
-}
-
-// Add stores e, numbering it, after truncating its long values (see
-// truncate), and drops the oldest entries until both bounds hold.
-func (j *Journal) Add(e Entry) {
-	truncate(&e)
-	size := e.Size()
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	for j.n > 0 && (j.n == len(j.entries) || j.bytes+size > j.maxBytes) {
-		j.bytes -= j.sizes[j.head]
-		j.entries[j.head] = Entry{} // let the dropped headers be collected
-		j.head = (j.head + 1) % len(j.entries)
-		j.n--
-	}
-	j.lastID++
-	e.ID = j.lastID
-	i := (j.head + j.n) % len(j.entries)
-	j.entries[i], j.sizes[i] = e, size
-	j.n++
-	j.bytes += size
-}
-
-// Reachable is always nil: the journal is in this process.
-func (j *Journal) Reachable() error { return nil }
-
-// Flush does nothing: Add stores at once.
-func (j *Journal) Flush() {}
-
-// Usage returns how many entries the journal holds and their Size in bytes.
-func (j *Journal) Usage() (entries int, bytes int64) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	return j.n, j.bytes
-}
-
-// Clear empties the journal; ids keep counting up so a client polling with
-// an id never sees one reused.
-func (j *Journal) Clear() {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	clear(j.entries)
-	j.head, j.n, j.bytes = 0, 0, 0
-}
-
-// Find returns the matching entries, oldest first; with a limit, the latest
-// limit of them.
-func (j *Journal) Find(f Filter) []Entry {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	var out []Entry
-	for i := range j.n {
-		if e := j.at(i); f.matches(e) {
-			out = append(out, e)
-		}
-	}
-	if f.Limit > 0 && len(out) > f.Limit {
-		out = out[len(out)-f.Limit:]
-	}
-	return out
-}
-
-// at is the i-th oldest entry; the caller holds the lock.
-func (j *Journal) at(i int) Entry { return j.entries[(j.head+i)%len(j.entries)] }
 
 func (f Filter) matches(e Entry) bool {
 	switch {

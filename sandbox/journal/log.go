@@ -1,31 +1,42 @@
 package journal
 
+import (
+	"context"
+	"errors"
+)
+
+// ErrUnavailable wraps every failure of the journal's backend (Redis): the
+// caller should answer 503 with Retry-After. A read that returns it returned
+// nothing: a page is never cut short.
+var ErrUnavailable = errors.New("shared journal (Redis) unavailable")
+
 // Log is what the sandbox journals into and reads back: the in-memory
-// Journal (the default) or the RedisJournal that replicas share.
+// Journal (the default) or the RedisJournal that replicas share. The
+// conformance suite in sandbox/journal/journaltest pins what both do.
 type Log interface {
 	// Add stores e, numbering it, after truncating its long values, and
-	// drops the oldest entries until the count and byte bounds hold.
-	Add(e Entry)
+	// drops the oldest entries until the count and byte bounds hold. The
+	// RedisJournal stores it in the background (see Flush).
+	Add(ctx context.Context, e Entry) error
 	// Find returns the matching entries, oldest first; with f.Limit, the
 	// latest f.Limit of them.
-	Find(f Filter) []Entry
+	Find(ctx context.Context, f Filter) ([]Entry, error)
 	// After returns the first limit matching entries above f.AfterID and
 	// whether more follow (see Journal.After).
-	After(f Filter, limit int) ([]Entry, bool)
+	After(ctx context.Context, f Filter, limit int) ([]Entry, bool, error)
 	// Latest returns the newest limit matching entries, oldest first.
-	Latest(f Filter, limit int) []Entry
+	Latest(ctx context.Context, f Filter, limit int) ([]Entry, error)
 	// Clear empties the journal; ids keep counting up.
-	Clear()
-	// ClearClient drops one client's entries and keeps the others.
-	ClearClient(clientID string)
+	Clear(ctx context.Context) error
+	// ClearClient drops one client's entries and keeps the others. Its cost
+	// grows with that client's entries, not with the journal.
+	ClearClient(ctx context.Context, clientID string) error
 	// Usage returns how many entries are kept and their Size in bytes.
-	Usage() (entries int, bytes int64)
-	// Reachable returns nil when the journal can be read and written: always
-	// in memory; for Redis, when it answers a PING.
-	Reachable() error
-	// Flush returns once every entry added before the call is stored:
-	// at once in memory; for Redis, once the background writer has run.
-	Flush()
+	Usage(ctx context.Context) (entries int, bytes int64, err error)
+	// Flush returns once every entry added before the call is stored: at
+	// once in memory; for Redis, once the background writer has run. It
+	// returns an error when one of those entries could not be stored.
+	Flush(ctx context.Context) error
 }
 
 var (

@@ -1,57 +1,11 @@
 package journal
 
-import (
-	"slices"
-	"sort"
-)
-
 // Page size bounds of GET /__sandbox/requests: one answer stays bounded
 // however large the journal is.
 const (
 	DefaultPageLimit = 100
 	MaxPageLimit     = 1000
 )
-
-// After returns the first limit entries matching f (f.Limit is ignored)
-// whose id is above f.AfterID, oldest first, and whether more matching
-// entries follow them. Passing the last returned id as the next AfterID
-// walks the journal without repeating or skipping an entry that is still
-// kept.
-func (j *Journal) After(f Filter, limit int) ([]Entry, bool) {
-	limit = pageLimit(limit)
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	// Ids grow from the oldest entry to the newest: seek, don't scan.
-	start := sort.Search(j.n, func(i int) bool { return j.at(i).ID > f.AfterID })
-	var out []Entry
-	for i := start; i < j.n; i++ {
-		e := j.at(i)
-		if !f.matches(e) {
-			continue
-		}
-		if len(out) == limit {
-			return out, true
-		}
-		out = append(out, e)
-	}
-	return out, false
-}
-
-// Latest returns the newest limit entries matching f (f.Limit is ignored),
-// oldest first.
-func (j *Journal) Latest(f Filter, limit int) []Entry {
-	limit = pageLimit(limit)
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	var out []Entry
-	for i := j.n - 1; i >= 0 && len(out) < limit; i-- {
-		if e := j.at(i); f.matches(e) {
-			out = append(out, e)
-		}
-	}
-	slices.Reverse(out)
-	return out
-}
 
 // pageLimit applies the page size bounds.
 func pageLimit(limit int) int {

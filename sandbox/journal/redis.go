@@ -3,6 +3,7 @@ package journal
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"slices"
@@ -25,9 +26,9 @@ const readBatch = 500
 // through any replica see the calls made through all of them. Entry ids are
 // the stream ids' first part, from one shared sequence.
 //
-// Its methods have the Journal's signatures, without errors: a failed Add
-// is dropped and a failed read returns what it had (the request itself
-// still answers; Redis being down is reported by the health check).
+// A failed read or clear returns an error wrapping ErrUnavailable, never a
+// short page; an entry the background writer could not store is reported
+// by the next Flush (and so by the next read through this replica).
 //
 // Add queues the entry for a background writer that appends many entries
 // per script call (writer); reads wait for the queue, so a replica reads
@@ -37,8 +38,11 @@ type RedisJournal struct {
 	maxEntries int
 	maxBytes   int64
 	// Keys, all under the prefix given to NewRedis.
-	streamKey, seqKey, bytesKey, sizesKey string
-	writer                                *writer
+	streamKey, seqKey, bytesKey, indexKey, clientsKey string
+	// legacySizesKey is the list of entry sizes that the index replaced;
+	// the index's first build deletes it.
+	legacySizesKey string
+	writer         *writer
 }
 
 // NewRedis returns the shared journal over rdb, its keys starting with
@@ -47,7 +51,8 @@ func NewRedis(rdb *redis.Client, prefix string, maxEntries int, maxBytes int64) 
 	keys := prefix + redisKeysPart
 	j := &RedisJournal{
 		rdb: rdb, maxEntries: max(maxEntries, 1), maxBytes: max(maxBytes, MinMaxBytes),
-		streamKey: keys + "stream", seqKey: keys + "seq", bytesKey: keys + "bytes", sizesKey: keys + "sizes",
+		streamKey: keys + "stream", seqKey: keys + "seq", bytesKey: keys + "bytes", indexKey: keys + "index", legacySizesKey: keys + "sizes",
+		clientsKey: keys + "clients",
 	}
 	j.writer = newWriter(j.append)
 	return j
@@ -55,15 +60,16 @@ func NewRedis(rdb *redis.Client, prefix string, maxEntries int, maxBytes int64) 
 
 // Add truncates e, then appends it atomically within the bounds (see
 // addScript) in the background.
-func (j *RedisJournal) Add(e Entry) {
+func (j *RedisJournal) Add(_ context.Context, e Entry) error {
 	truncate(&e)
 	size := e.Size()
 	e.ID = 0 // the stream id carries it
 	raw, err := json.Marshal(e)
 	if err != nil {
-		return // an Entry is plain data; cannot happen
+		return fmt.Errorf("encode journal entry: %w", err) // plain data; cannot happen
 	}
 	j.writer.add(pendingEntry{size: size, clientID: e.ClientID, json: raw})
+	return nil
 }
 
 // append stores a batch of entries with one addScript call.
@@ -73,91 +79,115 @@ func (j *RedisJournal) append(entries []pendingEntry) error {
 	for _, e := range entries {
 		args = append(args, e.size, e.clientID, e.json)
 	}
-	err := addScript.Run(context.Background(), j.rdb, []string{j.streamKey, j.seqKey, j.bytesKey, j.sizesKey}, args...).Err()
+	err := addScript.Run(context.Background(), j.rdb, j.scriptKeys(), args...).Err()
 	if err != nil {
 		return fmt.Errorf("append %d journal entries: %w", len(entries), err)
 	}
 	return nil
 }
 
-// Flush returns once every entry added before the call is stored, or
-// dropped because Redis failed.
-func (j *RedisJournal) Flush() { j.writer.flush() }
+// scriptKeys are the KEYS every journal script takes (see
+// redis_scripts.go).
+func (j *RedisJournal) scriptKeys() []string {
+	return []string{j.streamKey, j.seqKey, j.bytesKey, j.indexKey, j.clientsKey, j.legacySizesKey}
+}
 
-// Reachable returns nil when Redis answers a PING.
-func (j *RedisJournal) Reachable() error {
-	if err := j.rdb.Ping(context.Background()).Err(); err != nil {
-		return fmt.Errorf("shared journal (Redis) unavailable: %w", err)
+// Flush returns once every entry added before the call is stored, or
+// dropped because Redis failed: then it returns that failure.
+func (j *RedisJournal) Flush(ctx context.Context) error {
+	if err := j.writer.flush(ctx); err != nil {
+		return fmt.Errorf("%w: store journal entries: %w", ErrUnavailable, err)
 	}
 	return nil
 }
 
+// unavailable wraps a failed Redis call.
+func unavailable(what string, err error) error {
+	return fmt.Errorf("%w: %s: %w", ErrUnavailable, what, err)
+}
+
 // Usage returns the stream's length and byte total.
-func (j *RedisJournal) Usage() (int, int64) {
-	j.Flush()
-	ctx := context.Background()
+func (j *RedisJournal) Usage(ctx context.Context) (int, int64, error) {
+	if err := j.Flush(ctx); err != nil {
+		return 0, 0, err
+	}
 	var n *redis.IntCmd
 	var b *redis.StringCmd
-	_, _ = j.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+	_, err := j.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		n = p.XLen(ctx, j.streamKey)
 		b = p.Get(ctx, j.bytesKey)
 		return nil
 	})
-	bytes, _ := b.Int64() // absent before the first Add: 0
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return 0, 0, unavailable("read the journal's usage", err)
+	}
+	if err := n.Err(); err != nil {
+		return 0, 0, unavailable("read the journal's length", err)
+	}
+	bytes, err := b.Int64()
+	if err != nil && !errors.Is(err, redis.Nil) { // absent before the first Add: 0
+		return 0, 0, unavailable("read the journal's size", err)
+	}
 	if n.Val() == 0 {
 		bytes = 0
 	}
-	return int(n.Val()), bytes
+	return int(n.Val()), bytes, nil
 }
 
 // Clear empties the stream; the sequence stays, so ids keep counting up.
-func (j *RedisJournal) Clear() {
-	j.Flush()
-	ctx := context.Background()
-	_, _ = j.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.Del(ctx, j.streamKey)
-		p.Set(ctx, j.bytesKey, 0, 0)
-		p.Del(ctx, j.sizesKey)
-		return nil
-	})
+func (j *RedisJournal) Clear(ctx context.Context) error {
+	if err := j.Flush(ctx); err != nil {
+		return err
+	}
+	if err := clearScript.Run(ctx, j.rdb, j.scriptKeys()).Err(); err != nil {
+		return unavailable("clear the journal", err)
+	}
+	return nil
 }
 
 // ClearClient drops one client's entries (see clearClientScript).
-func (j *RedisJournal) ClearClient(clientID string) {
-	j.Flush()
-	if clientID == "" {
-		return
+func (j *RedisJournal) ClearClient(ctx context.Context, clientID string) error {
+	if err := j.Flush(ctx); err != nil {
+		return err
 	}
-	_ = clearClientScript.Run(context.Background(), j.rdb, []string{j.streamKey, j.bytesKey, j.sizesKey}, clientID).Err()
+	if clientID == "" {
+		return nil
+	}
+	if err := clearClientScript.Run(ctx, j.rdb, j.scriptKeys(), clientID).Err(); err != nil {
+		return unavailable("clear a client's journal", err)
+	}
+	return nil
 }
 
 // Find returns the matching entries, oldest first; with a limit, the latest
 // limit of them.
-func (j *RedisJournal) Find(f Filter) []Entry {
+func (j *RedisJournal) Find(ctx context.Context, f Filter) ([]Entry, error) {
 	if f.Limit > 0 {
-		return j.Latest(f, f.Limit)
+		return j.Latest(ctx, f, f.Limit)
 	}
-	out, _ := j.scan(f, -1)
-	return out
+	out, _, err := j.scan(ctx, f, -1)
+	return out, err
 }
 
 // After returns the first limit entries matching f above f.AfterID and
 // whether more follow.
-func (j *RedisJournal) After(f Filter, limit int) ([]Entry, bool) {
-	return j.scan(f, pageLimit(limit))
+func (j *RedisJournal) After(ctx context.Context, f Filter, limit int) ([]Entry, bool, error) {
+	return j.scan(ctx, f, pageLimit(limit))
 }
 
 // scan reads forward from f.AfterID, keeping up to limit matching entries
-// (all with limit < 0), and reports whether another match follows.
-func (j *RedisJournal) scan(f Filter, limit int) ([]Entry, bool) {
-	j.Flush()
-	ctx := context.Background()
+// (all with limit < 0), and reports whether another match follows. A read
+// that fails part way is an error, never a short page.
+func (j *RedisJournal) scan(ctx context.Context, f Filter, limit int) ([]Entry, bool, error) {
+	if err := j.Flush(ctx); err != nil {
+		return nil, false, err
+	}
 	start := "(" + strconv.FormatUint(f.AfterID, 10) + "-0"
 	var out []Entry
 	for {
 		msgs, err := j.rdb.XRangeN(ctx, j.streamKey, start, "+", readBatch).Result()
 		if err != nil {
-			return out, false
+			return nil, false, unavailable("read the journal", err)
 		}
 		for _, m := range msgs {
 			e, ok := decode(m)
@@ -165,28 +195,29 @@ func (j *RedisJournal) scan(f Filter, limit int) ([]Entry, bool) {
 				continue
 			}
 			if limit >= 0 && len(out) == limit {
-				return out, true
+				return out, true, nil
 			}
 			out = append(out, e)
 		}
 		if len(msgs) < readBatch {
-			return out, false
+			return out, false, nil
 		}
 		start = "(" + msgs[len(msgs)-1].ID
 	}
 }
 
 // Latest returns the newest limit entries matching f, oldest first.
-func (j *RedisJournal) Latest(f Filter, limit int) []Entry {
-	j.Flush()
+func (j *RedisJournal) Latest(ctx context.Context, f Filter, limit int) ([]Entry, error) {
+	if err := j.Flush(ctx); err != nil {
+		return nil, err
+	}
 	limit = pageLimit(limit)
-	ctx := context.Background()
 	end := "+"
 	var out []Entry
 	for len(out) < limit {
 		msgs, err := j.rdb.XRevRangeN(ctx, j.streamKey, end, "-", readBatch).Result()
 		if err != nil {
-			break
+			return nil, unavailable("read the journal", err)
 		}
 		for _, m := range msgs {
 			if e, ok := decode(m); ok && f.matches(e) && len(out) < limit {
@@ -199,7 +230,7 @@ func (j *RedisJournal) Latest(f Filter, limit int) []Entry {
 		end = "(" + msgs[len(msgs)-1].ID
 	}
 	slices.Reverse(out)
-	return out
+	return out, nil
 }
 
 // decode turns a stream message back into its Entry, numbered by its id.

@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"context"
 	"sync"
 )
 
@@ -39,6 +40,11 @@ type writer struct {
 	// (stored, or dropped when Redis failed).
 	enqueued, written uint64
 	running           bool
+	// failed is why the last batch was dropped, and failedUpTo the written
+	// count once it was: a flush waiting for an entry at or below it
+	// reports the failure.
+	failed     error
+	failedUpTo uint64
 }
 
 // newWriter returns a writer storing batches with write.
@@ -84,6 +90,7 @@ func (w *writer) run() {
 			// (a read, a shutdown) waits for one timeout, not one per batch.
 			batch, w.queue = append(batch, w.queue...), nil
 			n = len(batch)
+			w.failed, w.failedUpTo = err, w.written+uint64(n)
 		}
 		for _, e := range batch {
 			w.bytes -= e.size
@@ -96,12 +103,18 @@ func (w *writer) run() {
 	w.mu.Unlock()
 }
 
-// flush returns once every entry added before the call is done with.
-func (w *writer) flush() {
+// flush returns once every entry added before the call is done with, and
+// the error of the batch that dropped one of the entries it waited for. ctx
+// is not watched: the wait is bounded by the Redis client's timeouts.
+func (w *writer) flush(context.Context) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	target := w.enqueued
+	from, target := w.written, w.enqueued
 	for w.written < target {
 		w.cond.Wait()
 	}
+	if w.failed != nil && w.failedUpTo > from {
+		return w.failed
+	}
+	return nil
 }

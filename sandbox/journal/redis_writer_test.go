@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"context"
 	"errors"
 	"sync"
 	"testing"
@@ -35,7 +36,7 @@ func TestWriterStoresInOrder(t *testing.T) {
 	for i := range n {
 		w.add(pendingEntry{size: int64(i + 1)})
 	}
-	w.flush()
+	w.flush(context.Background())
 	var got []int64
 	for _, b := range f.batches {
 		if len(b) > maxAddBatch {
@@ -66,7 +67,7 @@ func TestWriterDropsTheQueueOnFailure(t *testing.T) {
 		w.add(pendingEntry{size: 1})
 	}
 	close(f.gate)
-	w.flush()
+	w.flush(context.Background())
 	if len(f.batches) != 1 {
 		t.Errorf("%d writes after a failure, want 1: the queue behind it should go", len(f.batches))
 	}
@@ -75,7 +76,7 @@ func TestWriterDropsTheQueueOnFailure(t *testing.T) {
 	}
 	f.err = nil
 	w.add(pendingEntry{size: 5})
-	w.flush()
+	w.flush(context.Background())
 	if last := f.batches[len(f.batches)-1]; len(last) != 1 || last[0].size != 5 {
 		t.Errorf("after Redis returned, wrote %v, want the one new entry", last)
 	}
@@ -100,5 +101,5 @@ func TestWriterAddWaitsWhenTheQueueIsFull(t *testing.T) {
 	}
 	close(f.gate)
 	<-done
-	w.flush()
+	w.flush(context.Background())
 }
