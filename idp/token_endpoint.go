@@ -41,7 +41,7 @@ func (p *Provider) serveToken(w http.ResponseWriter, r *http.Request) {
 	now := p.cfg.Clock.Now()
 	issued, clientID, terr := p.handleToken(r)
 	if terr != nil {
-		p.log.Info("token request refused", "client_id", clientID, "error", terr.Code, "aadsts", terr.AADSTS, "status", terr.Status)
+		p.logRefusal(r, clientID, terr)
 		WriteTokenError(w, r, now, terr)
 		return
 	}

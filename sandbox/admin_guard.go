@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"path"
 	"strings"
+
+	"github.com/referrals-sandbox/referrals-sandbox/internal/logthrottle"
 )
 
 // adminPrefix starts every path the sandbox adds to the real service.
@@ -33,9 +35,7 @@ func (s *Server) withAdminGuard(next http.Handler) http.Handler {
 			return
 		}
 		if refused, ok := s.adminRefusal(r, p); ok {
-			s.log.Warn("admin request refused", "method", r.Method, "path", r.URL.Path, "host", r.Host,
-				"origin", r.Header.Get("Origin"), "sec_fetch_site", r.Header.Get("Sec-Fetch-Site"),
-				"status", refused.Status, "request_id", requestID(r))
+			s.logAdminRefusal(r, refused)
 			s.problem(w, r, refused)
 			return
 		}
@@ -109,4 +109,23 @@ func checkAdminContentType(header string) error {
 		return fmt.Errorf("%s, not %q", adminJSONHint, mediaType)
 	}
 	return nil
+}
+
+// logAdminRefusal writes the line about a refused admin request, at most
+// one a second per source address (a refused caller is nobody the sandbox
+// knows), with a count of the lines held back. Every value is the
+// caller's, so each is redacted and cut as the journal would.
+func (s *Server) logAdminRefusal(r *http.Request, refused Problem) {
+	ok, suppressed := s.refusals.Allow("admin " + logthrottle.Source(r))
+	if !ok {
+		return
+	}
+	x := s.redactor
+	attrs := []any{"method", x.Log(r.Method), "path", x.LogPath(r.URL.Path), "host", x.Log(r.Host),
+		"origin", x.Log(r.Header.Get("Origin")), "sec_fetch_site", x.Log(r.Header.Get("Sec-Fetch-Site")),
+		"status", refused.Status, "request_id", requestID(r)}
+	if suppressed > 0 {
+		attrs = append(attrs, "suppressed", suppressed)
+	}
+	s.log.Warn("admin request refused", attrs...)
 }

@@ -5,6 +5,8 @@
 package sandbox
 
 import (
+	"github.com/referrals-sandbox/referrals-sandbox/internal/logthrottle"
+	"github.com/referrals-sandbox/referrals-sandbox/internal/redact"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
 
 	"errors"
@@ -105,8 +107,12 @@ type Server struct {
 	shared     *sharedState // nil unless Config.Redis
 	hosts      hostPolicy
 	handler    http.Handler
-	// redactor hides credentials, by name and by value, in journal entries.
-	redactor *journal.Redactor
+	// redactor hides credentials, by name and by value, in journal entries
+	// and log lines (the identity provider's, so both use one).
+	redactor *redact.Redactor
+	// refusals keeps refused callers from flooding the log (real time:
+	// logs are read in real time, whatever the sandbox clock says).
+	refusals *logthrottle.Throttle
 }
 
 // New checks cfg and builds the server.
@@ -176,7 +182,8 @@ func New(cfg Config) (*Server, error) {
 	if s.hosts, err = newHostPolicy(cfg.AllowedHosts); err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
-	s.redactor = journal.NewRedactor(clientSecrets(cfg.Fixtures.Clients))
+	s.redactor = cfg.Provider.Redactor()
+	s.refusals = logthrottle.New(time.Second, time.Now)
 	s.handler = s.routes()
 	return s, nil
 }
