@@ -71,6 +71,11 @@ type Config struct {
 	// /__sandbox/clock with a clientId); default: clocks over Clock. Pass the
 	// ones the Provider's ClientClock reads, so tokens follow them too.
 	ClientClocks *clock.PerClient
+	// MaxHeld and MaxHeldPerClient cap the requests delays and hangs hold
+	// open at once, in total and per verified client; default
+	// DefaultMaxHeld and DefaultMaxHeldPerClient (http_holds.go).
+	MaxHeld          int
+	MaxHeldPerClient int
 	// Redis, when set, holds the state replicas share (shared mode,
 	// --redis): the clocks, the runtime clients' version and the rate limit
 	// buckets (shared_state.go), the failure rules and the journal
@@ -113,6 +118,8 @@ type Server struct {
 	// refusals keeps refused callers from flooding the log (real time:
 	// logs are read in real time, whatever the sandbox clock says).
 	refusals *logthrottle.Throttle
+	// holds counts the requests delays and hangs hold open.
+	holds *holds
 }
 
 // New checks cfg and builds the server.
@@ -184,6 +191,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.redactor = cfg.Provider.Redactor()
 	s.refusals = logthrottle.New(time.Second, time.Now)
+	s.holds = newHolds(cfg.MaxHeld, cfg.MaxHeldPerClient)
 	s.handler = s.routes()
 	return s, nil
 }
