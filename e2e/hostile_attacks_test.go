@@ -102,9 +102,35 @@ func (pp *partnerProbe) finish(t *testing.T, during string) {
 		t.Errorf("the partner made no call during %s", during)
 		return
 	}
-	slices.Sort(pp.times)
-	q := func(p float64) time.Duration { return pp.times[min(len(pp.times)-1, int(p*float64(len(pp.times))))] }
-	t.Logf("partner during %s: %d calls, p50 %s, p99 %s", during, len(pp.times), q(0.50).Round(10*time.Microsecond), q(0.99).Round(10*time.Microsecond))
+	logPercentiles(t, "partner during "+during, pp.times)
+}
+
+// logPercentiles logs the p50 and p99 of times.
+func logPercentiles(t *testing.T, what string, times []time.Duration) {
+	t.Helper()
+	slices.Sort(times)
+	q := func(p float64) time.Duration { return times[min(len(times)-1, int(p*float64(len(times))))] }
+	t.Logf("%s: %d calls, p50 %s, p99 %s", what, len(times), q(0.50).Round(10*time.Microsecond), q(0.99).Round(10*time.Microsecond))
+}
+
+// partnerBaseline times 200 of a partner's calls with no attack running, at
+// the probe's pace, to compare the attacks' figures with.
+func partnerBaseline(t *testing.T, base, token string) {
+	t.Helper()
+	c := newClient(1)
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	times := make([]time.Duration, 0, 200)
+	for range 200 {
+		<-tick.C
+		start := time.Now()
+		a, err := do(t.Context(), c, http.MethodGet, base+"/api/v1/referrals/trials", token, "", nil, nil)
+		if err != nil || a.status != http.StatusOK {
+			t.Fatalf("a partner's call with no attack: %v, status %d", err, a.status)
+		}
+		times = append(times, time.Since(start))
+	}
+	logPercentiles(t, "partner with no attack", times)
 }
 
 // postJSON posts body to an admin path and returns the status and body.

@@ -88,6 +88,7 @@ func TestHostileLoad(t *testing.T) {
 	})
 
 	token := mustToken(t, c, p.base, partners[0].id, partners[0].secret)
+	partnerBaseline(t, p.base, token)
 	t.Run("admin fields at their bounds", func(t *testing.T) { attackBigFields(t, p, c, token) })
 	t.Run("long paths", func(t *testing.T) { attackLongPaths(t, p, c, token) })
 	t.Run("log flood", func(t *testing.T) { attackLogFlood(t, p, c, token) })
