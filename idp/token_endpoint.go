@@ -97,7 +97,9 @@ func (p *Provider) handleToken(r *http.Request) (Issued, string, *TokenError) {
 	}
 	client, ok := p.clients.get(creds.clientID)
 	if !ok {
-		return Issued{}, creds.clientID, errUnknownClient(creds.clientID, p.cfg.Tenant)
+		// Entra names the identifier it did not find; a secret or token
+		// sent as client_id must not come back in an error body.
+		return Issued{}, creds.clientID, errUnknownClient(p.redactor.Log(creds.clientID), p.cfg.Tenant)
 	}
 	switch checkSecret(client, creds.secret, p.now(client.ClientID)) {
 	case secretWrong:

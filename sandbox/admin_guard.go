@@ -49,7 +49,7 @@ func (s *Server) adminRefusal(r *http.Request, p string) (Problem, bool) {
 	if !s.hosts.allows(r.Host, localAddrOf(r)) {
 		return newProblem(http.StatusForbidden, fmt.Sprintf(
 			"the admin API answers only to localhost, the listen address, the --public-url host, --tls-host names and --allowed-host names, not to Host %q; "+
-				"start the sandbox with --allowed-host (SANDBOX_ALLOWED_HOSTS) naming it if it is really this sandbox's name", r.Host)), true
+				"start the sandbox with --allowed-host (SANDBOX_ALLOWED_HOSTS) naming it if it is really this sandbox's name", s.redactor.Log(r.Host))), true
 	}
 	consolePage := strings.HasPrefix(p+"/", consolePath) && (r.Method == http.MethodGet || r.Method == http.MethodHead)
 	if !consolePage {
@@ -59,7 +59,7 @@ func (s *Server) adminRefusal(r *http.Request, p string) (Problem, bool) {
 		}
 		if origin, ok := r.Header["Origin"]; ok && !s.sameSiteOrigin(origin[0], r) {
 			return newProblem(http.StatusForbidden, fmt.Sprintf("the admin API refuses requests from web pages of other sites (Origin %q); "+
-				"use the console at /__sandbox/ui/, the CLI or a script, or name that host with --allowed-host", origin[0])), true
+				"use the console at /__sandbox/ui/, the CLI or a script, or name that host with --allowed-host", s.redactor.Log(origin[0]))), true
 		}
 	}
 	return Problem{}, false

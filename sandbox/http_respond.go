@@ -17,8 +17,12 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 // problem writes p for request r, filling in the instance and trace id.
+// The instance is the path as the journal shows it: a token or secret sent
+// as a path segment never comes back in an error body.
 func (s *Server) problem(w http.ResponseWriter, r *http.Request, p Problem) {
-	writeProblem(w, p.forRequest(r, requestID(r)))
+	p = p.forRequest(r, requestID(r))
+	p.Instance = s.redactor.Path(p.Instance)
+	writeProblem(w, p)
 }
 
 // fail answers err: the request's own problem, or a logged 500 whose body

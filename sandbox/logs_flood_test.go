@@ -100,29 +100,33 @@ func TestRefusalLogsCannotFlood(t *testing.T) {
 }
 
 // TestRefusalLogsHoldNoSecrets: a client that swaps its id and secret, or
-// sends its token as client_id, or an admin caller whose Host or path holds
-// a token, leaves no secret or token in the log: the log line carries the
-// value redacted as the journal redacts it.
+// sends its token as client_id, or an admin caller whose Host, Origin or
+// path holds a token, leaves no secret or token in the log, nor gets it
+// back in the error body: the log line carries the value redacted as the
+// journal redacts it.
 func TestRefusalLogsHoldNoSecrets(t *testing.T) {
 	t.Parallel()
 	partnerSecret := partner + "-secret"
 	cases := []struct {
 		name    string
 		msg     string
-		send    func(s *testSandbox, token string)
+		send    func(s *testSandbox, token string) *response
 		secrets func(token string) []string
 	}{
-		{"id and secret swapped", "token request refused", func(s *testSandbox, _ string) {
-			s.tokenForm(url.Values{"grant_type": {"client_credentials"}, "client_id": {partnerSecret}, "client_secret": {partner}, "scope": {apiScope}})
+		{"id and secret swapped", "token request refused", func(s *testSandbox, _ string) *response {
+			return s.tokenForm(url.Values{"grant_type": {"client_credentials"}, "client_id": {partnerSecret}, "client_secret": {partner}, "scope": {apiScope}})
 		}, func(string) []string { return []string{partnerSecret} }},
-		{"token sent as client_id", "token request refused", func(s *testSandbox, token string) {
-			s.tokenForm(url.Values{"grant_type": {"client_credentials"}, "client_id": {token}, "client_secret": {"x"}, "scope": {apiScope}})
+		{"token sent as client_id", "token request refused", func(s *testSandbox, token string) *response {
+			return s.tokenForm(url.Values{"grant_type": {"client_credentials"}, "client_id": {token}, "client_secret": {"x"}, "scope": {apiScope}})
 		}, func(token string) []string { return []string{token, strings.Split(token, ".")[2]} }},
-		{"token in the Host of an admin request", "admin request refused", func(s *testSandbox, token string) {
-			s.do(request{path: "/__sandbox/scenarios", host: token, plain: true})
+		{"token in the Host of an admin request", "admin request refused", func(s *testSandbox, token string) *response {
+			return s.do(request{path: "/__sandbox/scenarios", host: token, plain: true})
 		}, func(token string) []string { return []string{token, strings.Split(token, ".")[2]} }},
-		{"token in the path of an admin request", "admin request refused", func(s *testSandbox, token string) {
-			s.do(request{path: "/__sandbox/scenarios/" + token, host: "evil.example", plain: true})
+		{"token in the Origin of an admin request", "admin request refused", func(s *testSandbox, token string) *response {
+			return s.do(request{path: "/__sandbox/scenarios", headers: map[string]string{"Origin": "https://" + token + ".example"}, plain: true})
+		}, func(token string) []string { return []string{token, strings.Split(token, ".")[2]} }},
+		{"token in the path of an admin request", "admin request refused", func(s *testSandbox, token string) *response {
+			return s.do(request{path: "/__sandbox/scenarios/" + token, host: "evil.example", plain: true})
 		}, func(token string) []string { return []string{token, strings.Split(token, ".")[2]} }},
 	}
 	for _, c := range cases {
@@ -130,7 +134,10 @@ func TestRefusalLogsHoldNoSecrets(t *testing.T) {
 			t.Parallel()
 			s := newSandbox(t) // a fresh sandbox: this refusal is its first, so it is logged
 			token := s.token(partner)
-			c.send(s, token)
+			r := c.send(s, token)
+			if r.Status < 400 {
+				t.Fatalf("status %d: the request should be refused", r.Status)
+			}
 			logs := s.Logs.String()
 			lines := logLines(t, logs, c.msg)
 			if len(lines) != 1 {
@@ -142,6 +149,9 @@ func TestRefusalLogsHoldNoSecrets(t *testing.T) {
 			for _, secret := range c.secrets(token) {
 				if strings.Contains(logs, secret) {
 					t.Errorf("the log holds a secret or token (%.20s...)", secret)
+				}
+				if strings.Contains(string(r.Body), secret) {
+					t.Errorf("the error body holds a secret or token (%.20s...): %.300s", secret, r.Body)
 				}
 			}
 		})
