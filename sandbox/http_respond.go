@@ -35,7 +35,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	p := problemFor(err)
 	if p.Status >= http.StatusInternalServerError {
-		s.log.Error("request failed", "method", r.Method, "path", s.redactor.LogPath(r.URL.Path), "request_id", requestID(r), "err", err)
+		s.log.Error("request failed", "method", s.redactor.Log(r.Method), "path", s.redactor.LogPath(r.URL.Path), "request_id", requestID(r), "err", err)
 	}
 	s.problem(w, r, p)
 }
