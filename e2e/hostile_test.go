@@ -41,10 +41,14 @@ func hostileCounts() (forged, headers int) {
 }
 
 // TestHostileLoad floods the built binary, on loopback, with what a hostile
-// caller on a shared sandbox would send: requests with 64 KB headers and
-// tokens forged with a new client id each. Resident memory must stay under
-// rssBoundMB, and afterwards a partner's ordinary calls and a look at the
-// journal must still work.
+// caller on a shared sandbox would send: requests with 64 KB headers,
+// tokens forged with a new client id each, rules and runtime clients with
+// every field at its bound, 60 KB request paths walked against those rules,
+// refusals with 60 KB values (a log flood) and hangs (held connections).
+// Resident memory and log bytes must stay under their bounds, and a
+// partner's calls during each attack must succeed (their p50 and p99 are
+// logged, not asserted); afterwards a partner's ordinary calls and a look
+// at the journal must still work.
 func TestHostileLoad(t *testing.T) {
 	p := startSandbox(t, "--rate-limit", "1000") // the default limit: per-client state is part of the attack
 	forged, headers := hostileCounts()
@@ -83,9 +87,15 @@ func TestHostileLoad(t *testing.T) {
 		checkRSS(t, p, fmt.Sprintf("after %d forged tokens with unique %d-byte azp values", forged, forgedAzpBytes))
 	})
 
+	token := mustToken(t, c, p.base, partners[0].id, partners[0].secret)
+	partnerBaseline(t, p.base, token)
+	t.Run("admin fields at their bounds", func(t *testing.T) { attackBigFields(t, p, c, token) })
+	t.Run("long paths", func(t *testing.T) { attackLongPaths(t, p, c, token) })
+	t.Run("log flood", func(t *testing.T) { attackLogFlood(t, p, c, token) })
+	t.Run("held connections", func(t *testing.T) { attackHeldConnections(t, p, token) })
+
 	// A partner's ordinary calls still work (requestTimeout bounds them),
 	// and the journal answers one bounded page.
-	token := mustToken(t, c, p.base, partners[0].id, partners[0].secret)
 	a, err := do(t.Context(), c, http.MethodGet, p.base+"/api/v1/referrals/trials", token, "", nil, nil)
 	if err != nil || a.status != http.StatusOK {
 		t.Fatalf("a partner's call after the flood: %v, status %d %s", err, a.status, a.body)
@@ -100,7 +110,7 @@ func TestHostileLoad(t *testing.T) {
 	if err := json.Unmarshal(a.body, &page); err != nil || len(page.Requests) != 100 || len(a.body) > 1<<20 {
 		t.Errorf("the journal's first page: %d entries in %d bytes (%v); want 100 in under 1 MiB", len(page.Requests), len(a.body), err)
 	}
-	checkRSS(t, p, "at the end")
+	checkRSSUnder(t, p, "at the end", bigFieldsRSSBoundMB)
 }
 
 // flood sends n requests built by build from hostileWorkers goroutines and
@@ -179,13 +189,20 @@ func forgedToken(t *testing.T, i int) string {
 // /proc/PID/status) is over rssBoundMB.
 func checkRSS(t *testing.T, p *sandboxProc, when string) {
 	t.Helper()
+	checkRSSUnder(t, p, when, rssBoundMB)
+}
+
+// checkRSSUnder fails the test when the process's resident memory is over
+// boundMB.
+func checkRSSUnder(t *testing.T, p *sandboxProc, when string, boundMB int) {
+	t.Helper()
 	rss, err := residentMB(p.cmd.Process.Pid)
 	if err != nil {
 		t.Fatalf("read resident memory: %v", err)
 	}
 	t.Logf("resident memory %s: %d MB", when, rss)
-	if rss > rssBoundMB {
-		t.Errorf("resident memory %s is %d MB, over the %d MB bound", when, rss, rssBoundMB)
+	if rss > boundMB {
+		t.Errorf("resident memory %s is %d MB, over the %d MB bound", when, rss, boundMB)
 	}
 }
 

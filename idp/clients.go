@@ -20,8 +20,12 @@ func (p *Provider) UseClientClock(now func(clientID string) time.Time) { p.clien
 // CreateClient registers a runtime client (POST /__sandbox/clients). An
 // empty c.ClientID gets a generated one (RuntimeClientPrefix and 12 hex
 // digits). It returns the client and its secret, which the sandbox never
-// shows again. Errors: ErrBadClientID, ErrClientExists, ErrTooManyClients.
+// shows again. Errors: ErrBadClientID, ErrClientExists, ErrTooManyClients,
+// and ClientFieldErrors (ErrClientTooLarge) for a field over its bound.
 func (p *Provider) CreateClient(c fixtures.Client, secretExpires time.Time) (fixtures.Client, string, error) {
+	if errs := CheckClientBounds(c); errs != nil {
+		return fixtures.Client{}, "", errs
+	}
 	if c.Environment == "" {
 		c.Environment = p.cfg.Environment
 	}

@@ -38,7 +38,7 @@ func (p *Provider) serveOpenIDConfiguration(w http.ResponseWriter, r *http.Reque
 	// A tenant-independent authority gets its own endpoints (whose token
 	// endpoint then refuses client credentials as Entra does) and Entra's
 	// issuer template.
-	tenant := mux.Vars(r)["tenant"]
+	tenant := p.canonicalTenant(mux.Vars(r)["tenant"])
 	issuer, authURL := p.Issuer(base), base+"/"+tenant
 	if tenantIndependent(tenant) {
 		issuer = base + "/" + issuerTemplateTenant + "/v2.0"
@@ -72,7 +72,7 @@ func (p *Provider) checkDiscoveryRequest(w http.ResponseWriter, r *http.Request)
 	if !p.checkGet(w, r) {
 		return false
 	}
-	if tenant := mux.Vars(r)["tenant"]; tenant != p.cfg.Tenant && !tenantIndependent(tenant) {
+	if tenant := p.canonicalTenant(mux.Vars(r)["tenant"]); tenant != p.cfg.Tenant && !tenantIndependent(tenant) {
 		WriteTokenError(w, r, p.cfg.Clock.Now(), errUnknownTenant(tenant))
 		return false
 	}

@@ -46,6 +46,23 @@ func errWrongContentType(got string) *TokenError {
 		fmt.Sprintf("The request body must be application/x-www-form-urlencoded, not '%s', and must contain the following parameter: 'grant_type'.", got)}
 }
 
+// errRepeatedParameter answers a parameter given more than once. Entra's
+// code for a request it cannot read as one set of parameters is
+// AADSTS9002313 ("Invalid request. Request is malformed or invalid."); the
+// sandbox adds which parameter. The name is the caller's, so it is cut.
+func errRepeatedParameter(name string) *TokenError {
+	return &TokenError{http.StatusBadRequest, CodeInvalidRequest, 9002313,
+		fmt.Sprintf("Invalid request. Request is malformed or invalid: the parameter '%s' is given more than once.", cut(name, 64))}
+}
+
+// cut shortens a caller's value quoted in an error description.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "") + "…"
+}
+
 func errUnknownTenant(tenant string) *TokenError {
 	return &TokenError{http.StatusBadRequest, CodeInvalidRequest, 90002,
 		fmt.Sprintf("Tenant '%s' not found. Check to make sure you have the correct tenant ID and are signing into the correct cloud.", tenant)}

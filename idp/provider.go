@@ -12,6 +12,8 @@ import (
 
 	"github.com/referrals-sandbox/referrals-sandbox/clock"
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/internal/logthrottle"
+	"github.com/referrals-sandbox/referrals-sandbox/internal/redact"
 )
 
 // Defaults of the identity provider.
@@ -65,6 +67,10 @@ type Provider struct {
 	clientClock func(clientID string) time.Time
 	issued      issuedHighWater
 	names       HostNames
+	// redactor hides credentials in what the logs carry of a request;
+	// refusals keeps refused callers from flooding the log.
+	redactor *redact.Redactor
+	refusals *logthrottle.Throttle
 }
 
 // New checks cfg and returns a Provider.
@@ -100,8 +106,24 @@ func New(cfg Config) (*Provider, error) {
 	clients := newRegistry(cfg.Environment, cfg.Clients, cfg.Clock)
 	clientClock := func(string) time.Time { return cfg.Clock.Now() }
 	return &Provider{cfg: cfg, clients: clients, log: cfg.Logger, cache: newValidationCache(), clientClock: clientClock,
-		names: NewHostNames(cfg.PublicURL, cfg.Hosts)}, nil
+		names: NewHostNames(cfg.PublicURL, cfg.Hosts), redactor: redact.New(clientSecrets(cfg.Clients)),
+		refusals: logthrottle.New(time.Second, time.Now)}, nil
 }
+
+// clientSecrets are the fixture clients' secrets, which the redactor hides
+// wherever they show up (runtime clients' secrets have Entra's shape, which
+// it hides anyway).
+func clientSecrets(clients []fixtures.Client) []string {
+	out := make([]string, 0, len(clients))
+	for _, c := range clients {
+		out = append(out, c.ClientSecret)
+	}
+	return out
+}
+
+// Redactor hides credentials in what the journal and the logs keep of a
+// request: by name, by shape and the fixture clients' secrets.
+func (p *Provider) Redactor() *redact.Redactor { return p.redactor }
 
 // now is clientID's time.
 func (p *Provider) now(clientID string) time.Time { return p.clientClock(clientID) }

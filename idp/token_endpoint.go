@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/gorilla/mux"
@@ -40,7 +41,7 @@ func (p *Provider) serveToken(w http.ResponseWriter, r *http.Request) {
 	now := p.cfg.Clock.Now()
 	issued, clientID, terr := p.handleToken(r)
 	if terr != nil {
-		p.log.Info("token request refused", "client_id", clientID, "error", terr.Code, "aadsts", terr.AADSTS, "status", terr.Status)
+		p.logRefusal(r, clientID, terr)
 		WriteTokenError(w, r, now, terr)
 		return
 	}
@@ -69,6 +70,7 @@ func (p *Provider) handleToken(r *http.Request) (Issued, string, *TokenError) {
 		return Issued{}, "", errMethodNotAllowed(r.Method)
 	}
 	tenant, named := mux.Vars(r)["tenant"]
+	tenant = p.canonicalTenant(tenant)
 	if terr := p.tokenTenantError(tenant); named && terr != nil {
 		return Issued{}, "", terr
 	}
@@ -95,7 +97,9 @@ func (p *Provider) handleToken(r *http.Request) (Issued, string, *TokenError) {
 	}
 	client, ok := p.clients.get(creds.clientID)
 	if !ok {
-		return Issued{}, creds.clientID, errUnknownClient(creds.clientID, p.cfg.Tenant)
+		// Entra names the identifier it did not find; a secret or token
+		// sent as client_id must not come back in an error body.
+		return Issued{}, creds.clientID, errUnknownClient(p.redactor.Log(creds.clientID), p.cfg.Tenant)
 	}
 	switch checkSecret(client, creds.secret, p.now(client.ClientID)) {
 	case secretWrong:
@@ -120,10 +124,11 @@ func (p *Provider) handleToken(r *http.Request) (Issued, string, *TokenError) {
 
 // parseTokenForm checks the content type and parses the body once; later
 // calls (after RequesterOf) reuse the parsed form. Query parameters are never
-// read: credentials do not belong in a URL.
+// read: credentials do not belong in a URL. A parameter given twice is
+// refused (RFC 6749 section 3.2), every time the form is looked at.
 func parseTokenForm(r *http.Request) *TokenError {
 	if r.PostForm != nil {
-		return nil
+		return repeatedParameter(r.PostForm)
 	}
 	ct := r.Header.Get("Content-Type")
 	mediaType, _, err := mime.ParseMediaType(ct)
@@ -142,7 +147,24 @@ func parseTokenForm(r *http.Request) *TokenError {
 		}
 		return &TokenError{http.StatusBadRequest, CodeInvalidRequest, 900144, "The request body is not a valid form: " + err.Error()}
 	}
-	return nil
+	return repeatedParameter(r.PostForm)
+}
+
+// repeatedParameter refuses a form that gives any parameter more than
+// once: taking the first value would silently ignore what a client meant.
+// The first repeated name in sorted order is named.
+func repeatedParameter(form url.Values) *TokenError {
+	var repeated []string
+	for name, values := range form {
+		if len(values) > 1 {
+			repeated = append(repeated, name)
+		}
+	}
+	if len(repeated) == 0 {
+		return nil
+	}
+	slices.Sort(repeated)
+	return errRepeatedParameter(repeated[0])
 }
 
 // failedBody is a request body whose reading already failed with err.

@@ -132,6 +132,11 @@ func TestTokenEndpointErrors(t *testing.T) {
 		{"no content type", tokenRequest{contentType: "none", form: good}, badRequest(900144)},
 		{"multipart body", tokenRequest{contentType: "multipart/form-data; boundary=x", body: "--x--"}, badRequest(900144)},
 		{"text/plain body", tokenRequest{contentType: "text/plain", form: good}, badRequest(900144)},
+		{"repeated scope", tokenRequest{body: good.Encode() + "&scope=" + url.QueryEscape(otherAPIScope)}, badRequest(9002313)},
+		{"repeated client_id", tokenRequest{body: good.Encode() + "&client_id=" + otherAPIID}, badRequest(9002313)},
+		{"repeated client_secret, same value", tokenRequest{body: good.Encode() + "&client_secret=" + partnerSecret}, badRequest(9002313)},
+		{"repeated grant_type", tokenRequest{body: good.Encode() + "&grant_type=client_credentials"}, badRequest(9002313)},
+		{"repeated client_id beside Basic", tokenRequest{body: basicForm.Encode() + "&client_id=" + partnerID + "&client_id=" + partnerID, authorization: basicAuth(partnerID, partnerSecret)}, badRequest(9002313)},
 		{"body over the size limit", tokenRequest{body: good.Encode() + "&pad=" + strings.Repeat("a", 70<<10)}, wantError{http.StatusRequestEntityTooLarge, idp.CodeInvalidRequest, 0}},
 	}
 	for _, tc := range tests {

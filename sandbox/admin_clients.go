@@ -217,19 +217,25 @@ func (s *Server) clientFrom(req clientRequest) (fixtures.Client, time.Time, []Fi
 	if c.Roles == nil {
 		c.Roles = partnerRoles
 	}
-	for i, role := range c.Roles {
-		if role == "" {
-			add(fmt.Sprintf("roles[%d]", i), "must not be empty")
-		}
-	}
 	if len(c.Resources) == 0 {
 		c.Resources = []string{s.audience}
 	}
-	for i, res := range c.Resources {
-		if res == "" {
-			add(fmt.Sprintf("resources[%d]", i), "must not be empty")
+	// Bounds first: an over-long list is one error, not one per item.
+	for _, fe := range idp.CheckClientBounds(c) {
+		add(fe.Field, fe.Message)
+	}
+	noneEmpty := func(field string, items []string, maxItems int) {
+		if len(items) > maxItems {
+			return // reported once above
+		}
+		for i, item := range items {
+			if item == "" {
+				add(fmt.Sprintf("%s[%d]", field, i), "must not be empty")
+			}
 		}
 	}
+	noneEmpty("roles", c.Roles, idp.MaxClientRoles)
+	noneEmpty("resources", c.Resources, idp.MaxClientResources)
 	if c.TokenLifetimeSeconds < 0 || c.TokenLifetimeSeconds > maxClientTokenSeconds {
 		add("tokenLifetimeSeconds", fmt.Sprintf("must be from 1 to %d (0 or absent: the sandbox's --token-lifetime)", maxClientTokenSeconds))
 	}

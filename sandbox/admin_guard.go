@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"path"
 	"strings"
+
+	"github.com/referrals-sandbox/referrals-sandbox/internal/logthrottle"
 )
 
 // adminPrefix starts every path the sandbox adds to the real service.
@@ -33,9 +35,7 @@ func (s *Server) withAdminGuard(next http.Handler) http.Handler {
 			return
 		}
 		if refused, ok := s.adminRefusal(r, p); ok {
-			s.log.Warn("admin request refused", "method", r.Method, "path", r.URL.Path, "host", r.Host,
-				"origin", r.Header.Get("Origin"), "sec_fetch_site", r.Header.Get("Sec-Fetch-Site"),
-				"status", refused.Status, "request_id", requestID(r))
+			s.logAdminRefusal(r, refused)
 			s.problem(w, r, refused)
 			return
 		}
@@ -49,7 +49,7 @@ func (s *Server) adminRefusal(r *http.Request, p string) (Problem, bool) {
 	if !s.hosts.allows(r.Host, localAddrOf(r)) {
 		return newProblem(http.StatusForbidden, fmt.Sprintf(
 			"the admin API answers only to localhost, the listen address, the --public-url host, --tls-host names and --allowed-host names, not to Host %q; "+
-				"start the sandbox with --allowed-host (SANDBOX_ALLOWED_HOSTS) naming it if it is really this sandbox's name", r.Host)), true
+				"start the sandbox with --allowed-host (SANDBOX_ALLOWED_HOSTS) naming it if it is really this sandbox's name", s.redactor.Log(r.Host))), true
 	}
 	consolePage := strings.HasPrefix(p+"/", consolePath) && (r.Method == http.MethodGet || r.Method == http.MethodHead)
 	if !consolePage {
@@ -59,7 +59,7 @@ func (s *Server) adminRefusal(r *http.Request, p string) (Problem, bool) {
 		}
 		if origin, ok := r.Header["Origin"]; ok && !s.sameSiteOrigin(origin[0], r) {
 			return newProblem(http.StatusForbidden, fmt.Sprintf("the admin API refuses requests from web pages of other sites (Origin %q); "+
-				"use the console at /__sandbox/ui/, the CLI or a script, or name that host with --allowed-host", origin[0])), true
+				"use the console at /__sandbox/ui/, the CLI or a script, or name that host with --allowed-host", s.redactor.Log(origin[0]))), true
 		}
 	}
 	return Problem{}, false
@@ -109,4 +109,23 @@ func checkAdminContentType(header string) error {
 		return fmt.Errorf("%s, not %q", adminJSONHint, mediaType)
 	}
 	return nil
+}
+
+// logAdminRefusal writes the line about a refused admin request, at most
+// one a second per source address (a refused caller is nobody the sandbox
+// knows), with a count of the lines held back. Every value is the
+// caller's, so each is redacted and cut as the journal would.
+func (s *Server) logAdminRefusal(r *http.Request, refused Problem) {
+	ok, suppressed := s.refusals.Allow("admin " + logthrottle.Source(r))
+	if !ok {
+		return
+	}
+	x := s.redactor
+	attrs := []any{"method", x.Log(r.Method), "path", x.LogPath(r.URL.Path), "host", x.Log(r.Host),
+		"origin", x.Log(r.Header.Get("Origin")), "sec_fetch_site", x.Log(r.Header.Get("Sec-Fetch-Site")),
+		"status", refused.Status, "request_id", requestID(r)}
+	if suppressed > 0 {
+		attrs = append(attrs, "suppressed", suppressed)
+	}
+	s.log.Warn("admin request refused", attrs...)
 }

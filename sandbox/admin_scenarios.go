@@ -120,6 +120,10 @@ func (s *Server) activateScenario(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	if err := scenarios.ValidateClientID(body.ClientID); err != nil {
+		s.problem(w, r, ruleProblem(err))
+		return
+	}
 	name := pathVars(r)["name"]
 	rules, err := s.scenarios.Activate(r.Context(), name, body.ClientID)
 	if errors.Is(err, scenarios.ErrUnknownScenario) {

@@ -15,3 +15,6 @@ func RateBucketCount(s *Server) int {
 // SharedSettle is how long a replica reuses a read of the shared versions
 // (sharedSettle): a test that needs a request to read waits longer.
 const SharedSettle = sharedSettle
+
+// HeldConnections reports how many requests delays and hangs hold now.
+func HeldConnections(s *Server) int { return s.holds.held() }

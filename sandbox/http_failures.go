@@ -64,6 +64,19 @@ func (s *Server) withScenarios(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
+		if holdsConnection(d) {
+			id := info.claimed.ClientID
+			if id == "" {
+				d = withoutHold(d) // nobody the sandbox knows may hold a connection
+			} else {
+				release, refused := s.holds.acquire(id)
+				if refused != "" {
+					s.refuseHold(w, r, req.Endpoint, refused)
+					return
+				}
+				defer release()
+			}
+		}
 		info.ruleID, info.scenario = d.RuleID, d.Scenario
 		if d.RuleID != "" {
 			w.Header().Set(RuleHeader, d.RuleID)

@@ -3,9 +3,7 @@ package sandbox
 import (
 	"net/http"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
-
-	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
+	"github.com/referrals-sandbox/referrals-sandbox/internal/redact"
 )
 
 // maxQueryTokens bounds how many JWT-shaped query values one request may
@@ -65,7 +63,7 @@ func (s *Server) queryToken(r *http.Request) string {
 	first, tried := "", 0
 	for _, values := range r.URL.Query() {
 		for _, v := range values {
-			tok := journal.FindJWT(v)
+			tok := redact.FindJWT(v)
 			if tok == "" || tried == maxQueryTokens {
 				continue
 			}
@@ -79,14 +77,4 @@ func (s *Server) queryToken(r *http.Request) string {
 		}
 	}
 	return first
-}
-
-// clientSecrets lists every client's secret, in every environment, for the
-// journal to redact wherever one shows up.
-func clientSecrets(clients []fixtures.Client) []string {
-	out := make([]string, 0, len(clients))
-	for _, c := range clients {
-		out = append(out, c.ClientSecret)
-	}
-	return out
 }

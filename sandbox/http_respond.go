@@ -19,8 +19,12 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 // problem writes p for request r, filling in the instance and trace id.
+// The instance is the path as the journal shows it: a token or secret sent
+// as a path segment never comes back in an error body.
 func (s *Server) problem(w http.ResponseWriter, r *http.Request, p Problem) {
-	writeProblem(w, p.forRequest(r, requestID(r)))
+	p = p.forRequest(r, requestID(r))
+	p.Instance = s.redactor.Path(p.Instance)
+	writeProblem(w, p)
 }
 
 // fail answers err: the request's own problem, or a logged 500 whose body
@@ -34,7 +38,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	p := problemFor(err)
 	if p.Status >= http.StatusInternalServerError {
-		s.log.Error("request failed", "method", r.Method, "path", s.redactor.Path(r.URL.Path), "request_id", requestID(r), "err", err)
+		s.log.Error("request failed", "method", s.redactor.Log(r.Method), "path", s.redactor.LogPath(r.URL.Path), "request_id", requestID(r), "err", err)
 	}
 	s.problem(w, r, p)
 }

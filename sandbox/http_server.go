@@ -1,9 +1,13 @@
 package sandbox
 
 import (
+	"log"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
+
+	"github.com/referrals-sandbox/referrals-sandbox/internal/logthrottle"
 )
 
 // Limits of the HTTP server, against slow or hostile clients. Writes have no
@@ -34,6 +38,33 @@ func NewHTTPServer(h http.Handler, logger *slog.Logger) *http.Server {
 		ReadTimeout:       ReadTimeout,
 		IdleTimeout:       IdleTimeout,
 		MaxHeaderBytes:    MaxHeaderBytes,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		ErrorLog:          log.New(serverErrorLog{log: logger, throttle: logthrottle.New(time.Second, time.Now)}, "", 0),
 	}
+}
+
+// serverErrorLog writes net/http's own error lines (a failed TLS
+// handshake, an accept error) to the logger at warn level, at most one a
+// second with a count of those held back: anyone who can reach the port
+// can open connections by the thousand, each worth a line.
+type serverErrorLog struct {
+	log      *slog.Logger
+	throttle *logthrottle.Throttle
+}
+
+// Write logs one line of net/http's error log, or counts it.
+func (l serverErrorLog) Write(p []byte) (int, error) {
+	ok, suppressed := l.throttle.Allow("server")
+	if !ok {
+		return len(p), nil
+	}
+	msg := strings.TrimSpace(string(p))
+	if len(msg) > 512 {
+		msg = strings.ToValidUTF8(msg[:512], "") + "…"
+	}
+	if suppressed > 0 {
+		l.log.Warn(msg, "suppressed", suppressed)
+	} else {
+		l.log.Warn(msg)
+	}
+	return len(p), nil
 }

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/internal/redact"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
-	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
@@ -179,7 +179,7 @@ func TestSecretsRedactedByValue(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(string(text), journal.Redacted) && !strings.Contains(string(text), url.QueryEscape(journal.Redacted)) {
+		if !strings.Contains(string(text), redact.Redacted) && !strings.Contains(string(text), url.QueryEscape(redact.Redacted)) {
 			t.Errorf("%s: the entry shows nothing redacted: %s", c.name, text)
 		}
 		for _, secret := range c.secrets {
@@ -222,7 +222,7 @@ func TestFailureLogRedactsThePath(t *testing.T) {
 		t.Fatalf("read with a failing store: %d, want 500", r.Status)
 	}
 	logs := s.Logs.String()
-	if !strings.Contains(logs, "request failed") || !strings.Contains(logs, "/api/v1/referrals/qualified/"+journal.Redacted) {
+	if !strings.Contains(logs, "request failed") || !strings.Contains(logs, "/api/v1/referrals/qualified/"+redact.Redacted) {
 		t.Fatalf("no failure logged with the redacted path:\n%s", logs)
 	}
 	if strings.Contains(logs, tok[strings.LastIndex(tok, ".")+1:]) {

@@ -5,6 +5,8 @@
 package sandbox
 
 import (
+	"github.com/referrals-sandbox/referrals-sandbox/internal/logthrottle"
+	"github.com/referrals-sandbox/referrals-sandbox/internal/redact"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
 
 	"errors"
@@ -69,6 +71,11 @@ type Config struct {
 	// /__sandbox/clock with a clientId); default: clocks over Clock. Pass the
 	// ones the Provider's ClientClock reads, so tokens follow them too.
 	ClientClocks *clock.PerClient
+	// MaxHeld and MaxHeldPerClient cap the requests delays and hangs hold
+	// open at once, in total and per verified client; default
+	// DefaultMaxHeld and DefaultMaxHeldPerClient (http_holds.go).
+	MaxHeld          int
+	MaxHeldPerClient int
 	// Redis, when set, holds the state replicas share (shared mode,
 	// --redis): the clocks, the runtime clients' version and the rate limit
 	// buckets (shared_state.go), the failure rules and the journal
@@ -108,8 +115,14 @@ type Server struct {
 	shared     *sharedState // nil unless Config.Redis
 	hosts      hostPolicy
 	handler    http.Handler
-	// redactor hides credentials, by name and by value, in journal entries.
-	redactor *journal.Redactor
+	// redactor hides credentials, by name and by value, in journal entries
+	// and log lines (the identity provider's, so both use one).
+	redactor *redact.Redactor
+	// refusals keeps refused callers from flooding the log (real time:
+	// logs are read in real time, whatever the sandbox clock says).
+	refusals *logthrottle.Throttle
+	// holds counts the requests delays and hangs hold open.
+	holds *holds
 	// upstream forwards partner calls to the real service; nil unless
 	// Config.Upstream.
 	upstream *upstreamProxy
@@ -182,7 +195,9 @@ func New(cfg Config) (*Server, error) {
 	if s.hosts, err = newHostPolicy(cfg.AllowedHosts); err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
-	s.redactor = journal.NewRedactor(clientSecrets(cfg.Fixtures.Clients))
+	s.redactor = cfg.Provider.Redactor()
+	s.refusals = logthrottle.New(time.Second, time.Now)
+	s.holds = newHolds(cfg.MaxHeld, cfg.MaxHeldPerClient)
 	if s.upstream, err = newUpstreamProxy(cfg.Upstream); err != nil {
 		return nil, err
 	}

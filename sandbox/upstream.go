@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/referrals-sandbox/referrals-sandbox/internal/redact"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
 )
 
@@ -192,7 +193,7 @@ func (s *Server) isCredential(v string) bool { return s.redactor.Value(v) != v }
 func (s *Server) redactURL(target string) string {
 	u, err := url.Parse(target)
 	if err != nil {
-		return journal.Redacted
+		return redact.Redacted
 	}
 	u.Path, u.RawPath = s.redactor.Path(u.Path), ""
 	u.RawQuery = s.redactor.Query(u.RawQuery)

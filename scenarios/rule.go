@@ -66,7 +66,7 @@ func fieldErr(field, format string, args ...any) error {
 // JSON field, e.g. `status: 418 cannot be forced on endpoint "api"; allowed:
 // 401, 403, 429, 500, 503`.
 func (r Rule) Validate() error {
-	checks := []func() error{r.validateID, r.validateMatchers, r.validateEffects, r.validateCounting}
+	checks := []func() error{r.validateBounds, r.validateID, r.validateMatchers, r.validateEffects, r.validateCounting}
 	for _, check := range checks {
 		if err := check(); err != nil {
 			return err

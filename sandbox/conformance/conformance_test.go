@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/referrals-sandbox/referrals-sandbox/internal/redact"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
 )
 
@@ -61,7 +62,7 @@ func script(flaw string) (entries []journal.Entry, evidence []string) {
 	}
 	if flaw == CheckNoCredentialsInURL {
 		s.wait(time.Second)
-		broke(call(query("access_token=" + journal.Redacted + "&limit=5")))
+		broke(call(query("access_token=" + redact.Redacted + "&limit=5")))
 	}
 	if flaw == CheckHTTPSOnly {
 		s.wait(time.Second)
@@ -374,7 +375,7 @@ func TestChecksJudgeEdgeCases(t *testing.T) {
 			return nil
 		}, Pass},
 		{"a client secret in a token URL fails", CheckNoCredentialsInURL, Options{}, func(s *sim) []string {
-			return []string{s.fetchToken(query("client_id=partner&client_secret=" + journal.Redacted))}
+			return []string{s.fetchToken(query("client_id=partner&client_secret=" + redact.Redacted))}
 		}, Fail},
 		{"paging parameters are not credentials", CheckNoCredentialsInURL, Options{}, func(s *sim) []string {
 			s.fetchToken()
@@ -411,7 +412,7 @@ func TestEvaluateGroupsClients(t *testing.T) {
 	s.client = "another"
 	s.fetchToken()
 	s.client = ""
-	s.call(plainHTTP(), query("access_token="+journal.Redacted))
+	s.call(plainHTTP(), query("access_token="+redact.Redacted))
 	s.client = "aardvark"
 	s.call()
 	r := Evaluate(s.entries, Options{TLS: true, Now: s.now})

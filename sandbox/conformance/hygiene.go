@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
+	"github.com/referrals-sandbox/referrals-sandbox/internal/redact"
 )
 
 // checkPingsSparingly finds the busiest 60 seconds of pings (section 8:
@@ -134,7 +134,7 @@ func summarise(problems []string) string {
 // credentialParams returns the names of the query parameters of raw that
 // carry a credential, sorted.
 func credentialParams(raw string) []string {
-	if raw == journal.Redacted {
+	if raw == redact.Redacted {
 		return []string{"(unreadable query, redacted whole)"}
 	}
 	q, err := url.ParseQuery(raw)
@@ -145,7 +145,7 @@ func credentialParams(raw string) []string {
 	for name, values := range q {
 		// The journal redacts credentials by name and by value (a token in
 		// ?code=, say): either way the value reads [redacted].
-		if name == journal.Redacted || journal.IsCredentialName(name) || slices.Contains(values, journal.Redacted) {
+		if name == redact.Redacted || redact.IsCredentialName(name) || slices.Contains(values, redact.Redacted) {
 			names = append(names, name)
 		}
 	}

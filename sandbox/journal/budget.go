@@ -2,6 +2,7 @@ package journal
 
 import (
 	"sort"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -88,6 +89,9 @@ func jsonLen(s string) int {
 // cut in e.Truncated, so that one entry costs at most about
 // MaxHeaders × (MaxHeaderNameBytes + MaxValueBytes) bytes whatever was
 // sent. It never adds to a value, so a redacted value stays redacted.
+// A value kept whole is copied: net/http hands out the method and path as
+// slices of the whole request line, so a stored "GET" would otherwise keep
+// a 60 KB request line alive, outside the byte budget.
 func truncate(e *Entry) {
 	var cut []string
 	for _, f := range []struct {
@@ -98,8 +102,9 @@ func truncate(e *Entry) {
 		{"clientId", &e.ClientID}, {"namedClientId", &e.NamedClientID}, {"tokenId", &e.TokenID}, {"tokenExpiresAt", &e.TokenExpiresAt},
 		{"fault", &e.Fault}, {"ruleId", &e.RuleID}, {"scenario", &e.Scenario}, {"requestId", &e.RequestID},
 	} {
-		if shortened, ok := cutValue(*f.v); ok {
-			*f.v = shortened
+		shortened, ok := cutValue(*f.v)
+		*f.v = strings.Clone(shortened)
+		if ok {
 			cut = append(cut, f.name)
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/referrals-sandbox/referrals-sandbox/internal/redact"
 )
 
 // Kinds of patient data, by the JSON member names that carry them
@@ -88,7 +90,7 @@ func (p *Placeholders) walk(v any, member string, inAddress bool, credential fun
 		case kind != "":
 			return p.placeholder(kind, v)
 		case credential != nil && credential(v):
-			return Redacted
+			return redact.Redacted
 		}
 		return v
 	}

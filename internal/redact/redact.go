@@ -1,4 +1,8 @@
-package journal
+// Package redact hides credentials in what the sandbox keeps or writes
+// about a request: the journal's entries and the log lines of the token
+// endpoint and the admin guard use the same rules, so neither can carry a
+// secret the other would hide.
+package redact
 
 import (
 	"net/http"
@@ -6,7 +10,8 @@ import (
 	"strings"
 )
 
-// Redacted replaces every credential the journal might otherwise hold.
+// Redacted replaces every credential the journal or a log might otherwise
+// hold.
 const Redacted = "[redacted]"
 
 // credentialNames are header and query parameter names whose value is a
@@ -43,14 +48,15 @@ func IsCredentialName(name string) bool {
 	return false
 }
 
-// Redactor hides credentials in what the journal stores: by name (see
+// Redactor hides credentials in what the journal stores and the logs
+// write: by name (see
 // IsCredentialName) and by value, wherever the value appears (any header,
 // query parameter name or value, or path segment). A value is a credential
 // when it holds something shaped like a JWT (every token the sandbox issues
 // is one), a "Bearer <credential>" or "Basic <credential>", an Entra-shaped
 // client secret (runtime clients' secrets are minted so), or a client
 // secret the sandbox knows, also once percent- or base64-decoded. Safe for
-// concurrent use; it never changes after NewRedactor.
+// concurrent use; it never changes after New.
 type Redactor struct {
 	secrets []string
 }
@@ -60,8 +66,8 @@ type Redactor struct {
 // that a tiny test secret does not blank out every header.
 const minSecretLength = 6
 
-// NewRedactor returns a Redactor that also hides the given client secrets.
-func NewRedactor(secrets []string) *Redactor {
+// New returns a Redactor that also hides the given client secrets.
+func New(secrets []string) *Redactor {
 	x := &Redactor{}
 	for _, s := range secrets {
 		if s != "" {

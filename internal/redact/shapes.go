@@ -1,4 +1,4 @@
-package journal
+package redact
 
 import (
 	"encoding/base64"

@@ -1,16 +1,16 @@
-package journal_test
+package redact_test
 
 import (
 	"net/http"
 	"testing"
 
-	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
+	"github.com/referrals-sandbox/referrals-sandbox/internal/redact"
 )
 
 // BenchmarkRedactHeaders is the redaction of a typical authenticated API
 // call's headers, which every journaled request pays.
 func BenchmarkRedactHeaders(b *testing.B) {
-	x := journal.NewRedactor([]string{"sandbox-partner-secret", "sandbox-partner-2-secret", "sandbox-readonly-secret", "sandbox-noroles-secret", "sandbox-other-api-secret"})
+	x := redact.New([]string{"sandbox-partner-secret", "sandbox-partner-2-secret", "sandbox-readonly-secret", "sandbox-noroles-secret", "sandbox-other-api-secret"})
 	h := http.Header{
 		"Authorization":     {"Bearer " + jwtLike},
 		"Accept":            {"application/json"},

@@ -1,11 +1,11 @@
-package journal_test
+package redact_test
 
 import (
 	"net/http"
 	"net/url"
 	"testing"
 
-	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
+	"github.com/referrals-sandbox/referrals-sandbox/internal/redact"
 )
 
 // A JWT-shaped value (header {"alg":"RS256"}), as short as the shape allows.
@@ -14,7 +14,7 @@ const jwtLike = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl"
 // TestRedactorKeepsOrdinaryValues: redaction by value must not blank out
 // what QA reads the journal for.
 func TestRedactorKeepsOrdinaryValues(t *testing.T) {
-	x := journal.NewRedactor([]string{"sandbox-partner-secret", "abc"})
+	x := redact.New([]string{"sandbox-partner-secret", "abc"})
 	h := http.Header{
 		"Accept":          {"application/json"},
 		"User-Agent":      {"azsdk-go-azidentity/v1.8.0 (go1.25; linux)"},
@@ -40,7 +40,7 @@ func TestRedactorKeepsOrdinaryValues(t *testing.T) {
 // TestRedactorHidesCredentialsByValue: the same credential is found in a
 // header, a query value, a query name and a path segment.
 func TestRedactorHidesCredentialsByValue(t *testing.T) {
-	x := journal.NewRedactor([]string{"sandbox-partner-secret", "abc"})
+	x := redact.New([]string{"sandbox-partner-secret", "abc"})
 	values := map[string]string{
 		"JWT":                    jwtLike,
 		"JWT inside text":        "token=" + jwtLike + ";",
@@ -55,18 +55,18 @@ func TestRedactorHidesCredentialsByValue(t *testing.T) {
 		"Entra-shaped secret": "k2J8Q~aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5",
 	}
 	for name, v := range values {
-		if got := x.Headers(http.Header{"X-Custom": {v}})["X-Custom"]; got != journal.Redacted {
+		if got := x.Headers(http.Header{"X-Custom": {v}})["X-Custom"]; got != redact.Redacted {
 			t.Errorf("%s in a header: kept as %q", name, got)
 		}
-		if got := x.Query(url.Values{"note": {v}}.Encode()); got != "note="+url.QueryEscape(journal.Redacted) {
+		if got := x.Query(url.Values{"note": {v}}.Encode()); got != "note="+url.QueryEscape(redact.Redacted) {
 			t.Errorf("%s in a query value: %q", name, got)
 		}
 		// Path gets r.URL.Path, already decoded once.
-		if got := x.Path("/api/v1/referrals/qualified/" + v); got != "/api/v1/referrals/qualified/"+journal.Redacted {
+		if got := x.Path("/api/v1/referrals/qualified/" + v); got != "/api/v1/referrals/qualified/"+redact.Redacted {
 			t.Errorf("%s in a path segment: %q", name, got)
 		}
 	}
-	if got := x.Query(jwtLike); got != url.QueryEscape(journal.Redacted)+"="+url.QueryEscape(journal.Redacted) {
+	if got := x.Query(jwtLike); got != url.QueryEscape(redact.Redacted)+"="+url.QueryEscape(redact.Redacted) {
 		t.Errorf("a token as the whole query: %q", got)
 	}
 }
@@ -76,12 +76,12 @@ func TestRedactorHidesCredentialsByValue(t *testing.T) {
 func TestCredentialNames(t *testing.T) {
 	for _, name := range []string{"Authorization", "Cookie", "Ocp-Apim-Subscription-Key", "X-Functions-Key", "x-api-key",
 		"sig", "subscription-key", "KEY", "code", "access_token", "client_secret", "X-Client-Secret", "password", "client_assertion"} {
-		if !journal.IsCredentialName(name) {
+		if !redact.IsCredentialName(name) {
 			t.Errorf("%s is not a credential name", name)
 		}
 	}
 	for _, name := range []string{"Accept", "Content-Type", "Idempotency-Key", "limit", "cursor", "trialId", "X-Request-Id", "monkey"} {
-		if journal.IsCredentialName(name) {
+		if redact.IsCredentialName(name) {
 			t.Errorf("%s counts as a credential name", name)
 		}
 	}
