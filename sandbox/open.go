@@ -63,6 +63,8 @@ type Options struct {
 	// RedisTimeout bounds each Redis operation (default
 	// store.DefaultRedisTimeout).
 	RedisTimeout time.Duration
+	// Build names this build in the metrics (referrals_sandbox_build_info).
+	Build BuildInfo
 }
 
 // Instance is an opened sandbox: the handler and what it was built from.
@@ -156,10 +158,16 @@ func Open(opts Options) (*Instance, error) {
 		Library: library, Scenarios: engine, JournalSize: opts.JournalSize, JournalBytes: opts.JournalBytes,
 		RateLimit: opts.RateLimit, RateBurst: opts.RateBurst, AdminToken: opts.AdminToken, CACertPEM: in.CACertPEM,
 		HTTPSOnly: in.TLS != nil, ClientClocks: clocks, AllowedHosts: hosts, Redis: in.Redis, RedisPrefix: opts.RedisPrefix,
+		Build: opts.Build,
 	})
 	if err != nil {
 		_ = in.Close()
 		return nil, err
+	}
+	if in.Redis != nil {
+		// The client is this instance's own, so no other sandbox is using it
+		// while the hook goes in.
+		in.Redis.AddHook(in.Server.metrics.redisHook())
 	}
 	return in, nil
 }

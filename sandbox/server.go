@@ -78,6 +78,8 @@ type Config struct {
 	// store.DefaultRedisPrefix), the record store's included, so that one
 	// Redis database holds several sandboxes.
 	RedisPrefix string
+	// Build names this build in referrals_sandbox_build_info.
+	Build BuildInfo
 }
 
 // DefaultJournalSize is how many requests the journal keeps by default.
@@ -105,6 +107,8 @@ type Server struct {
 	shared     *sharedState // nil unless Config.Redis
 	hosts      hostPolicy
 	handler    http.Handler
+	router     *mux.Router // the routes, for the metrics' operation label
+	metrics    *metrics
 	// redactor hides credentials, by name and by value, in journal entries.
 	redactor *journal.Redactor
 }
@@ -177,6 +181,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
 	s.redactor = journal.NewRedactor(clientSecrets(cfg.Fixtures.Clients))
+	s.metrics = newMetrics(cfg.Build, s.journal)
 	s.handler = s.routes()
 	return s, nil
 }
@@ -192,6 +197,8 @@ func (s *Server) routes() http.Handler {
 	// Never clean or redirect, match ids as encoded: see http_paths.go.
 	r := mux.NewRouter().SkipClean(true).UseEncodedPath()
 	r.NotFoundHandler = http.HandlerFunc(s.notFound)
+	r.Use(noteRoute)
+	s.router = r
 	get := func(role string, h apiHandler) methods { return methods{http.MethodGet: s.authenticated(role, h)} }
 
 	s.handle(r, "/__sandbox/health", methods{http.MethodGet: http.HandlerFunc(s.serveHealth)})
@@ -217,9 +224,10 @@ func (s *Server) routes() http.Handler {
 	s.handle(r, "/api/v1/referrals/{trial_id}/{outcomes_id}", get(RoleReferralsRead, s.getReferral))
 	s.adminRoutes(r)
 	s.cfg.Provider.Register(r)
-	// Outermost first: every response gets a request id; the journal sees
-	// the final answer, including forced ones and 429s.
-	return withRequestID(s.withShared(s.withAdminGuard(s.withJournal(s.withHTTPSOnly(s.withScenarios(s.withRateLimit(r)))))))
+	// Outermost first: every response gets a request id; the metrics count
+	// every answer, refusals included; the journal sees the final answer,
+	// including forced ones and 429s.
+	return withRequestID(s.withMetrics(s.withShared(s.withAdminGuard(s.withJournal(s.withMetricsInfo(s.withHTTPSOnly(s.withScenarios(s.withRateLimit(r)))))))))
 }
 
 // serveCA serves the local CA certificate clients trust (--tls).

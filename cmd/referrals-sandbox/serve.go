@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -28,6 +29,7 @@ type serveConfig struct {
 	logLevel      string
 	shutdownGrace time.Duration
 	healthFile    string
+	metricsAddr   string
 	opts          sandbox.Options
 }
 
@@ -71,6 +73,7 @@ func addServeFlags(o *options, c *serveConfig) {
 	o.String(&so.RedisPrefix, "redis-prefix", store.DefaultRedisPrefix, "prefix of every key the sandbox writes in Redis, so one Redis database holds several sandboxes")
 	o.Duration(&so.RedisTimeout, "redis-timeout", store.DefaultRedisTimeout, "time limit of each Redis operation")
 	o.Duration(&c.shutdownGrace, "shutdown-grace", 10*time.Second, "how long SIGTERM waits for requests in flight")
+	o.String(&c.metricsAddr, "metrics-addr", "", "also serve the Prometheus metrics at /metrics on this address, without the admin token (default: only "+sandbox.MetricsPath+", guarded like the admin API)")
 	o.String(&c.healthFile, "health-file", "", "file serve writes its health URL and CA path to once listening, for healthcheck (the image sets /tmp/referrals-sandbox-health.json)")
 }
 
@@ -103,6 +106,11 @@ func (c *serveConfig) check() error {
 		return fmt.Errorf("%w: --shutdown-grace must not be negative", errUsage)
 	case so.PublicURL != "" && !strings.HasPrefix(so.PublicURL, "http://") && !strings.HasPrefix(so.PublicURL, "https://"):
 		return fmt.Errorf("%w: --public-url must start with http:// or https://", errUsage)
+	}
+	if c.metricsAddr != "" {
+		if err := checkListenAddr(c.metricsAddr); err != nil {
+			return fmt.Errorf("%w (--metrics-addr)", err)
+		}
 	}
 	return checkListenAddr(c.addr)
 }
@@ -142,6 +150,9 @@ func runServe(ctx context.Context, e env, args []string) error {
 	}
 	c.opts.Logger = logger
 	c.opts.ListenAddr = c.addr
+	info, ok := debug.ReadBuildInfo()
+	v := currentVersion(buildVersion{version, commit, date}, info, ok)
+	c.opts.Build = sandbox.BuildInfo{Version: v.version, Commit: v.commit}
 	in, err := sandbox.Open(c.opts)
 	if err != nil {
 		return err
@@ -165,6 +176,14 @@ func runServe(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer removeHealthFile()
+	if c.metricsAddr != "" {
+		stop, err := serveMetrics(logger, in, c.metricsAddr)
+		if err != nil {
+			_ = ln.Close()
+			return err
+		}
+		defer stop()
+	}
 	announce(e.stdout, logger, in, addr, c)
 	return serveUntilDone(ctx, logger, in, ln, c.shutdownGrace)
 }
