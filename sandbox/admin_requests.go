@@ -28,9 +28,30 @@ func (s *Server) listRequests(w http.ResponseWriter, r *http.Request) {
 	if s.sharedDown(w, r) {
 		return
 	}
+	f, limit, ok := s.journalQuery(w, r)
+	if !ok {
+		return
+	}
+	page := requestsPage{Requests: []JournalEntry{}}
+	if !r.URL.Query().Has("afterId") {
+		page.Requests = append(page.Requests, s.journal.Latest(f, limit)...)
+	} else if entries, more := s.journal.After(f, limit); len(entries) > 0 {
+		page.Requests = entries
+		if more {
+			page.NextAfterID = &entries[len(entries)-1].ID
+		}
+	}
+	writeJSON(w, http.StatusOK, page)
+}
+
+// journalQuery reads the journal's filters (clientId, path, status,
+// afterId, since) and page size (limit, default journal.DefaultPageLimit)
+// from r's query, which GET /__sandbox/requests and its HAR form share. An
+// invalid value is answered with a 400 naming it, and ok is false.
+func (s *Server) journalQuery(w http.ResponseWriter, r *http.Request) (f journal.Filter, limit int, ok bool) {
 	q := r.URL.Query()
-	f := journal.Filter{ClientID: q.Get("clientId"), Path: q.Get("path")}
-	limit := journal.DefaultPageLimit
+	f = journal.Filter{ClientID: q.Get("clientId"), Path: q.Get("path")}
+	limit = journal.DefaultPageLimit
 	var errs []FieldError
 	if v := q.Get("status"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -64,18 +85,9 @@ func (s *Server) listRequests(w http.ResponseWriter, r *http.Request) {
 		p := newProblem(http.StatusBadRequest, "invalid query parameters")
 		p.Errors = errs
 		s.problem(w, r, p)
-		return
+		return f, limit, false
 	}
-	page := requestsPage{Requests: []JournalEntry{}}
-	if !q.Has("afterId") {
-		page.Requests = append(page.Requests, s.journal.Latest(f, limit)...)
-	} else if entries, more := s.journal.After(f, limit); len(entries) > 0 {
-		page.Requests = entries
-		if more {
-			page.NextAfterID = &entries[len(entries)-1].ID
-		}
-	}
-	writeJSON(w, http.StatusOK, page)
+	return f, limit, true
 }
 
 // clearRequests answers DELETE /__sandbox/requests: the whole journal, or

@@ -6,19 +6,24 @@ import (
 	"testing"
 )
 
-// Tool finds the command name for a test that runs it. When it is missing
-// the test is skipped with install, unless CI=true or the variable required
-// is set (as .ci/run sets it): then it fails, so CI never passes by
-// skipping.
+// Tool finds the command name for a test that runs it; when it is missing,
+// Missing decides (install says how to get it).
 func Tool(t testing.TB, name, required, install string) string {
 	t.Helper()
 	path, err := exec.LookPath(name)
-	if err == nil {
-		return path
+	if err != nil {
+		Missing(t, required, name+" is not installed ("+install+"; .ci/run installs it)")
 	}
+	return path
+}
+
+// Missing ends a test whose tool is not there: it is skipped with why,
+// unless CI=true or the variable required is set (as .ci/run sets it), when
+// it fails, so CI never passes by skipping.
+func Missing(t testing.TB, required, why string) {
+	t.Helper()
 	if os.Getenv("CI") == "true" || os.Getenv(required) != "" {
-		t.Fatalf("%s is not installed and CI=true or %s is set: %v (%s)", name, required, err, install)
+		t.Fatalf("%s, and CI=true or %s is set", why, required)
 	}
-	t.Skipf("%s is not installed (%s; .ci/run installs it)", name, install)
-	return ""
+	t.Skip(why)
 }
