@@ -36,6 +36,7 @@ func commands() []command {
 		{"requests", "Print the request journal of a running sandbox, following its pages.", runRequests},
 		{"report", "Judge the clients in a running sandbox's journal against the interface's rules; exit 1 on failures.", runReport},
 		{"fixtures", "Generate a fixtures directory from a seed.", runFixtures},
+		{"collections", "Write Postman and Bruno collections of the API, generated from its OpenAPI document.", runCollections},
 		{"version", "Print the version.", runVersion},
 	}
 }
