@@ -175,6 +175,9 @@ type ErrorBody struct {
 // joined by CRLF, the error code list, a timestamp, a new trace id, and the
 // caller's client-request-id as the correlation id.
 func WriteTokenError(w http.ResponseWriter, r *http.Request, now time.Time, e *TokenError) {
+	if o := ObservationFrom(r.Context()); o != nil {
+		o.TokenError = e.Code
+	}
 	traceID := uuid.NewString()
 	correlationID := CorrelationID(r)
 	stamp := now.UTC().Format(entraTimestampLayout)

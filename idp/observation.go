@@ -13,6 +13,9 @@ type Observation struct {
 	TokenID  string
 	// TokenExpiresAt is the expiry of the token issued or presented.
 	TokenExpiresAt time.Time
+	// TokenError is the error code of a refused token request
+	// (invalid_client, ...), set by WriteTokenError; "" otherwise.
+	TokenError string
 }
 
 type observationKey struct{}

@@ -50,7 +50,9 @@ func (s *Server) adminRoutes(r *mux.Router) {
 		http.MethodGet:    admin(s.listRequests),
 		http.MethodDelete: admin(s.noParams(s.clearRequests)),
 	})
+	s.handle(r, HARPath, methods{http.MethodGet: admin(s.serveHAR)})
 	s.handle(r, "/__sandbox/report", methods{http.MethodGet: admin(s.serveReport)})
+	s.handle(r, MetricsPath, methods{http.MethodGet: admin(s.serveMetrics)})
 	s.handle(r, openapi.AdminPath, methods{http.MethodGet: http.HandlerFunc(s.serveAdminOpenAPI)})
 	s.consoleRoutes(r) // QA console (/__sandbox/ui/) and its data (/__sandbox/data/...)
 }

@@ -25,9 +25,42 @@ type requestsPage struct {
 // oldest entry kept) it is the first limit entries after that id, and
 // nextAfterId continues the walk.
 func (s *Server) listRequests(w http.ResponseWriter, r *http.Request) {
+	f, limit, ok := s.journalQuery(w, r)
+	if !ok {
+		return
+	}
+	page := requestsPage{Requests: []JournalEntry{}}
+	if !r.URL.Query().Has("afterId") {
+		entries, err := s.journal.Latest(r.Context(), f, limit)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		page.Requests = append(page.Requests, entries...)
+	} else {
+		entries, more, err := s.journal.After(r.Context(), f, limit)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		if len(entries) > 0 {
+			page.Requests = entries
+			if more {
+				page.NextAfterID = &entries[len(entries)-1].ID
+			}
+		}
+	}
+	writeJSON(w, http.StatusOK, page)
+}
+
+// journalQuery reads the journal's filters (clientId, path, status,
+// afterId, since) and page size (limit, default journal.DefaultPageLimit)
+// from r's query, which GET /__sandbox/requests and its HAR form share. An
+// invalid value is answered with a 400 naming it, and ok is false.
+func (s *Server) journalQuery(w http.ResponseWriter, r *http.Request) (f journal.Filter, limit int, ok bool) {
 	q := r.URL.Query()
-	f := journal.Filter{ClientID: q.Get("clientId"), Path: q.Get("path")}
-	limit := journal.DefaultPageLimit
+	f = journal.Filter{ClientID: q.Get("clientId"), Path: q.Get("path")}
+	limit = journal.DefaultPageLimit
 	var errs []FieldError
 	if v := q.Get("status"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -61,30 +94,9 @@ func (s *Server) listRequests(w http.ResponseWriter, r *http.Request) {
 		p := newProblem(http.StatusBadRequest, "invalid query parameters")
 		p.Errors = errs
 		s.problem(w, r, p)
-		return
+		return f, limit, false
 	}
-	page := requestsPage{Requests: []JournalEntry{}}
-	if !q.Has("afterId") {
-		entries, err := s.journal.Latest(r.Context(), f, limit)
-		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
-		page.Requests = append(page.Requests, entries...)
-	} else {
-		entries, more, err := s.journal.After(r.Context(), f, limit)
-		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
-		if len(entries) > 0 {
-			page.Requests = entries
-			if more {
-				page.NextAfterID = &entries[len(entries)-1].ID
-			}
-		}
-	}
-	writeJSON(w, http.StatusOK, page)
+	return f, limit, true
 }
 
 // clearRequests answers DELETE /__sandbox/requests: the whole journal, or

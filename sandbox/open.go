@@ -67,6 +67,8 @@ type Options struct {
 	// Upstream, when set, makes the sandbox a recording proxy in front of
 	// the real service (serve --upstream, --upstream-auth-url).
 	Upstream *UpstreamConfig
+	// Build names this build in the metrics (referrals_sandbox_build_info).
+	Build BuildInfo
 }
 
 // Instance is an opened sandbox: the handler and what it was built from.
@@ -161,10 +163,16 @@ func Open(opts Options) (*Instance, error) {
 		RateLimit: opts.RateLimit, RateBurst: opts.RateBurst, AdminToken: opts.AdminToken, CACertPEM: in.CACertPEM,
 		HTTPSOnly: in.TLS != nil, ClientClocks: clocks, AllowedHosts: hosts, Redis: in.Redis, RedisPrefix: opts.RedisPrefix,
 		Upstream: opts.Upstream,
+		Build:    opts.Build,
 	})
 	if err != nil {
 		_ = in.Close()
 		return nil, err
+	}
+	if in.Redis != nil {
+		// The client is this instance's own, so no other sandbox is using it
+		// while the hook goes in.
+		in.Redis.AddHook(in.Server.metrics.redisHook())
 	}
 	return in, nil
 }

@@ -88,6 +88,8 @@ type Config struct {
 	// Upstream, when set, makes the sandbox a recording proxy in front of
 	// the real service (upstream.go).
 	Upstream *UpstreamConfig
+	// Build names this build in referrals_sandbox_build_info.
+	Build BuildInfo
 }
 
 // DefaultJournalSize is how many requests the journal keeps by default.
@@ -115,6 +117,8 @@ type Server struct {
 	shared     *sharedState // nil unless Config.Redis
 	hosts      hostPolicy
 	handler    http.Handler
+	router     *mux.Router // the routes, for the metrics' operation label
+	metrics    *metrics
 	// redactor hides credentials, by name and by value, in journal entries
 	// and log lines (the identity provider's, so both use one).
 	redactor *redact.Redactor
@@ -201,6 +205,7 @@ func New(cfg Config) (*Server, error) {
 	if s.upstream, err = newUpstreamProxy(cfg.Upstream); err != nil {
 		return nil, err
 	}
+	s.metrics = newMetrics(cfg.Build, s.journal)
 	s.handler = s.routes()
 	return s, nil
 }
@@ -216,6 +221,8 @@ func (s *Server) routes() http.Handler {
 	// Never clean or redirect, match ids as encoded: see http_paths.go.
 	r := mux.NewRouter().SkipClean(true).UseEncodedPath()
 	r.NotFoundHandler = http.HandlerFunc(s.notFound)
+	r.Use(noteRoute)
+	s.router = r
 	get := func(role string, h apiHandler) methods { return methods{http.MethodGet: s.authenticated(role, h)} }
 
 	s.handle(r, "/__sandbox/health", methods{http.MethodGet: http.HandlerFunc(s.serveHealth)})
@@ -241,9 +248,10 @@ func (s *Server) routes() http.Handler {
 	s.handle(r, "/api/v1/referrals/{trial_id}/{outcomes_id}", get(RoleReferralsRead, s.getReferral))
 	s.adminRoutes(r)
 	s.cfg.Provider.Register(r)
-	// Outermost first: every response gets a request id; the journal sees
-	// the final answer, including forced ones and 429s.
-	return withRequestID(s.withShared(s.withAdminGuard(s.withJournal(s.withHTTPSOnly(s.withScenarios(s.withUpstream(s.withRateLimit(r))))))))
+	// Outermost first: every response gets a request id; the metrics count
+	// every answer, refusals included; the journal sees the final answer,
+	// including forced ones and 429s.
+	return withRequestID(s.withMetrics(s.withShared(s.withAdminGuard(s.withJournal(s.withMetricsInfo(s.withHTTPSOnly(s.withScenarios(s.withUpstream(s.withRateLimit(r))))))))))
 }
 
 // serveCA serves the local CA certificate clients trust (--tls).

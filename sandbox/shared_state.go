@@ -113,7 +113,7 @@ func (s *Server) withShared(next http.Handler) http.Handler {
 // files) do not: a client can still fetch the JWKS while Redis is away.
 func needsSharedState(path string) bool {
 	switch {
-	case path == "/__sandbox/health", path == "/__sandbox/ca.pem", path == "/__sandbox/openapi.json",
+	case path == "/__sandbox/health", path == "/__sandbox/ca.pem", path == MetricsPath, path == "/__sandbox/openapi.json",
 		path == "/api/v1/openapi.json", path == "/common/discovery/instance",
 		path == "/__sandbox/ui", strings.HasPrefix(path, "/__sandbox/ui/"),
 		strings.HasSuffix(path, "/discovery/v2.0/keys"), strings.HasSuffix(path, "/v2.0/.well-known/openid-configuration"):

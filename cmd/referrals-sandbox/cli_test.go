@@ -27,6 +27,7 @@ func flagSetCases() []flagSetCase {
 		{[]string{"clock", "show"}, func(e env) *options { o, _ := clockFlags(e, "show", ""); return o }},
 		{[]string{"fixtures", "generate"}, func(e env) *options { o, _ := generateFlags(e); return o }},
 		{[]string{"requests"}, func(e env) *options { o, _ := requestsFlags(e); return o }},
+		{[]string{"collections"}, func(e env) *options { o, _ := collectionsFlags(e); return o }},
 		{[]string{"version"}, func(e env) *options { return newOptions("version", "", e.getenv, e.stdout) }},
 	}
 }

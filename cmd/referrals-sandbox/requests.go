@@ -30,6 +30,7 @@ type requestsConfig struct {
 	since    string
 	afterID  int64
 	json     bool
+	har      bool
 }
 
 func requestsFlags(e env) (*options, *requestsConfig) {
@@ -37,7 +38,8 @@ func requestsFlags(e env) (*options, *requestsConfig) {
 	o := newOptions("requests",
 		"Print the request journal of a running sandbox (GET /__sandbox/requests), oldest first, following its pages: "+
 			"what each client sent and what the sandbox answered, with credentials redacted and long values cut "+
-			"(marked in the TRUNCATED column). With --json, one JSON entry a line.",
+			"(marked in the TRUNCATED column). With --json, one JSON entry a line; with --har, one HAR 1.2 archive "+
+			"(GET /__sandbox/requests.har) to attach to a bug report or open in a browser's devtools.",
 		e.getenv, e.stdout)
 	addAdminFlags(o, &c.adminClient)
 	o.String(&c.clientID, "client-id", "", "only this client's requests")
@@ -46,6 +48,7 @@ func requestsFlags(e env) (*options, *requestsConfig) {
 	o.String(&c.since, "since", "", "only requests at or after this RFC 3339 time (sandbox time)")
 	o.Int64(&c.afterID, "after-id", 0, "only entries with a larger id: pass the last id printed to see what came since")
 	o.Bool(&c.json, "json", false, "print one JSON journal entry a line instead of a table")
+	o.Bool(&c.har, "har", false, "print the matching entries as one HAR 1.2 archive (redacted as the journal is) instead of a table")
 	return o, c
 }
 
@@ -55,6 +58,8 @@ func (c *requestsConfig) check() error {
 		return fmt.Errorf("%w: --status must be an HTTP status code such as 401", errUsage)
 	case c.afterID < 0:
 		return fmt.Errorf("%w: --after-id must not be negative", errUsage)
+	case c.json && c.har:
+		return fmt.Errorf("%w: --json and --har exclude each other", errUsage)
 	}
 	if c.since != "" {
 		if _, err := time.Parse(time.RFC3339Nano, c.since); err != nil {
@@ -66,7 +71,15 @@ func (c *requestsConfig) check() error {
 
 // query is one page's query: the filters and the walk's position.
 func (c *requestsConfig) query(after uint64) string {
-	q := url.Values{"afterId": {strconv.FormatUint(after, 10)}, "limit": {strconv.Itoa(requestsPageSize)}}
+	q := c.filters()
+	q.Set("afterId", strconv.FormatUint(after, 10))
+	q.Set("limit", strconv.Itoa(requestsPageSize))
+	return q.Encode()
+}
+
+// filters are the journal filters the flags set.
+func (c *requestsConfig) filters() url.Values {
+	q := url.Values{}
 	for name, v := range map[string]string{"clientId": c.clientID, "path": c.path, "since": c.since} {
 		if v != "" {
 			q.Set(name, v)
@@ -75,7 +88,7 @@ func (c *requestsConfig) query(after uint64) string {
 	if c.status != 0 {
 		q.Set("status", strconv.Itoa(c.status))
 	}
-	return q.Encode()
+	return q
 }
 
 // journalPage is the answer of GET /__sandbox/requests.
@@ -94,6 +107,9 @@ func runRequests(ctx context.Context, e env, args []string) error {
 	}
 	if err := c.open(); err != nil {
 		return err
+	}
+	if c.har {
+		return c.writeHAR(ctx, e.stdout)
 	}
 	out := newRequestsPrinter(e.stdout, c.json)
 	after := uint64(c.afterID)

@@ -105,3 +105,44 @@ func waitJournaled(t *testing.T, base, requestID string) {
 	}
 	t.Fatalf("request %s never reached the journal", requestID)
 }
+
+// TestRequestsHAR: requests --har prints one HAR 1.2 archive of the
+// filtered journal, and --json with --har is a usage error.
+func TestRequestsHAR(t *testing.T) {
+	base := startSandbox(t, sandbox.Options{})
+	for i := 1; i <= 3; i++ {
+		getWithID(t, base+"/api/v1/referrals/trials", fmt.Sprintf("har-%d", i))
+	}
+	getWithID(t, base+"/health/ping", "har-ping")
+	waitJournaled(t, base, "har-ping")
+
+	res := runCLI(t, nil, "requests", "--url", base, "--har", "--path", "/api/v1/referrals/trials", "--status", "401")
+	if res.code != 0 {
+		t.Fatalf("exit %d, stderr %s", res.code, res.stderr)
+	}
+	var archive struct {
+		Log struct {
+			Version string `json:"version"`
+			Entries []struct {
+				Request struct {
+					URL string `json:"url"`
+				} `json:"request"`
+				RequestID string `json:"_requestId"`
+			} `json:"entries"`
+		} `json:"log"`
+	}
+	if err := json.Unmarshal([]byte(res.stdout), &archive); err != nil {
+		t.Fatalf("stdout is not one JSON document: %v\n%s", err, res.stdout)
+	}
+	if archive.Log.Version != "1.2" || len(archive.Log.Entries) != 3 {
+		t.Fatalf("version %q, %d entries; want 1.2 and the 3 trials calls", archive.Log.Version, len(archive.Log.Entries))
+	}
+	for i, e := range archive.Log.Entries {
+		if want := fmt.Sprintf("har-%d", i+1); e.RequestID != want || e.Request.URL != base+"/api/v1/referrals/trials" {
+			t.Errorf("entry %d: %s %s, want %s %s/api/v1/referrals/trials", i, e.RequestID, e.Request.URL, want, base)
+		}
+	}
+	if res := runCLI(t, nil, "requests", "--url", base, "--har", "--json"); res.code != 2 {
+		t.Errorf("--har --json: exit %d, want 2", res.code)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -28,6 +29,7 @@ type serveConfig struct {
 	logLevel      string
 	shutdownGrace time.Duration
 	healthFile    string
+	metricsAddr   string
 	opts          sandbox.Options
 	// upstream and upstreamAuth make serve a recording proxy.
 	upstream, upstreamAuth string
@@ -75,6 +77,7 @@ func addServeFlags(o *options, c *serveConfig) {
 	o.Duration(&c.shutdownGrace, "shutdown-grace", 10*time.Second, "how long SIGTERM waits for requests in flight")
 	o.String(&c.upstream, "upstream", "", "recording proxy: forward partner calls to this real service root_url and answer with its answers, journaled with patient data replaced (needs --upstream-auth-url)")
 	o.String(&c.upstreamAuth, "upstream-auth-url", "", "recording proxy: the real service's auth_url; token requests go to AUTH_URL/oauth2/v2.0/token")
+	o.String(&c.metricsAddr, "metrics-addr", "", "also serve the Prometheus metrics at /metrics on this address, without the admin token (default: only "+sandbox.MetricsPath+", guarded like the admin API)")
 	o.String(&c.healthFile, "health-file", "", "file serve writes its health URL and CA path to once listening, for healthcheck (the image sets /tmp/referrals-sandbox-health.json)")
 }
 
@@ -109,6 +112,11 @@ func (c *serveConfig) check() error {
 		return fmt.Errorf("%w: --shutdown-grace must not be negative", errUsage)
 	case so.PublicURL != "" && !strings.HasPrefix(so.PublicURL, "http://") && !strings.HasPrefix(so.PublicURL, "https://"):
 		return fmt.Errorf("%w: --public-url must start with http:// or https://", errUsage)
+	}
+	if c.metricsAddr != "" {
+		if err := checkListenAddr(c.metricsAddr); err != nil {
+			return fmt.Errorf("%w (--metrics-addr)", err)
+		}
 	}
 	return checkListenAddr(c.addr)
 }
@@ -152,6 +160,9 @@ func runServe(ctx context.Context, e env, args []string) error {
 		c.opts.Upstream = &sandbox.UpstreamConfig{RootURL: c.upstream, AuthURL: c.upstreamAuth}
 		logger.Warn("recording proxy: partner calls go to the real service", "upstream", c.upstream, "upstream_auth_url", c.upstreamAuth)
 	}
+	info, ok := debug.ReadBuildInfo()
+	v := currentVersion(buildVersion{version, commit, date}, info, ok)
+	c.opts.Build = sandbox.BuildInfo{Version: v.version, Commit: v.commit}
 	in, err := sandbox.Open(c.opts)
 	if err != nil {
 		return err
@@ -175,6 +186,14 @@ func runServe(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer removeHealthFile()
+	if c.metricsAddr != "" {
+		stop, err := serveMetrics(logger, in, c.metricsAddr)
+		if err != nil {
+			_ = ln.Close()
+			return err
+		}
+		defer stop()
+	}
 	announce(e.stdout, logger, in, addr, c)
 	return serveUntilDone(ctx, logger, in, ln, c.shutdownGrace)
 }

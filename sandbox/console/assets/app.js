@@ -654,6 +654,41 @@
     }
   }
 
+  // downloadHAR saves the journal as a HAR 1.2 file (GET
+  // /__sandbox/requests.har) for a bug report or a browser's devtools, with
+  // the filters the server shares with the table: the client, and the
+  // status when it is an exact code. The admin token goes in a header, so
+  // the page fetches the archive and hands the browser a blob to save.
+  async function downloadHAR() {
+    const q = new URLSearchParams();
+    const client = $('filter-client').value;
+    if (client) q.set('clientId', client);
+    const status = $('filter-status').value.trim();
+    if (/^[1-5][0-9][0-9]$/.test(status)) q.set('status', status);
+    const headers = {};
+    if (state.token) headers.Authorization = 'Bearer ' + state.token;
+    try {
+      const query = q.toString();
+      const res = await fetch(new URL('requests.har' + (query ? '?' + query : ''), base), { headers, cache: 'no-store' });
+      if (res.status === 401) showAuth();
+      if (!res.ok) {
+        const text = await res.text();
+        let body = text;
+        try { body = JSON.parse(text); } catch (_) { /* not a problem body */ }
+        throw new ApiError(res.status, body);
+      }
+      const link = document.createElement('a');
+      link.href = URL.createObjectURL(await res.blob());
+      link.download = 'referrals-sandbox-requests.har';
+      document.body.append(link);
+      link.click();
+      link.remove();
+      window.setTimeout(() => URL.revokeObjectURL(link.href), 60000);
+    } catch (err) {
+      toast('Could not download the HAR: ' + err.message, 'error');
+    }
+  }
+
   function togglePause() {
     state.paused = !state.paused;
     const b = $('journal-pause');
@@ -1129,6 +1164,7 @@
     $('rule-form').addEventListener('submit', addRule);
     $('journal-pause').addEventListener('click', togglePause);
     $('journal-clear').addEventListener('click', clearJournal);
+    $('journal-har').addEventListener('click', downloadHAR);
     $('journal-filters').addEventListener('submit', (ev) => ev.preventDefault());
     for (const id of ['filter-client', 'filter-path', 'filter-status']) {
       $(id).addEventListener('input', renderJournal);
