@@ -1,15 +1,15 @@
 package sandbox
 
+import "github.com/referrals-sandbox/referrals-sandbox/sandbox/ratelimit"
+
 // RateBucketCount reports how many rate-limit buckets s holds, the shared
 // unverified one included: tests check that forged identities add none.
 func RateBucketCount(s *Server) int {
-	m, ok := s.limiter.buckets.(*memoryBuckets)
+	m, ok := s.limiter.buckets.Store().(*ratelimit.Memory)
 	if !ok {
 		return -1 // shared buckets live in Redis
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return len(m.buckets)
+	return m.Len()
 }
 
 // SharedSettle is how long a replica reuses a read of the shared versions

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/ratelimit"
 	"github.com/referrals-sandbox/referrals-sandbox/scenarios"
 )
 
@@ -140,13 +141,13 @@ func (s *Server) unavailable(w http.ResponseWriter, r *http.Request) {
 func (s *Server) useSharedState() {
 	if s.cfg.Redis == nil {
 		s.clocks = localClocks{global: s.cfg.Clock, per: s.cfg.ClientClocks}
-		s.limiter = newRateLimiter(s.cfg.Provider, s.cfg.RateLimit, s.cfg.RateBurst, newMemoryBuckets())
+		s.limiter = newRateLimiter(s.cfg.Provider, s.cfg.RateLimit, s.cfg.RateBurst, ratelimit.NewMemory())
 		return
 	}
 	s.shared = newSharedState(s.cfg.Redis, s.cfg.RedisPrefix, s.cfg.ClientClocks, s.cfg.Provider, s.cfg.Scenarios.SharedVersionKey())
 	s.cfg.Provider.UseClientSync(s.shared.clientsChanged)
 	s.clocks = sharedClocks{sh: s.shared}
-	s.limiter = newRateLimiter(s.cfg.Provider, s.cfg.RateLimit, s.cfg.RateBurst, sharedBuckets{rdb: s.cfg.Redis, prefix: s.shared.keys.rateLimit})
+	s.limiter = newRateLimiter(s.cfg.Provider, s.cfg.RateLimit, s.cfg.RateBurst, ratelimit.NewRedis(s.cfg.Redis, s.shared.keys.rateLimit))
 }
 
 // healthDegraded is the health check's body when shared state is missing.
