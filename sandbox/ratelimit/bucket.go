@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 	"time"
 )
 
@@ -87,13 +88,25 @@ type Store interface {
 	// (absent when found is false), and records d under call. A call
 	// already recorded answers the decision recorded then, changing
 	// nothing, so a call that the client library retried (its first try
-	// may still run once the backend resumes) takes effect once. swapped
-	// is false when the state changed in between: the caller judges again.
-	Swap(ctx context.Context, key, call string, old State, found bool, next State, d Decision) (got Decision, swapped bool, err error)
+	// may still run once the backend resumes) takes effect once. When the
+	// state changed in between, Swapped is false and Current is the state
+	// now stored: the caller judges again without another read.
+	Swap(ctx context.Context, key, call string, old State, found bool, next State, d Decision) (Swapped, error)
 	// Forget drops key's bucket: it starts full.
 	Forget(ctx context.Context, key string) error
 	// Reset drops every bucket.
 	Reset(ctx context.Context) error
+}
+
+// Swapped is what a Swap did.
+type Swapped struct {
+	// OK is true when next was stored, or the call had been made before.
+	OK bool
+	// Decision is the call's decision, when OK.
+	Decision Decision
+	// Current and Found are the state stored, when not OK.
+	Current State
+	Found   bool
 }
 
 // ErrContended: a bucket kept changing under maxAttempts judgements in a
@@ -103,13 +116,43 @@ var ErrContended = errors.New("rate limit bucket contended")
 // maxAttempts bounds how often a Take judges again a bucket that changed.
 const maxAttempts = 64
 
-// Buckets are token buckets over a Store.
+// Buckets are token buckets over a Store. They remember the state each of
+// their own Takes stored, and try the next Take's swap from it: on a busy
+// replica that is one round trip to Redis per request. A swap from a
+// state another replica has changed fails and answers the current state.
 type Buckets struct {
 	store Store
+
+	mu   sync.Mutex
+	last map[string]State // key's state as this process last stored it
 }
 
+// maxRemembered bounds Buckets.last; past it, it is emptied (each bucket
+// then costs one more round trip once).
+const maxRemembered = 10000
+
 // New returns buckets kept in store.
-func New(store Store) *Buckets { return &Buckets{store: store} }
+func New(store Store) *Buckets { return &Buckets{store: store, last: map[string]State{}} }
+
+func (b *Buckets) remembered(key string) (State, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	st, ok := b.last[key]
+	return st, ok
+}
+
+func (b *Buckets) remember(key string, st State, ok bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !ok {
+		delete(b.last, key)
+		return
+	}
+	if len(b.last) >= maxRemembered {
+		clear(b.last)
+	}
+	b.last[key] = st
+}
 
 // Store is where the buckets live.
 func (b *Buckets) Store() Store { return b.store }
@@ -120,25 +163,37 @@ func (b *Buckets) Take(ctx context.Context, key string, l Limit, now time.Time) 
 	if err != nil {
 		return Decision{}, err
 	}
+	// A state remembered may be stale (another replica spent or refilled
+	// the bucket): a swap from it fails, and a refusal is checked against
+	// the store before it is answered.
+	st, found := b.remembered(key)
+	fresh := false
 	for range maxAttempts {
-		st, found, err := b.store.Get(ctx, key)
-		if err != nil {
-			return Decision{}, fmt.Errorf("read rate limit bucket %s: %w", key, err)
-		}
 		next, d := take(st, found, l, now)
 		if !d.Allowed && !now.Before(st.At) {
 			// Refused, and the refill since st.At is judged the same later:
 			// nothing to store.
-			return d, nil
+			if fresh {
+				return d, nil
+			}
+			if st, found, err = b.store.Get(ctx, key); err != nil {
+				return Decision{}, fmt.Errorf("read rate limit bucket %s: %w", key, err)
+			}
+			fresh = true
+			continue
 		}
-		got, swapped, err := b.store.Swap(ctx, key, call, st, found, next, d)
+		res, err := b.store.Swap(ctx, key, call, st, found, next, d)
 		if err != nil {
+			b.remember(key, State{}, false)
 			return Decision{}, fmt.Errorf("spend from rate limit bucket %s: %w", key, err)
 		}
-		if swapped {
-			return got, nil
+		if res.OK {
+			b.remember(key, next, true)
+			return res.Decision, nil
 		}
+		st, found, fresh = res.Current, res.Found, true
 	}
+	b.remember(key, State{}, false)
 	return Decision{}, fmt.Errorf("%s: %w", key, ErrContended)
 }
 
@@ -153,6 +208,7 @@ func (b *Buckets) Peek(ctx context.Context, key string, l Limit, now time.Time) 
 
 // Forget drops key's bucket: it starts full.
 func (b *Buckets) Forget(ctx context.Context, key string) error {
+	b.remember(key, State{}, false)
 	if err := b.store.Forget(ctx, key); err != nil {
 		return fmt.Errorf("drop rate limit bucket %s: %w", key, err)
 	}
@@ -161,6 +217,9 @@ func (b *Buckets) Forget(ctx context.Context, key string) error {
 
 // Reset refills every bucket.
 func (b *Buckets) Reset(ctx context.Context) error {
+	b.mu.Lock()
+	clear(b.last)
+	b.mu.Unlock()
 	if err := b.store.Reset(ctx); err != nil {
 		return fmt.Errorf("refill the rate limit buckets: %w", err)
 	}

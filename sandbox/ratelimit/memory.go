@@ -32,15 +32,15 @@ func (m *Memory) Get(_ context.Context, key string) (State, bool, error) {
 }
 
 // Swap stores next if key's state is still old (see Store).
-func (m *Memory) Swap(_ context.Context, key, call string, old State, found bool, next State, d Decision) (Decision, bool, error) {
+func (m *Memory) Swap(_ context.Context, key, call string, old State, found bool, next State, d Decision) (Swapped, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if done, ok := m.calls[call]; ok {
-		return done, true, nil
+		return Swapped{OK: true, Decision: done}, nil
 	}
 	cur, ok := m.states[key]
 	if ok != found || ok && (cur.Tokens != old.Tokens || !cur.At.Equal(old.At)) {
-		return Decision{}, false, nil
+		return Swapped{Current: cur, Found: ok}, nil
 	}
 	m.states[key] = next
 	m.calls[call] = d
@@ -49,7 +49,7 @@ func (m *Memory) Swap(_ context.Context, key, call string, old State, found bool
 		delete(m.calls, m.order[0])
 		m.order = m.order[1:]
 	}
-	return d, true, nil
+	return Swapped{OK: true, Decision: d}, nil
 }
 
 // Forget drops key's bucket.

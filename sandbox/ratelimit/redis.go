@@ -47,10 +47,11 @@ var swapScript = redis.NewScript(`
 local done = redis.call('GET', KEYS[2])
 if done then return {1, done} end
 local cur = redis.call('HMGET', KEYS[1], 'tokens', 'at')
+local stale = {0, cur[1] or '', cur[2] or ''}
 if ARGV[1] == '1' then
-  if cur[1] ~= ARGV[2] or cur[2] ~= ARGV[3] then return {0, ''} end
+  if cur[1] ~= ARGV[2] or cur[2] ~= ARGV[3] then return stale end
 elseif cur[1] or cur[2] then
-  return {0, ''}
+  return stale
 end
 redis.call('HSET', KEYS[1], 'tokens', ARGV[4], 'at', ARGV[5])
 redis.call('SET', KEYS[2], ARGV[6], 'PX', ARGV[7])
@@ -73,7 +74,7 @@ func (r *Redis) Get(ctx context.Context, key string) (State, bool, error) {
 }
 
 // Swap stores next if key's state is still old (see Store).
-func (r *Redis) Swap(ctx context.Context, key, call string, old State, found bool, next State, d Decision) (Decision, bool, error) {
+func (r *Redis) Swap(ctx context.Context, key, call string, old State, found bool, next State, d Decision) (Swapped, error) {
 	oldTokens, oldAt := encodeState(old)
 	nextTokens, nextAt := encodeState(next)
 	was := "0"
@@ -83,17 +84,23 @@ func (r *Redis) Swap(ctx context.Context, key, call string, old State, found boo
 	res, err := swapScript.Run(ctx, r.rdb, []string{r.prefix + key, r.calls + call},
 		was, oldTokens, oldAt, nextTokens, nextAt, encodeDecision(d), CallMemory.Milliseconds()).Slice()
 	if err != nil {
-		return Decision{}, false, err
+		return Swapped{}, err
 	}
-	if len(res) != 2 {
-		return Decision{}, false, fmt.Errorf("swap script answered %d values", len(res))
+	if ok, _ := res[0].(int64); ok == 1 && len(res) == 2 {
+		text, _ := res[1].(string)
+		got, err := decodeDecision(text)
+		return Swapped{OK: err == nil, Decision: got}, err
 	}
-	if ok, _ := res[0].(int64); ok != 1 {
-		return Decision{}, false, nil
+	if len(res) != 3 {
+		return Swapped{}, fmt.Errorf("swap script answered %d values", len(res))
 	}
-	text, _ := res[1].(string)
-	got, err := decodeDecision(text)
-	return got, err == nil, err
+	tokens, _ := res[1].(string)
+	at, _ := res[2].(string)
+	if tokens == "" && at == "" {
+		return Swapped{}, nil
+	}
+	cur, err := decodeState(tokens, at)
+	return Swapped{Current: cur, Found: err == nil}, err
 }
 
 // Forget drops key's bucket.

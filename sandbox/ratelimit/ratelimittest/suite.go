@@ -20,6 +20,25 @@ func Run(t *testing.T, open func(t *testing.T) ratelimit.Store) {
 	t.Run("RetriedCallTakesEffectOnce", func(t *testing.T) { testRetriedCall(t, open(t)) })
 	t.Run("StaleSwapRefused", func(t *testing.T) { testStaleSwap(t, open(t)) })
 	t.Run("ConcurrentTakes", func(t *testing.T) { testConcurrentTakes(t, open(t)) })
+	t.Run("TwoReplicas", func(t *testing.T) { testTwoReplicas(t, open(t)) })
+}
+
+// testTwoReplicas: two Buckets over one store, as two replicas over one
+// Redis, spend one bucket; what one remembers never outvotes the store.
+func testTwoReplicas(t *testing.T, st ratelimit.Store) {
+	a, b := ratelimit.New(st), ratelimit.New(st)
+	l := ratelimit.Limit{Rate: 0.001, Burst: 4}
+	spend(t, a, "k", l, 2)
+	spend(t, b, "k", l, 2)
+	for _, r := range []*ratelimit.Buckets{a, b} {
+		if d, _ := r.Take(context.Background(), "k", l, t0); d.Allowed {
+			t.Fatal("a fifth token of a burst of 4")
+		}
+	}
+	if err := b.Reset(context.Background()); err != nil { // a remembers an empty bucket
+		t.Fatal(err)
+	}
+	spend(t, a, "k", l, 4)
 }
 
 var t0 = time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
@@ -107,19 +126,19 @@ func testRetriedCall(t *testing.T, st ratelimit.Store) {
 	next := ratelimit.State{Tokens: 4, At: t0}
 	d := ratelimit.Decision{Allowed: true, Tokens: 4}
 	for try := range 2 {
-		got, swapped, err := st.Swap(ctx, "k", "call-1", ratelimit.State{}, false, next, d)
-		if err != nil || !swapped || got != d {
-			t.Fatalf("try %d: %+v swapped=%v %v, want the decision made", try, got, swapped, err)
+		res, err := st.Swap(ctx, "k", "call-1", ratelimit.State{}, false, next, d)
+		if err != nil || !res.OK || res.Decision != d {
+			t.Fatalf("try %d: %+v %v, want the decision made", try, res, err)
 		}
 	}
 	// A retry arriving after another call changed the bucket still answers
 	// the first decision, and leaves the other call's state alone.
 	later := ratelimit.State{Tokens: 3, At: t0}
-	if _, swapped, err := st.Swap(ctx, "k", "call-2", next, true, later, ratelimit.Decision{Allowed: true, Tokens: 3}); err != nil || !swapped {
-		t.Fatalf("second call: %v %v", swapped, err)
+	if res, err := st.Swap(ctx, "k", "call-2", next, true, later, ratelimit.Decision{Allowed: true, Tokens: 3}); err != nil || !res.OK {
+		t.Fatalf("second call: %+v %v", res, err)
 	}
-	if got, swapped, err := st.Swap(ctx, "k", "call-1", ratelimit.State{}, false, next, d); err != nil || !swapped || got != d {
-		t.Fatalf("late retry: %+v %v %v", got, swapped, err)
+	if res, err := st.Swap(ctx, "k", "call-1", ratelimit.State{}, false, next, d); err != nil || !res.OK || res.Decision != d {
+		t.Fatalf("late retry: %+v %v", res, err)
 	}
 	cur, found, err := st.Get(ctx, "k")
 	if err != nil || !found || cur.Tokens != 3 || !cur.At.Equal(t0) {
@@ -130,14 +149,23 @@ func testRetriedCall(t *testing.T, st ratelimit.Store) {
 func testStaleSwap(t *testing.T, st ratelimit.Store) {
 	ctx := context.Background()
 	a := ratelimit.State{Tokens: 1.5, At: t0}
-	if _, ok, err := st.Swap(ctx, "k", "c1", ratelimit.State{}, false, a, ratelimit.Decision{Allowed: true}); err != nil || !ok {
-		t.Fatalf("first swap: %v %v", ok, err)
+	if res, err := st.Swap(ctx, "k", "c1", ratelimit.State{}, false, a, ratelimit.Decision{Allowed: true}); err != nil || !res.OK {
+		t.Fatalf("first swap: %+v %v", res, err)
 	}
-	if _, ok, err := st.Swap(ctx, "k", "c2", ratelimit.State{}, false, a, ratelimit.Decision{Allowed: true}); err != nil || ok {
-		t.Fatalf("swap over a bucket believed absent: %v %v, want refused", ok, err)
+	// A refused swap answers the state stored, exactly.
+	stale := func(what string, res ratelimit.Swapped, err error) {
+		t.Helper()
+		if err != nil || res.OK || !res.Found || res.Current.Tokens != 1.5 || !res.Current.At.Equal(t0) {
+			t.Fatalf("%s: %+v %v, want refused with the state stored", what, res, err)
+		}
 	}
-	if _, ok, err := st.Swap(ctx, "k", "c3", ratelimit.State{Tokens: 2, At: t0}, true, a, ratelimit.Decision{}); err != nil || ok {
-		t.Fatalf("swap from a stale state: %v %v, want refused", ok, err)
+	res, err := st.Swap(ctx, "k", "c2", ratelimit.State{}, false, a, ratelimit.Decision{Allowed: true})
+	stale("swap over a bucket believed absent", res, err)
+	res, err = st.Swap(ctx, "k", "c3", ratelimit.State{Tokens: 2, At: t0}, true, a, ratelimit.Decision{})
+	stale("swap from a stale state", res, err)
+	res, err = st.Swap(ctx, "gone", "c4", a, true, a, ratelimit.Decision{})
+	if err != nil || res.OK || res.Found {
+		t.Fatalf("swap of a bucket that is gone: %+v %v, want refused, no state", res, err)
 	}
 	got, found, err := st.Get(ctx, "k")
 	if err != nil || !found || got.Tokens != 1.5 || !got.At.Equal(t0) {
