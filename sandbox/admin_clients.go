@@ -144,7 +144,7 @@ func secretViewOf(sec idp.Secret, now time.Time) secretView {
 
 // listClients answers GET /__sandbox/clients: every client that exists now.
 func (s *Server) listClients(w http.ResponseWriter, r *http.Request) {
-	s.forgetExpiredClients(r)
+	s.logExpiryFailure(r, s.forgetExpiredClients(r))
 	out := []registeredClient{}
 	for _, c := range s.cfg.Provider.Clients() {
 		out = append(out, s.clientViewOf(c))
@@ -170,7 +170,7 @@ func (s *Server) createClient(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	s.forgetExpiredClients(r)
+	s.logExpiryFailure(r, s.forgetExpiredClients(r))
 	client, secretExpires, errs := s.clientFrom(req)
 	if len(errs) > 0 {
 		s.problem(w, r, validationProblem(errs))
@@ -378,27 +378,39 @@ func (s *Server) forgetClientState(ctx context.Context, id string) error {
 	if err := s.limiter.forget(ctx, id); err != nil {
 		return fmt.Errorf("forget the rate limit of %s: %w", id, err)
 	}
-	if err := s.clocks.reset(ctx, id); err != nil {
-		return fmt.Errorf("reset the clock of %s: %w", id, err)
+	if err := s.clocks.Reset(ctx, id); err != nil {
+		return sharedFailure("reset the clock of "+id, err)
 	}
+	s.settleShared()
 	return nil
 }
 
 // forgetExpiredClients drops the clients whose ttl ran out, and their data.
 // It runs when clients are listed or created, which is when a shared
-// sandbox's client count matters; an expired client's tokens are refused
-// at once in any case.
-func (s *Server) forgetExpiredClients(r *http.Request) {
+// sandbox's client count matters, and before every clock move, so that
+// moving the clock back cannot revive a client that has run out (an
+// expired client's tokens are refused at once in any case). Its error is
+// the caller's to report or to log.
+func (s *Server) forgetExpiredClients(r *http.Request) error {
 	gone, err := s.cfg.Provider.ExpireClients()
 	for _, id := range gone {
 		if ferr := s.forgetClient(r.Context(), id); ferr != nil {
 			err = errors.Join(err, ferr)
 		}
 	}
-	if err != nil {
-		s.log.Error("expire runtime clients", "request_id", requestID(r), "err", err)
-	}
 	if len(gone) > 0 {
 		s.log.Info("runtime clients expired", "count", len(gone))
+	}
+	if err != nil {
+		return sharedFailure("expire runtime clients", err)
+	}
+	return nil
+}
+
+// logExpiryFailure logs a failed clean-up of expired clients that the
+// request can do without: a list or a creation judges expiry itself.
+func (s *Server) logExpiryFailure(r *http.Request, err error) {
+	if err != nil {
+		s.log.Error("expire runtime clients", "request_id", requestID(r), "err", err)
 	}
 }

@@ -101,7 +101,7 @@ type Server struct {
 	scenarios  *scenarios.Engine
 	journal    journal.Log
 	limiter    *rateLimiter
-	clocks     clockMover
+	clocks     clock.Store
 	shared     *sharedState // nil unless Config.Redis
 	hosts      hostPolicy
 	handler    http.Handler

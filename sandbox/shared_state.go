@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/referrals-sandbox/referrals-sandbox/clock"
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/ratelimit"
 	"github.com/referrals-sandbox/referrals-sandbox/scenarios"
@@ -18,13 +19,8 @@ import (
 // (Config.Redis), all under Config.RedisPrefix, so that one Redis database
 // holds several sandboxes.
 type sharedKeys struct {
-	// clockVersion grows with every clock move, so a replica never
-	// replaces a newer clock with an older read (clock.PerClient.Apply).
-	clockVersion string
-	// clockGlobal is the sandbox-wide offset from real time, in ns.
-	clockGlobal string
-	// clockClients holds the clients' own offsets, in ns, by client id.
-	clockClients string
+	// clock is the shared clock's keys (clock.Redis).
+	clock clock.RedisKeys
 	// clientsVersion grows with every runtime client change; a replica
 	// that sees a new value reloads its runtime clients from the store.
 	clientsVersion string
@@ -35,9 +31,7 @@ type sharedKeys struct {
 // newSharedKeys lays the keys out under prefix.
 func newSharedKeys(prefix string) sharedKeys {
 	return sharedKeys{
-		clockVersion:   prefix + "clock:version",
-		clockGlobal:    prefix + "clock:global",
-		clockClients:   prefix + "clock:clients",
+		clock:          clock.NewRedisKeys(prefix),
 		clientsVersion: prefix + "clients:version",
 		rateLimit:      prefix + "ratelimit:",
 	}
@@ -140,13 +134,13 @@ func (s *Server) unavailable(w http.ResponseWriter, r *http.Request) {
 // limit buckets live: in this process, or in Redis (Config.Redis).
 func (s *Server) useSharedState() {
 	if s.cfg.Redis == nil {
-		s.clocks = localClocks{global: s.cfg.Clock, per: s.cfg.ClientClocks}
+		s.clocks = clock.NewMemory(s.cfg.ClientClocks)
 		s.limiter = newRateLimiter(s.cfg.Provider, s.cfg.RateLimit, s.cfg.RateBurst, ratelimit.NewMemory())
 		return
 	}
 	s.shared = newSharedState(s.cfg.Redis, s.cfg.RedisPrefix, s.cfg.ClientClocks, s.cfg.Provider, s.cfg.Scenarios.SharedVersionKey())
 	s.cfg.Provider.UseClientSync(s.shared.clientsChanged)
-	s.clocks = sharedClocks{sh: s.shared}
+	s.clocks = s.shared.clock
 	s.limiter = newRateLimiter(s.cfg.Provider, s.cfg.RateLimit, s.cfg.RateBurst, ratelimit.NewRedis(s.cfg.Redis, s.shared.keys.rateLimit))
 }
 
