@@ -174,10 +174,10 @@ func (s *Server) reset(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := s.store.Reset(s.cfg.Fixtures); err != nil {
-		s.fail(w, r, fmt.Errorf("reset store: %w", err))
+		s.fail(w, r, s.storeFailure("reset store", err))
 		return
 	}
-	err := s.cfg.Provider.ResetClients()
+	err := s.cfg.Provider.ResetClients(r.Context())
 	s.settleShared()
 	if err != nil {
 		s.fail(w, r, fmt.Errorf("reset runtime clients: %w", err))
@@ -203,7 +203,7 @@ func (s *Server) resetClient(w http.ResponseWriter, r *http.Request, clientID st
 		return
 	}
 	if err := s.store.ResetClient(clientID, s.cfg.Fixtures); err != nil {
-		s.fail(w, r, err)
+		s.fail(w, r, s.storeFailure("reset the records of "+clientID, err))
 		return
 	}
 	if err := s.forgetClientState(r.Context(), clientID); err != nil {

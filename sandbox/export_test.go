@@ -1,6 +1,10 @@
 package sandbox
 
-import "github.com/referrals-sandbox/referrals-sandbox/sandbox/ratelimit"
+import (
+	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/ratelimit"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
+)
 
 // RateBucketCount reports how many rate-limit buckets s holds, the shared
 // unverified one included: tests check that forged identities add none.
@@ -15,3 +19,7 @@ func RateBucketCount(s *Server) int {
 // SharedSettle is how long a replica reuses a read of the shared versions
 // (sharedSettle): a test that needs a request to read waits longer.
 const SharedSettle = sharedSettle
+
+// RecordStoreClients is the idp.ClientStore a sandbox that runs alone
+// keeps its runtime clients in, for the conformance suite.
+func RecordStoreClients(st store.Store) idp.ClientStore { return recordStoreClients{st: st} }

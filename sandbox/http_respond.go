@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/referrals-sandbox/referrals-sandbox/idp"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
@@ -24,7 +25,7 @@ func (s *Server) problem(w http.ResponseWriter, r *http.Request, p Problem) {
 // fail answers err: the request's own problem, or a logged 500 whose body
 // does not leak internals.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
-	if errors.Is(err, errSharedState) || errors.Is(err, store.ErrUnavailable) {
+	if errors.Is(err, errSharedState) || errors.Is(err, store.ErrUnavailable) || errors.Is(err, idp.ErrClientStore) {
 		s.log.Error("shared state unavailable", "request_id", requestID(r), "err", err)
 		s.unavailable(w, r)
 		return

@@ -5,6 +5,7 @@
 package sandbox
 
 import (
+	"context"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
 
 	"errors"
@@ -152,9 +153,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	// The provider keeps runtime clients in the sandbox's store and judges
-	// each client's tokens on that client's clock.
-	if err := cfg.Provider.UseClientStore(cfg.Store); err != nil {
+	// The provider keeps runtime clients in the sandbox's store (Redis in
+	// shared mode) and judges each client's tokens on that client's clock.
+	if err := cfg.Provider.UseClientStore(context.Background(), clientStore(cfg)); err != nil {
 		return nil, err
 	}
 	cfg.Provider.UseClientClock(cfg.ClientClocks.Now)

@@ -21,8 +21,9 @@ import (
 type sharedKeys struct {
 	// clock is the shared clock's keys (clock.Redis).
 	clock clock.RedisKeys
-	// clientsVersion grows with every runtime client change; a replica
-	// that sees a new value reloads its runtime clients from the store.
+	// clientsVersion grows with every runtime client change, in the same
+	// script (idp.RedisClients); a replica that sees a new value reloads
+	// its runtime clients.
 	clientsVersion string
 	// rateLimit starts each client's rate limit bucket.
 	rateLimit string
@@ -32,7 +33,7 @@ type sharedKeys struct {
 func newSharedKeys(prefix string) sharedKeys {
 	return sharedKeys{
 		clock:          clock.NewRedisKeys(prefix),
-		clientsVersion: prefix + "clients:version",
+		clientsVersion: idp.RedisClientsVersionKey(prefix),
 		rateLimit:      prefix + "ratelimit:",
 	}
 }
@@ -47,17 +48,21 @@ func sharedFailure(what string, err error) error {
 	return fmt.Errorf("%s: %w: %w", what, errSharedState, err)
 }
 
+// storeFailure wraps err, a failed call of the record store while doing
+// what. In shared mode any failure of the Redis store during an admin
+// change is the shared state's (503 with Retry-After), even one Redis
+// answered itself, such as OOM under maxmemory or READONLY: the change may
+// be retried, and a 500 would say it never can.
+func (s *Server) storeFailure(what string, err error) error {
+	if s.shared != nil {
+		return sharedFailure(what, err)
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
 // sharedRetryAfter is the Retry-After, in seconds, of an answer refused
 // because Redis cannot be reached.
 const sharedRetryAfter = 1
-
-// clientsChanged tells the other replicas to reload their runtime clients.
-func (sh *sharedState) clientsChanged() error {
-	if err := sh.rdb.Incr(context.Background(), sh.keys.clientsVersion).Err(); err != nil {
-		return sharedFailure("bump the runtime clients' version", err)
-	}
-	return nil
-}
 
 // settleShared waits, in shared mode, until no replica can still reuse a
 // read from before a runtime client change this request made (see
@@ -139,7 +144,6 @@ func (s *Server) useSharedState() {
 		return
 	}
 	s.shared = newSharedState(s.cfg.Redis, s.cfg.RedisPrefix, s.cfg.ClientClocks, s.cfg.Provider, s.cfg.Scenarios.SharedVersionKey())
-	s.cfg.Provider.UseClientSync(s.shared.clientsChanged)
 	s.clocks = s.shared.clock
 	s.limiter = newRateLimiter(s.cfg.Provider, s.cfg.RateLimit, s.cfg.RateBurst, ratelimit.NewRedis(s.cfg.Redis, s.shared.keys.rateLimit))
 }

@@ -106,8 +106,8 @@ func (sh *sharedState) sync() (rulesVersion int64, err error) {
 	}
 	// The read is reused, but a runtime client change this replica failed
 	// to announce makes it reload its clients from the store all the same.
-	if err := sh.provider.SyncClients(v.clients); err != nil {
-		return 0, err
+	if err := sh.provider.SyncClients(context.Background(), v.clients); err != nil {
+		return 0, sharedFailure("reload the runtime clients", err)
 	}
 	return v.rules, nil
 }
@@ -150,8 +150,8 @@ func (sh *sharedState) readBatch(waiting []struct{}) ([]sharedVersions, error) {
 			return nil, sharedFailure("read the shared clock", err)
 		}
 	}
-	if err := sh.provider.SyncClients(v.clients); err != nil {
-		return nil, err
+	if err := sh.provider.SyncClients(ctx, v.clients); err != nil {
+		return nil, sharedFailure("reload the runtime clients", err)
 	}
 	sh.mu.Lock()
 	if began.After(sh.lastAt) {
