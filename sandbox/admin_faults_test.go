@@ -219,6 +219,7 @@ func faultPair(t *testing.T, srv *redistest.Server, proxy *redistest.FaultProxy,
 // ./test fails each command once, the ways taking turns; REDIS_FAULTS=all
 // fails each command every way (three times as long).
 func TestAdminCallsUnderRedisFaults(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	proxy := redistest.NewFaultProxy(t, srv)
 	subject, obs := faultPair(t, srv, proxy)
@@ -252,8 +253,10 @@ func TestAdminCallsUnderRedisFaults(t *testing.T) {
 // Redis timeout. Every admin call answers 503 with Retry-After, or a
 // success for a change that took effect.
 func TestAdminCallsWithWritesRefused(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	t.Run("maxmemory", func(t *testing.T) {
+		t.Parallel()
 		srv := redistest.Start(t)
 		proxy := redistest.NewFaultProxy(t, srv) // counts nothing here: only routes
 		subject, obs := faultPair(t, srv, proxy)
@@ -274,6 +277,7 @@ func TestAdminCallsWithWritesRefused(t *testing.T) {
 		}
 	})
 	t.Run("client pause", func(t *testing.T) {
+		t.Parallel()
 		srv := redistest.Start(t)
 		proxy := redistest.NewFaultProxy(t, srv)
 		// A Redis timeout well under the pause: go-redis's retries give up
