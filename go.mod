@@ -17,7 +17,6 @@ require (
 	github.com/redis/go-redis/v9 v9.7.3
 	github.com/tidwall/buntdb v1.3.0
 	golang.org/x/oauth2 v0.37.0
-	golang.org/x/time v0.16.0
 )
 
 require (
