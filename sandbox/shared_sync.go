@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"sync"
@@ -76,15 +75,6 @@ func newSharedState(rdb *redis.Client, prefix string, clocks *clock.PerClient, p
 	sh := &sharedState{rdb: rdb, keys: keys, clocks: clocks, clock: clock.NewRedis(rdb, keys.clock, clocks), provider: provider, rulesVersion: rulesVersion}
 	sh.reads = batch.New(maxReadBatch, sh.readBatch)
 	return sh
-}
-
-// int64Of reads an integer a GET returned; a missing key is 0.
-func int64Of(cmd *redis.StringCmd) (int64, error) {
-	n, err := cmd.Int64()
-	if errors.Is(err, redis.Nil) {
-		return 0, nil
-	}
-	return n, err
 }
 
 // sync brings this replica's clock and runtime clients up to date with the
