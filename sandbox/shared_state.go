@@ -65,11 +65,11 @@ func (s *Server) storeFailure(what string, err error) error {
 const sharedRetryAfter = 1
 
 // settleShared waits, in shared mode, until no replica can still reuse a
-// read from before a runtime client change this request made (see
-// sharedState.settle). The client registry announces a change while it
-// holds its lock, so the admin handlers wait here, after the change
-// returns and before they answer, not in clientsChanged: every request
-// needing a client would otherwise wait with them.
+// read from before a change this request made: a runtime client change or
+// a clock move (see sharedState.settle). The client registry stores a
+// change while it holds its lock, so the admin handlers wait here, after
+// the change returns and before they answer, not in the store: every
+// request needing a client would otherwise wait with them.
 func (s *Server) settleShared() {
 	if s.shared != nil {
 		s.shared.settle()
