@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
@@ -35,4 +36,35 @@ func clientStore(cfg Config) idp.ClientStore {
 		return idp.NewRedisClients(cfg.Redis, cfg.RedisPrefix)
 	}
 	return recordStoreClients{st: cfg.Store}
+}
+
+// carryOverClients moves the runtime clients an earlier release kept in
+// the record store into the shared mode's client store, once: each is put
+// there (unless a client of its id is there already) and then deleted
+// from the record store, so a client deleted later never comes back from
+// it. A failure part way is reported, and the next start carries on.
+func carryOverClients(ctx context.Context, from store.Store, to idp.ClientStore) error {
+	legacy, err := from.RuntimeClients()
+	if err != nil || len(legacy) == 0 {
+		return err
+	}
+	current, err := to.RuntimeClients(ctx)
+	if err != nil {
+		return err
+	}
+	have := make(map[string]bool, len(current))
+	for _, c := range current {
+		have[c.ClientID] = true
+	}
+	for _, c := range legacy {
+		if !have[c.ClientID] {
+			if err := to.PutClient(ctx, c); err != nil {
+				return fmt.Errorf("carry over runtime client %s: %w", c.ClientID, err)
+			}
+		}
+		if err := from.DeleteClient(c.ClientID); err != nil {
+			return fmt.Errorf("carry over runtime client %s: %w", c.ClientID, err)
+		}
+	}
+	return nil
 }

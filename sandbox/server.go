@@ -155,7 +155,13 @@ func New(cfg Config) (*Server, error) {
 	}
 	// The provider keeps runtime clients in the sandbox's store (Redis in
 	// shared mode) and judges each client's tokens on that client's clock.
-	if err := cfg.Provider.UseClientStore(context.Background(), clientStore(cfg)); err != nil {
+	clients := clientStore(cfg)
+	if cfg.Redis != nil {
+		if err := carryOverClients(context.Background(), cfg.Store, clients); err != nil {
+			return nil, fmt.Errorf("sandbox: %w", err)
+		}
+	}
+	if err := cfg.Provider.UseClientStore(context.Background(), clients); err != nil {
 		return nil, err
 	}
 	cfg.Provider.UseClientClock(cfg.ClientClocks.Now)
