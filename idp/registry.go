@@ -1,6 +1,7 @@
 package idp
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -9,6 +10,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -52,19 +54,22 @@ var (
 	// ErrBadClientID: the requested client id has characters a client id
 	// cannot have.
 	ErrBadClientID = errors.New("invalid client id")
+	// ErrClientIDCase: the requested client id differs from an existing
+	// client's only by case, which would make the two easy to confuse in
+	// journals and reports (and is one client for Entra).
+	ErrClientIDCase = errors.New("client id differs from an existing one only by case")
 )
 
-// ClientStore keeps runtime clients across restarts (the record store
-// implements it). The registry calls it under its own lock, so the store
-// sees changes in order.
-type ClientStore interface {
-	// PutClient stores or replaces a runtime client.
-	PutClient(c fixtures.Client) error
-	// DeleteClient removes a runtime client; deleting a missing one is not
-	// an error.
-	DeleteClient(clientID string) error
-	// RuntimeClients returns every stored runtime client.
-	RuntimeClients() ([]fixtures.Client, error)
+// fixtureInstance is the instance of every fixture client: a fixture
+// client cannot be deleted or created again at run time.
+const fixtureInstance = "fixtures"
+
+// instanceOf is the instance a token of c must carry (see Client.Instance).
+func instanceOf(c fixtures.Client) string {
+	if !c.Runtime {
+		return fixtureInstance
+	}
+	return c.Instance
 }
 
 // clientIDPattern is what a requested client id may hold: it appears in
@@ -72,7 +77,9 @@ type ClientStore interface {
 var clientIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
 // registry is the clients that exist in the sandbox's environment: the
-// fixtures' and those created at run time. It is safe for concurrent use.
+// fixtures' and those created at run time, kept in a ClientStore. It is
+// safe for concurrent use; it calls the store under its own lock, so the
+// store sees changes in order.
 type registry struct {
 	clock clock.Clock
 	store ClientStore
@@ -81,14 +88,13 @@ type registry struct {
 	order   []string // fixture clients first, in fixture order, then runtime ones
 	clients map[string]fixtures.Client
 	deleted []string // most recent last, at most maxDeletedRemembered
-	// changed and loaded keep replicas in step (registry_sync.go): changed
-	// is called after each store write, loaded is the version last reloaded.
-	changed ClientChanged
-	loaded  int64
+	// loaded is the version of the store last reloaded, -1 after a change
+	// failed, whose outcome is unknown (registry_sync.go).
+	loaded int64
 }
 
 func newRegistry(env string, fixtureClients []fixtures.Client, c clock.Clock) *registry {
-	r := &registry{clock: c, clients: make(map[string]fixtures.Client)}
+	r := &registry{clock: c, store: NewMemoryClients(), clients: make(map[string]fixtures.Client)}
 	for _, cl := range fixtureClients {
 		if cl.EnvironmentOrDefault() == env {
 			r.clients[cl.ClientID] = cl
@@ -101,10 +107,10 @@ func newRegistry(env string, fixtureClients []fixtures.Client, c clock.Clock) *r
 // attach loads the runtime clients a store kept, and makes the registry
 // keep every later change there. Clients of another environment stay in
 // the store, unseen, as fixture clients do.
-func (r *registry) attach(st ClientStore, env string) error {
-	stored, err := st.RuntimeClients()
+func (r *registry) attach(ctx context.Context, st ClientStore, env string) error {
+	stored, err := st.RuntimeClients(ctx)
 	if err != nil {
-		return fmt.Errorf("load runtime clients: %w", err)
+		return fmt.Errorf("load runtime clients: %w: %w", ErrClientStore, err)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -164,7 +170,7 @@ func (r *registry) list() []fixtures.Client {
 
 // expired removes the runtime clients whose ttl has run out and returns
 // their ids, so the sandbox can drop their records, rules and journal.
-func (r *registry) expired() ([]string, error) {
+func (r *registry) expired(ctx context.Context) ([]string, error) {
 	now := r.clock.Now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -174,9 +180,9 @@ func (r *registry) expired() ([]string, error) {
 			gone = append(gone, id)
 		}
 	}
-	for _, id := range gone {
-		if err := r.removeLocked(id); err != nil {
-			return gone, err
+	for i, id := range gone {
+		if err := r.removeLocked(ctx, id); err != nil {
+			return gone[:i], err
 		}
 	}
 	return gone, nil
@@ -194,6 +200,15 @@ func NewClientSecret() (string, error) {
 		b[i] = alphabet[int(b[i])%len(alphabet)]
 	}
 	return string(b[:3]) + "8Q~" + string(b[3:]), nil
+}
+
+// newInstance names one creation of a runtime client.
+func newInstance() (string, error) {
+	b := make([]byte, 8)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("generate client instance: %w", err)
+	}
+	return hex.EncodeToString(b), nil
 }
 
 // newClientID generates a readable runtime client id: ci-<12 hex>.
@@ -255,8 +270,10 @@ func checkSecret(c fixtures.Client, presented string, now time.Time) secretCheck
 
 // create registers a runtime client. c.ClientID may be empty (one is
 // generated); secretExpires may be zero. It returns the client and its
-// first secret, which is never shown again.
-func (r *registry) create(c fixtures.Client, secretExpires time.Time) (fixtures.Client, string, error) {
+// first secret, which is never shown again. The client gets a new
+// instance, which its tokens carry: a token of an earlier client of the
+// same id is refused.
+func (r *registry) create(ctx context.Context, c fixtures.Client, secretExpires time.Time) (fixtures.Client, string, error) {
 	if c.ClientID == "" {
 		id, err := newClientID()
 		if err != nil {
@@ -275,7 +292,11 @@ func (r *registry) create(c fixtures.Client, secretExpires time.Time) (fixtures.
 	if err != nil {
 		return fixtures.Client{}, "", err
 	}
-	c.Runtime, c.CreatedAt, c.ClientSecret = true, now, ""
+	instance, err := newInstance()
+	if err != nil {
+		return fixtures.Client{}, "", err
+	}
+	c.Runtime, c.CreatedAt, c.ClientSecret, c.Instance = true, now, "", instance
 	c.Secrets = []Secret{secret}
 
 	r.mu.Lock()
@@ -284,20 +305,21 @@ func (r *registry) create(c fixtures.Client, secretExpires time.Time) (fixtures.
 		if !old.Runtime || live(old, now) {
 			return fixtures.Client{}, "", ErrClientExists
 		}
-		if err := r.removeLocked(c.ClientID); err != nil { // an expired client's id is free again
+		if err := r.removeLocked(ctx, c.ClientID); err != nil { // an expired client's id is free again
 			return fixtures.Client{}, "", err
+		}
+	}
+	for id, other := range r.clients {
+		if id != c.ClientID && strings.EqualFold(id, c.ClientID) && (!other.Runtime || live(other, now)) {
+			return fixtures.Client{}, "", ErrClientIDCase
 		}
 	}
 	if r.runtimeCountLocked() >= MaxRuntimeClients {
 		return fixtures.Client{}, "", ErrTooManyClients
 	}
-	if r.store != nil {
-		if err := r.store.PutClient(c); err != nil {
-			return fixtures.Client{}, "", fmt.Errorf("store client %s: %w", c.ClientID, err)
-		}
-	}
-	if err := r.notifyLocked(c.ClientID); err != nil {
-		return fixtures.Client{}, "", err
+	if err := r.store.PutClient(ctx, c); err != nil {
+		r.loaded = -1 // the client may be stored all the same: reload
+		return fixtures.Client{}, "", fmt.Errorf("store client %s: %w: %w", c.ClientID, ErrClientStore, err)
 	}
 	r.clients[c.ClientID] = c
 	r.order = append(r.order, c.ClientID)
@@ -316,13 +338,13 @@ func (r *registry) runtimeCountLocked() int {
 }
 
 // remove deletes a runtime client: its tokens are refused from then on.
-func (r *registry) remove(id string) error {
+func (r *registry) remove(ctx context.Context, id string) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if _, err := r.runtimeLocked(id); err != nil {
 		return err
 	}
-	return r.removeLocked(id)
+	return r.removeLocked(ctx, id)
 }
 
 // runtimeLocked returns the live runtime client id: ErrNoClient when there
@@ -339,14 +361,10 @@ func (r *registry) runtimeLocked(id string) (fixtures.Client, error) {
 	return c, nil
 }
 
-func (r *registry) removeLocked(id string) error {
-	if r.store != nil {
-		if err := r.store.DeleteClient(id); err != nil {
-			return fmt.Errorf("delete client %s: %w", id, err)
-		}
-	}
-	if err := r.notifyLocked(id); err != nil {
-		return err
+func (r *registry) removeLocked(ctx context.Context, id string) error {
+	if err := r.store.DeleteClient(ctx, id); err != nil {
+		r.loaded = -1 // the client may be deleted all the same: reload
+		return fmt.Errorf("delete client %s: %w: %w", id, ErrClientStore, err)
 	}
 	delete(r.clients, id)
 	r.order = slices.DeleteFunc(r.order, func(o string) bool { return o == id })
@@ -364,7 +382,7 @@ func (r *registry) rememberDeletedLocked(id string) {
 
 // addSecret gives a runtime client another secret and returns its stored
 // form and value; the old secrets keep working.
-func (r *registry) addSecret(id string, expires time.Time) (Secret, string, error) {
+func (r *registry) addSecret(ctx context.Context, id string, expires time.Time) (Secret, string, error) {
 	value, err := NewClientSecret()
 	if err != nil {
 		return Secret{}, "", err
@@ -374,7 +392,7 @@ func (r *registry) addSecret(id string, expires time.Time) (Secret, string, erro
 	if err != nil {
 		return Secret{}, "", err
 	}
-	err = r.update(id, func(c *fixtures.Client) error {
+	err = r.update(ctx, id, func(c *fixtures.Client) error {
 		if len(c.Secrets) >= MaxSecretsPerClient {
 			return ErrTooManySecrets
 		}
@@ -385,8 +403,8 @@ func (r *registry) addSecret(id string, expires time.Time) (Secret, string, erro
 }
 
 // removeSecret deletes one secret of a runtime client; it keeps one.
-func (r *registry) removeSecret(id, secretID string) error {
-	return r.update(id, func(c *fixtures.Client) error {
+func (r *registry) removeSecret(ctx context.Context, id, secretID string) error {
+	return r.update(ctx, id, func(c *fixtures.Client) error {
 		i := slices.IndexFunc(c.Secrets, func(s Secret) bool { return s.ID == secretID })
 		switch {
 		case i < 0:
@@ -400,7 +418,7 @@ func (r *registry) removeSecret(id, secretID string) error {
 }
 
 // update changes a live runtime client under the lock and stores it.
-func (r *registry) update(id string, fn func(*fixtures.Client) error) error {
+func (r *registry) update(ctx context.Context, id string, fn func(*fixtures.Client) error) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	c, err := r.runtimeLocked(id)
@@ -410,13 +428,9 @@ func (r *registry) update(id string, fn func(*fixtures.Client) error) error {
 	if err := fn(&c); err != nil {
 		return err
 	}
-	if r.store != nil {
-		if err := r.store.PutClient(c); err != nil {
-			return fmt.Errorf("store client %s: %w", id, err)
-		}
-	}
-	if err := r.notifyLocked(id); err != nil {
-		return err
+	if err := r.store.PutClient(ctx, c); err != nil {
+		r.loaded = -1 // the change may be stored all the same: reload
+		return fmt.Errorf("store client %s: %w: %w", id, ErrClientStore, err)
 	}
 	r.clients[id] = c
 	return nil
@@ -424,12 +438,12 @@ func (r *registry) update(id string, fn func(*fixtures.Client) error) error {
 
 // resetRuntime forgets every runtime client (a whole-sandbox reset back to
 // the fixtures).
-func (r *registry) resetRuntime() error {
+func (r *registry) resetRuntime(ctx context.Context) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, id := range slices.Clone(r.order) {
 		if r.clients[id].Runtime {
-			if err := r.removeLocked(id); err != nil {
+			if err := r.removeLocked(ctx, id); err != nil {
 				return err
 			}
 		}

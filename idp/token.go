@@ -18,6 +18,15 @@ import (
 // client keeps the same oid across restarts, as an app registration does.
 var objectNamespace = uuid.MustParse("7d3f8a52-1c4b-4f0e-9a6d-2b8e5c1f0a93")
 
+// The sandbox's own claims, beside Entra's: the environment the sandbox
+// runs as and the instance of the client (fixtures.Client.Instance), so a
+// token is refused by a sandbox of another environment and once its client
+// has been deleted, whatever client of the same id exists later.
+const (
+	claimEnvironment = "sandbox_env"
+	claimInstance    = "sandbox_client"
+)
+
 // Issued is an access token and what the token response says of it.
 type Issued struct {
 	AccessToken string
@@ -57,6 +66,8 @@ func (p *Provider) issue(client fixtures.Client, resource, issuer string) (Issue
 		Claim("ver", "2.0").
 		Claim("uti", uti).
 		Claim("idtyp", "app").
+		Claim(claimEnvironment, p.cfg.Environment).
+		Claim(claimInstance, instanceOf(client)).
 		Build()
 	if err != nil {
 		return Issued{}, fmt.Errorf("build token: %w", err)

@@ -139,6 +139,9 @@ type tokenEntry struct {
 	issuer    string
 	audience  []string
 	notBefore time.Time
+	// environment and instance are the sandbox's own claims ("" when
+	// absent): whom the token was issued to (see claimInstance).
+	environment, instance string
 }
 
 func entryOf(tok jwt.Token) (tokenEntry, *ValidationError) {
@@ -161,12 +164,17 @@ func entryOf(tok jwt.Token) (tokenEntry, *ValidationError) {
 	}
 	uti, _ := tok.Get("uti")
 	tokenID, _ := uti.(string)
-	return tokenEntry{
+	env, _ := tok.Get(claimEnvironment)
+	instance, _ := tok.Get(claimInstance)
+	e := tokenEntry{
 		principal: Principal{ClientID: clientID, Roles: roles, TokenID: tokenID, ExpiresAt: tok.Expiration()},
 		issuer:    tok.Issuer(),
 		audience:  tok.Audience(),
 		notBefore: tok.NotBefore(),
-	}, nil
+	}
+	e.environment, _ = env.(string)
+	e.instance, _ = instance.(string)
+	return e, nil
 }
 
 // checkClaims runs the checks that depend on time or on the caller, so a

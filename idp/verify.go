@@ -32,7 +32,7 @@ const maxNumericDate = 253402300799
 func (p *Provider) verify(raw string) (tokenEntry, *ValidationError) {
 	if cached, ok := p.cache.get(raw); ok {
 		// A cached token's client may have been deleted since.
-		if err := p.checkClientExists(cached.principal.ClientID); err != nil {
+		if err := p.checkIssuedTo(cached); err != nil {
 			return tokenEntry{}, err
 		}
 		return cached, nil
@@ -62,7 +62,7 @@ func (p *Provider) verify(raw string) (tokenEntry, *ValidationError) {
 	if verr != nil {
 		return tokenEntry{}, verr
 	}
-	if err := p.checkClientExists(entry.principal.ClientID); err != nil {
+	if err := p.checkIssuedTo(entry); err != nil {
 		return tokenEntry{}, err
 	}
 	if len(raw) <= maxCachedTokenBytes {
@@ -192,6 +192,27 @@ func shortJSON(v json.RawMessage) string {
 		s = s[:limit] + "..."
 	}
 	return s
+}
+
+// checkIssuedTo refuses a token that was not issued to a client that
+// exists now: a token of another environment (signed with the same key),
+// of a runtime client that was deleted or ran out of time, or of an
+// earlier client of the same id, created again since. A token without the
+// sandbox's own claims (signed by hand with the development key) may name
+// a fixture client only.
+func (p *Provider) checkIssuedTo(e tokenEntry) *ValidationError {
+	id := e.principal.ClientID
+	c, ok := p.clients.get(id)
+	if !ok {
+		return p.checkClientExists(id)
+	}
+	if e.environment != "" && e.environment != p.cfg.Environment {
+		return refuse(ReasonUnknownClient, "the token was issued to client '%s' of the %s environment; this sandbox runs as %s", clip(id), clip(e.environment), p.cfg.Environment)
+	}
+	if want := instanceOf(c); e.instance != want && (c.Runtime || e.instance != "") {
+		return refuse(ReasonClientDeleted, "client '%s' was deleted (or its ttl ran out) and created again since this token was issued; get a new token", clip(id))
+	}
+	return nil
 }
 
 // checkClientExists refuses a token whose client does not exist now: a

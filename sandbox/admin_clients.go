@@ -144,7 +144,7 @@ func secretViewOf(sec idp.Secret, now time.Time) secretView {
 
 // listClients answers GET /__sandbox/clients: every client that exists now.
 func (s *Server) listClients(w http.ResponseWriter, r *http.Request) {
-	s.forgetExpiredClients(r)
+	s.logExpiryFailure(r, s.forgetExpiredClients(r))
 	out := []registeredClient{}
 	for _, c := range s.cfg.Provider.Clients() {
 		out = append(out, s.clientViewOf(c))
@@ -170,15 +170,22 @@ func (s *Server) createClient(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	s.forgetExpiredClients(r)
+	s.logExpiryFailure(r, s.forgetExpiredClients(r))
 	client, secretExpires, errs := s.clientFrom(req)
 	if len(errs) > 0 {
 		s.problem(w, r, validationProblem(errs))
 		return
 	}
-	created, secret, err := s.cfg.Provider.CreateClient(client, secretExpires)
+	if err := s.forgetLeftovers(r.Context(), client.ClientID); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	created, secret, err := s.cfg.Provider.CreateClient(r.Context(), client, secretExpires)
 	s.settleShared()
 	switch {
+	case errors.Is(err, idp.ErrClientIDCase):
+		s.problem(w, r, validationProblem([]FieldError{{Field: "clientId", Message: fmt.Sprintf("%q differs from an existing client's id only by case; choose another id", client.ClientID)}}))
+		return
 	case errors.Is(err, idp.ErrClientExists):
 		s.problem(w, r, newProblem(http.StatusConflict, fmt.Sprintf("a client %q already exists; leave clientId out for a generated one", client.ClientID)))
 		return
@@ -282,7 +289,15 @@ func expiryOf(in string, now time.Time) (time.Time, string) {
 // limit and clock go with it.
 func (s *Server) deleteClient(w http.ResponseWriter, r *http.Request) {
 	id := mux.Vars(r)["id"]
-	err := s.cfg.Provider.DeleteClient(id)
+	// The client's data goes first: when that fails the client is still
+	// there, and the DELETE the 503 invites finds it.
+	if c, ok := s.cfg.Provider.Client(id); ok && c.Runtime {
+		if err := s.forgetClient(r.Context(), id); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+	}
+	err := s.cfg.Provider.DeleteClient(r.Context(), id)
 	s.settleShared()
 	switch {
 	case errors.Is(err, idp.ErrNoClient):
@@ -292,10 +307,6 @@ func (s *Server) deleteClient(w http.ResponseWriter, r *http.Request) {
 		s.problem(w, r, newProblem(http.StatusConflict, fmt.Sprintf("%q is a fixture client; only clients created at run time can be deleted", id)))
 		return
 	case err != nil:
-		s.fail(w, r, err)
-		return
-	}
-	if err := s.forgetClient(r.Context(), id); err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -323,7 +334,7 @@ func (s *Server) addClientSecret(w http.ResponseWriter, r *http.Request) {
 		s.problem(w, r, validationProblem([]FieldError{{Field: "expiresIn", Message: msg}}))
 		return
 	}
-	sec, value, err := s.cfg.Provider.AddClientSecret(id, expires)
+	sec, value, err := s.cfg.Provider.AddClientSecret(r.Context(), id, expires)
 	s.settleShared()
 	if s.clientChangeFailed(w, r, id, err) {
 		return
@@ -338,7 +349,7 @@ func (s *Server) addClientSecret(w http.ResponseWriter, r *http.Request) {
 // deleteClientSecret answers DELETE /__sandbox/clients/{id}/secrets/{secretId}.
 func (s *Server) deleteClientSecret(w http.ResponseWriter, r *http.Request) {
 	vars := mux.Vars(r)
-	err := s.cfg.Provider.DeleteClientSecret(vars["id"], vars["secretId"])
+	err := s.cfg.Provider.DeleteClientSecret(r.Context(), vars["id"], vars["secretId"])
 	s.settleShared()
 	if s.clientChangeFailed(w, r, vars["id"], err) {
 		return
@@ -371,9 +382,23 @@ func (s *Server) clientChangeFailed(w http.ResponseWriter, r *http.Request, id s
 // rules and scenario bindings, journal entries, rate-limit bucket, clock.
 func (s *Server) forgetClient(ctx context.Context, id string) error {
 	if err := s.store.ResetClient(id, nil); err != nil {
-		return fmt.Errorf("delete records of %s: %w", id, err)
+		return s.storeFailure("delete records of "+id, err)
 	}
 	return s.forgetClientState(ctx, id)
+}
+
+// forgetLeftovers drops what the sandbox may still hold for a client id
+// that is about to be created, when no client of that id exists: the data
+// of an earlier client of the id whose deletion or expiry failed part way.
+// A new client starts with nothing.
+func (s *Server) forgetLeftovers(ctx context.Context, id string) error {
+	if id == "" {
+		return nil
+	}
+	if _, exists := s.cfg.Provider.Client(id); exists {
+		return nil
+	}
+	return s.forgetClient(ctx, id)
 }
 
 // forgetClientState clears what the sandbox keeps for a client outside the
@@ -388,27 +413,44 @@ func (s *Server) forgetClientState(ctx context.Context, id string) error {
 	if err := s.limiter.forget(ctx, id); err != nil {
 		return fmt.Errorf("forget the rate limit of %s: %w", id, err)
 	}
-	if err := s.clocks.reset(ctx, id); err != nil {
-		return fmt.Errorf("reset the clock of %s: %w", id, err)
+	// A client without a clock of its own (as this replica, brought in
+	// step before the request, sees it) has none to reset.
+	if _, own := s.cfg.ClientClocks.Offset(id); !own {
+		return nil
 	}
+	if err := s.clocks.Reset(ctx, id); err != nil {
+		return sharedFailure("reset the clock of "+id, err)
+	}
+	s.settleShared()
 	return nil
 }
 
 // forgetExpiredClients drops the clients whose ttl ran out, and their data.
 // It runs when clients are listed or created, which is when a shared
-// sandbox's client count matters; an expired client's tokens are refused
-// at once in any case.
-func (s *Server) forgetExpiredClients(r *http.Request) {
-	gone, err := s.cfg.Provider.ExpireClients()
+// sandbox's client count matters, and before every clock move, so that
+// moving the clock back cannot revive a client that has run out (an
+// expired client's tokens are refused at once in any case). Its error is
+// the caller's to report or to log.
+func (s *Server) forgetExpiredClients(r *http.Request) error {
+	gone, err := s.cfg.Provider.ExpireClients(r.Context())
 	for _, id := range gone {
 		if ferr := s.forgetClient(r.Context(), id); ferr != nil {
 			err = errors.Join(err, ferr)
 		}
 	}
-	if err != nil {
-		s.log.Error("expire runtime clients", "request_id", requestID(r), "err", err)
-	}
 	if len(gone) > 0 {
 		s.log.Info("runtime clients expired", "count", len(gone))
+	}
+	if err != nil {
+		return sharedFailure("expire runtime clients", err)
+	}
+	return nil
+}
+
+// logExpiryFailure logs a failed clean-up of expired clients that the
+// request can do without: a list or a creation judges expiry itself.
+func (s *Server) logExpiryFailure(r *http.Request, err error) {
+	if err != nil {
+		s.log.Error("expire runtime clients", "request_id", requestID(r), "err", err)
 	}
 }

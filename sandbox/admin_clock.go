@@ -2,10 +2,12 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
 
+	"github.com/referrals-sandbox/referrals-sandbox/clock"
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 )
 
@@ -106,7 +108,22 @@ func (s *Server) moveClock(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if err := s.applyClockMove(r.Context(), clientID, m, d, at); err != nil {
+	// A client whose ttl has run out is deleted before the clock moves, so
+	// that moving the clock back cannot bring it back.
+	if err := s.forgetExpiredClients(r); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	err = s.applyClockMove(r.Context(), clientID, m, d, at)
+	if errors.Is(err, clock.ErrOutOfRange) {
+		field := "set"
+		if m.Advance != nil {
+			field = "advance"
+		}
+		s.problem(w, r, validationProblem([]FieldError{{Field: field, Message: err.Error()}}))
+		return
+	}
+	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -115,16 +132,25 @@ func (s *Server) moveClock(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, v)
 }
 
-// applyClockMove moves the sandbox-wide clock, or one client's.
+// applyClockMove moves the sandbox-wide clock, or one client's, and returns
+// once no replica can still use the clock from before the move. A move out
+// of range is clock.ErrOutOfRange; any other failure is the shared state's
+// (503), and a move that failed was not made.
 func (s *Server) applyClockMove(ctx context.Context, clientID string, m clockMove, d time.Duration, at time.Time) error {
+	var err error
 	switch {
 	case m.Advance != nil:
-		return s.clocks.advance(ctx, clientID, d)
+		err = s.clocks.Advance(ctx, clientID, d)
 	case m.Set != nil:
-		return s.clocks.set(ctx, clientID, at)
+		err = s.clocks.Set(ctx, clientID, at)
 	default:
-		return s.clocks.reset(ctx, clientID)
+		err = s.clocks.Reset(ctx, clientID)
 	}
+	if err != nil && !errors.Is(err, clock.ErrOutOfRange) {
+		return sharedFailure("move the clock", err)
+	}
+	s.settleShared()
+	return err
 }
 
 // reset puts the sandbox back as it started: store back to the fixtures,
@@ -148,10 +174,10 @@ func (s *Server) reset(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := s.store.Reset(s.cfg.Fixtures); err != nil {
-		s.fail(w, r, fmt.Errorf("reset store: %w", err))
+		s.fail(w, r, s.storeFailure("reset store", err))
 		return
 	}
-	err := s.cfg.Provider.ResetClients()
+	err := s.cfg.Provider.ResetClients(r.Context())
 	s.settleShared()
 	if err != nil {
 		s.fail(w, r, fmt.Errorf("reset runtime clients: %w", err))
@@ -165,10 +191,11 @@ func (s *Server) reset(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, fmt.Errorf("clear the journal: %w", err))
 		return
 	}
-	if err := s.clocks.resetAll(r.Context()); err != nil {
-		s.fail(w, r, fmt.Errorf("reset the clocks: %w", err))
+	if err := s.clocks.ResetAll(r.Context()); err != nil {
+		s.fail(w, r, sharedFailure("reset the clocks", err))
 		return
 	}
+	s.settleShared()
 	if err := s.limiter.reset(r.Context()); err != nil {
 		s.fail(w, r, fmt.Errorf("refill the rate limits: %w", err))
 		return
@@ -182,7 +209,7 @@ func (s *Server) resetClient(w http.ResponseWriter, r *http.Request, clientID st
 		return
 	}
 	if err := s.store.ResetClient(clientID, s.cfg.Fixtures); err != nil {
-		s.fail(w, r, err)
+		s.fail(w, r, s.storeFailure("reset the records of "+clientID, err))
 		return
 	}
 	if err := s.forgetClientState(r.Context(), clientID); err != nil {

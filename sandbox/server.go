@@ -7,6 +7,7 @@ package sandbox
 import (
 	"github.com/referrals-sandbox/referrals-sandbox/internal/logthrottle"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redact"
+	"context"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
 
 	"errors"
@@ -113,7 +114,7 @@ type Server struct {
 	scenarios  scenarios.Engine
 	journal    journal.Log
 	limiter    *rateLimiter
-	clocks     clockMover
+	clocks     clock.Store
 	shared     *sharedState // nil unless Config.Redis
 	hosts      hostPolicy
 	handler    http.Handler
@@ -175,9 +176,15 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	// The provider keeps runtime clients in the sandbox's store and judges
-	// each client's tokens on that client's clock.
-	if err := cfg.Provider.UseClientStore(cfg.Store); err != nil {
+	// The provider keeps runtime clients in the sandbox's store (Redis in
+	// shared mode) and judges each client's tokens on that client's clock.
+	clients := clientStore(cfg)
+	if cfg.Redis != nil {
+		if err := carryOverClients(context.Background(), cfg.Store, clients); err != nil {
+			return nil, fmt.Errorf("sandbox: %w", err)
+		}
+	}
+	if err := cfg.Provider.UseClientStore(context.Background(), clients); err != nil {
 		return nil, err
 	}
 	cfg.Provider.UseClientClock(cfg.ClientClocks.Now)

@@ -9,7 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/referrals-sandbox/referrals-sandbox/clock"
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/ratelimit"
 	"github.com/referrals-sandbox/referrals-sandbox/scenarios"
 )
 
@@ -17,15 +19,11 @@ import (
 // (Config.Redis), all under Config.RedisPrefix, so that one Redis database
 // holds several sandboxes.
 type sharedKeys struct {
-	// clockVersion grows with every clock move, so a replica never
-	// replaces a newer clock with an older read (clock.PerClient.Apply).
-	clockVersion string
-	// clockGlobal is the sandbox-wide offset from real time, in ns.
-	clockGlobal string
-	// clockClients holds the clients' own offsets, in ns, by client id.
-	clockClients string
-	// clientsVersion grows with every runtime client change; a replica
-	// that sees a new value reloads its runtime clients from the store.
+	// clock is the shared clock's keys (clock.Redis).
+	clock clock.RedisKeys
+	// clientsVersion grows with every runtime client change, in the same
+	// script (idp.RedisClients); a replica that sees a new value reloads
+	// its runtime clients.
 	clientsVersion string
 	// rateLimit starts each client's rate limit bucket.
 	rateLimit string
@@ -34,10 +32,8 @@ type sharedKeys struct {
 // newSharedKeys lays the keys out under prefix.
 func newSharedKeys(prefix string) sharedKeys {
 	return sharedKeys{
-		clockVersion:   prefix + "clock:version",
-		clockGlobal:    prefix + "clock:global",
-		clockClients:   prefix + "clock:clients",
-		clientsVersion: prefix + "clients:version",
+		clock:          clock.NewRedisKeys(prefix),
+		clientsVersion: idp.RedisClientsVersionKey(prefix),
 		rateLimit:      prefix + "ratelimit:",
 	}
 }
@@ -52,24 +48,28 @@ func sharedFailure(what string, err error) error {
 	return fmt.Errorf("%s: %w: %w", what, errSharedState, err)
 }
 
+// storeFailure wraps err, a failed call of the record store while doing
+// what. In shared mode any failure of the Redis store during an admin
+// change is the shared state's (503 with Retry-After), even one Redis
+// answered itself, such as OOM under maxmemory or READONLY: the change may
+// be retried, and a 500 would say it never can.
+func (s *Server) storeFailure(what string, err error) error {
+	if s.shared != nil {
+		return sharedFailure(what, err)
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
 // sharedRetryAfter is the Retry-After, in seconds, of an answer refused
 // because Redis cannot be reached.
 const sharedRetryAfter = 1
 
-// clientsChanged tells the other replicas to reload their runtime clients.
-func (sh *sharedState) clientsChanged() error {
-	if err := sh.rdb.Incr(context.Background(), sh.keys.clientsVersion).Err(); err != nil {
-		return sharedFailure("bump the runtime clients' version", err)
-	}
-	return nil
-}
-
 // settleShared waits, in shared mode, until no replica can still reuse a
-// read from before a runtime client change this request made (see
-// sharedState.settle). The client registry announces a change while it
-// holds its lock, so the admin handlers wait here, after the change
-// returns and before they answer, not in clientsChanged: every request
-// needing a client would otherwise wait with them.
+// read from before a change this request made: a runtime client change or
+// a clock move (see sharedState.settle). The client registry stores a
+// change while it holds its lock, so the admin handlers wait here, after
+// the change returns and before they answer, not in the store: every
+// request needing a client would otherwise wait with them.
 func (s *Server) settleShared() {
 	if s.shared != nil {
 		s.shared.settle()
@@ -139,14 +139,13 @@ func (s *Server) unavailable(w http.ResponseWriter, r *http.Request) {
 // limit buckets live: in this process, or in Redis (Config.Redis).
 func (s *Server) useSharedState() {
 	if s.cfg.Redis == nil {
-		s.clocks = localClocks{global: s.cfg.Clock, per: s.cfg.ClientClocks}
-		s.limiter = newRateLimiter(s.cfg.Provider, s.cfg.RateLimit, s.cfg.RateBurst, newMemoryBuckets())
+		s.clocks = clock.NewMemory(s.cfg.ClientClocks)
+		s.limiter = newRateLimiter(s.cfg.Provider, s.cfg.RateLimit, s.cfg.RateBurst, ratelimit.NewMemory())
 		return
 	}
 	s.shared = newSharedState(s.cfg.Redis, s.cfg.RedisPrefix, s.cfg.ClientClocks, s.cfg.Provider, rulesVersionKey(s.cfg.Scenarios))
-	s.cfg.Provider.UseClientSync(s.shared.clientsChanged)
-	s.clocks = sharedClocks{sh: s.shared}
-	s.limiter = newRateLimiter(s.cfg.Provider, s.cfg.RateLimit, s.cfg.RateBurst, sharedBuckets{rdb: s.cfg.Redis, prefix: s.shared.keys.rateLimit})
+	s.clocks = s.shared.clock
+	s.limiter = newRateLimiter(s.cfg.Provider, s.cfg.RateLimit, s.cfg.RateBurst, ratelimit.NewRedis(s.cfg.Redis, s.shared.keys.rateLimit))
 }
 
 // healthDegraded is the health check's body when shared state is missing.

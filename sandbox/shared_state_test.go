@@ -3,6 +3,7 @@ package sandbox_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -30,13 +31,14 @@ type sharedReplicas struct {
 }
 
 // roundTrips counts the round trips a go-redis client makes: one per
-// command or pipeline sent, and names them. While failIncr is set, single
-// INCR commands fail as if Redis had gone between two calls of one request.
+// command or pipeline sent, and names them. While loseClientChange is
+// set, a runtime client change runs and its reply is lost, as when Redis
+// goes between the command and its answer.
 type roundTrips struct {
-	n        atomic.Int64
-	failIncr atomic.Bool
-	mu       sync.Mutex
-	names    []string
+	n                atomic.Int64
+	loseClientChange atomic.Bool
+	mu               sync.Mutex
+	names            []string
 }
 
 // record counts one round trip named name.
@@ -61,8 +63,11 @@ func (c *roundTrips) DialHook(next redis.DialHook) redis.DialHook { return next 
 func (c *roundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		c.record(cmd.Name())
-		if c.failIncr.Load() && cmd.Name() == "incr" {
-			cmd.SetErr(errors.New("connection reset by test"))
+		if c.loseClientChange.Load() && (cmd.Name() == "evalsha" || cmd.Name() == "eval") && strings.Contains(fmt.Sprint(cmd.Args()), "clients:runtime") {
+			if err := next(ctx, cmd); err != nil {
+				return err // NOSCRIPT: go-redis sends the script itself next
+			}
+			cmd.SetErr(errors.New("connection reset by test after the command ran"))
 			return cmd.Err()
 		}
 		return next(ctx, cmd)
@@ -373,12 +378,13 @@ func TestSharedStateChangesUnderConcurrentRequests(t *testing.T) {
 	}
 }
 
-// Redis failing after the per-request read, at the runtime clients'
-// version bump: the admin API answers 503 with Retry-After, not 500.
+// Redis failing after the per-request read, once the runtime client
+// change ran: the admin API answers 503 with Retry-After, not 500, and
+// the replica reloads what Redis has rather than trust its own copy.
 func TestSharedRedisFailingMidRequestAnswers503(t *testing.T) {
 	rs := newSharedReplicas(t, 1)
 	a := rs.all[0]
-	rs.trips.failIncr.Store(true)
+	rs.trips.loseClientChange.Store(true)
 	r := a.do(request{method: http.MethodPost, path: "/__sandbox/clients", body: map[string]any{}, plain: true})
 	if r.Status != http.StatusServiceUnavailable || r.Header.Get("Retry-After") == "" {
 		t.Fatalf("create a client while Redis fails: %d Retry-After %q %s", r.Status, r.Header.Get("Retry-After"), r.Body)
@@ -389,7 +395,7 @@ func TestSharedRedisFailingMidRequestAnswers503(t *testing.T) {
 	}
 	// The store kept the client; once Redis answers, this replica lists
 	// what the store has rather than its own stale copy.
-	rs.trips.failIncr.Store(false)
+	rs.trips.loseClientChange.Store(false)
 	var list struct{ Clients []struct{ Origin string } }
 	a.admin(http.MethodGet, "/__sandbox/clients", nil).decode(t, &list)
 	if n := len(list.Clients); n != 6 {

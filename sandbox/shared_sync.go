@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"sync"
@@ -39,6 +38,7 @@ type sharedState struct {
 	rdb      *redis.Client
 	keys     sharedKeys
 	clocks   *clock.PerClient
+	clock    *clock.Redis
 	provider *idp.Provider
 	// rulesVersion is the key of the failure rules' version
 	// (scenarios.Engine.SharedVersionKey).
@@ -71,58 +71,10 @@ const maxReadBatch = 1024
 
 // newSharedState returns the shared state of one replica.
 func newSharedState(rdb *redis.Client, prefix string, clocks *clock.PerClient, provider *idp.Provider, rulesVersion string) *sharedState {
-	sh := &sharedState{rdb: rdb, keys: newSharedKeys(prefix), clocks: clocks, provider: provider, rulesVersion: rulesVersion}
+	keys := newSharedKeys(prefix)
+	sh := &sharedState{rdb: rdb, keys: keys, clocks: clocks, clock: clock.NewRedis(rdb, keys.clock, clocks), provider: provider, rulesVersion: rulesVersion}
 	sh.reads = batch.New(maxReadBatch, sh.readBatch)
 	return sh
-}
-
-// clockRead is the clock part of a pipelined read.
-type clockRead struct {
-	version, global *redis.StringCmd
-	clients         *redis.MapStringStringCmd
-}
-
-// queueClockRead adds the reads of the whole shared clock to p.
-func (sh *sharedState) queueClockRead(ctx context.Context, p redis.Pipeliner) clockRead {
-	return clockRead{
-		version: p.Get(ctx, sh.keys.clockVersion),
-		global:  p.Get(ctx, sh.keys.clockGlobal),
-		clients: p.HGetAll(ctx, sh.keys.clockClients),
-	}
-}
-
-// state decodes what queueClockRead read; a missing key is zero.
-func (c clockRead) state() (clock.State, error) {
-	version, err := int64Of(c.version)
-	if err != nil {
-		return clock.State{}, fmt.Errorf("clock version: %w", err)
-	}
-	global, err := int64Of(c.global)
-	if err != nil {
-		return clock.State{}, fmt.Errorf("global clock offset: %w", err)
-	}
-	fields, err := c.clients.Result()
-	if err != nil {
-		return clock.State{}, fmt.Errorf("client clock offsets: %w", err)
-	}
-	st := clock.State{Version: version, Global: time.Duration(global), Clients: make(map[string]time.Duration, len(fields))}
-	for id, v := range fields {
-		ns, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return clock.State{}, fmt.Errorf("clock offset of client %s: %w", id, err)
-		}
-		st.Clients[id] = time.Duration(ns)
-	}
-	return st, nil
-}
-
-// int64Of reads an integer a GET returned; a missing key is 0.
-func int64Of(cmd *redis.StringCmd) (int64, error) {
-	n, err := cmd.Int64()
-	if errors.Is(err, redis.Nil) {
-		return 0, nil
-	}
-	return n, err
 }
 
 // sync brings this replica's clock and runtime clients up to date with the
@@ -144,8 +96,8 @@ func (sh *sharedState) sync() (rulesVersion int64, err error) {
 	}
 	// The read is reused, but a runtime client change this replica failed
 	// to announce makes it reload its clients from the store all the same.
-	if err := sh.provider.SyncClients(v.clients); err != nil {
-		return 0, err
+	if err := sh.provider.SyncClients(context.Background(), v.clients); err != nil {
+		return 0, sharedFailure("reload the runtime clients", err)
 	}
 	return v.rules, nil
 }
@@ -173,7 +125,7 @@ func (sh *sharedState) settle() { time.Sleep(sharedSettle) }
 func (sh *sharedState) readBatch(waiting []struct{}) ([]sharedVersions, error) {
 	ctx := context.Background() // bounded by --redis-timeout
 	began := time.Now()
-	vals, err := sh.rdb.MGet(ctx, sh.keys.clockVersion, sh.keys.clientsVersion, sh.rulesVersion).Result()
+	vals, err := sh.rdb.MGet(ctx, sh.keys.clock.Version, sh.keys.clientsVersion, sh.rulesVersion).Result()
 	if err != nil {
 		return nil, sharedFailure("read the shared state", err)
 	}
@@ -184,12 +136,12 @@ func (sh *sharedState) readBatch(waiting []struct{}) ([]sharedVersions, error) {
 		}
 	}
 	if v.clock != sh.clocks.Version() {
-		if err := sh.readClock(ctx); err != nil {
-			return nil, err
+		if err := sh.clock.Read(ctx); err != nil {
+			return nil, sharedFailure("read the shared clock", err)
 		}
 	}
-	if err := sh.provider.SyncClients(v.clients); err != nil {
-		return nil, err
+	if err := sh.provider.SyncClients(ctx, v.clients); err != nil {
+		return nil, sharedFailure("reload the runtime clients", err)
 	}
 	sh.mu.Lock()
 	if began.After(sh.lastAt) {
@@ -213,22 +165,4 @@ func versionOf(val any) (int64, error) {
 	default:
 		return 0, fmt.Errorf("unexpected %T", val)
 	}
-}
-
-// readClock reads the whole shared clock in one MULTI and applies it.
-func (sh *sharedState) readClock(ctx context.Context) error {
-	var read clockRead
-	_, err := sh.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		read = sh.queueClockRead(ctx, p)
-		return nil
-	})
-	if err != nil && !errors.Is(err, redis.Nil) {
-		return sharedFailure("read the shared clock", err)
-	}
-	st, err := read.state()
-	if err != nil {
-		return fmt.Errorf("read the shared clock: %w", err)
-	}
-	sh.clocks.Apply(st)
-	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/ratelimit"
 )
 
 // Rate limiting defaults: generous enough that a test suite never meets
@@ -31,46 +32,55 @@ const unverifiedBucket = ""
 
 // rateLimiter limits each registered client's requests on its clock, with
 // the client's own limit and burst when it has them, plus the shared
-// unverified bucket: at most len(clients)+1 buckets. The buckets live in
-// this process (memoryBuckets) or in Redis for every replica
-// (sharedBuckets).
+// unverified bucket: at most len(clients)+1 buckets. The algorithm and its
+// two stores, this process's memory or Redis for every replica, are
+// package ratelimit.
 type rateLimiter struct {
 	provider *idp.Provider
 	limit    float64
 	burst    int
-	buckets  bucketStore
+	buckets  *ratelimit.Buckets
 }
 
-func newRateLimiter(provider *idp.Provider, limit float64, burst int, buckets bucketStore) *rateLimiter {
-	return &rateLimiter{provider: provider, limit: limit, burst: burst, buckets: buckets}
+func newRateLimiter(provider *idp.Provider, limit float64, burst int, store ratelimit.Store) *rateLimiter {
+	return &rateLimiter{provider: provider, limit: limit, burst: burst, buckets: ratelimit.New(store)}
 }
 
 // limits is the bucket of clientID (the unverified one for any id that is
 // not a registered client) with its rate and burst; on is false when
 // limiting is off for it.
-func (l *rateLimiter) limits(clientID string) (key string, limit float64, burst int, on bool) {
+func (l *rateLimiter) limits(clientID string) (key string, lim ratelimit.Limit, on bool) {
 	c, registered := l.provider.Client(clientID)
 	if !registered {
-		limit, burst = min(l.limit, UnverifiedRateLimit), min(l.burst, UnverifiedRateBurst)
-		return unverifiedBucket, limit, max(burst, 1), limit > 0
+		rate, burst := min(l.limit, UnverifiedRateLimit), min(l.burst, UnverifiedRateBurst)
+		return unverifiedBucket, ratelimit.Limit{Rate: rate, Burst: max(burst, 1)}, rate > 0
 	}
-	limit, burst = l.limit, l.burst
+	rate, burst := l.limit, l.burst
 	if c.RateLimit != nil {
-		limit = *c.RateLimit
+		rate = *c.RateLimit
 	}
 	if c.RateBurst != nil {
 		burst = *c.RateBurst
 	}
-	return clientID, limit, max(burst, 1), limit > 0
+	return clientID, ratelimit.Limit{Rate: rate, Burst: max(burst, 1)}, rate > 0
 }
 
-// forget drops one client's bucket: a reset client starts full.
+// forget drops one client's bucket: a reset client starts full. A failure
+// is the shared state's (503): the memory store never fails.
 func (l *rateLimiter) forget(ctx context.Context, clientID string) error {
-	return l.buckets.forget(ctx, clientID)
+	if err := l.buckets.Forget(ctx, clientID); err != nil {
+		return sharedFailure("forget the rate limit of "+clientID, err)
+	}
+	return nil
 }
 
 // reset refills every bucket.
-func (l *rateLimiter) reset(ctx context.Context) error { return l.buckets.reset(ctx) }
+func (l *rateLimiter) reset(ctx context.Context) error {
+	if err := l.buckets.Reset(ctx); err != nil {
+		return sharedFailure("refill the rate limits", err)
+	}
+	return nil
+}
 
 // withRateLimit answers 429 with Retry-After when a client's bucket is empty,
 // and tells every API and ping response how much is left (RateLimit-*).
@@ -84,26 +94,26 @@ func (s *Server) withRateLimit(next http.Handler) http.Handler {
 			return
 		}
 		id := info.claimed.ClientID
-		key, limit, burst, on := s.limiter.limits(id)
+		key, lim, on := s.limiter.limits(id)
 		if !on {
 			next.ServeHTTP(w, r)
 			return
 		}
-		res, err := s.limiter.buckets.take(r.Context(), key, limit, burst, s.now(id))
+		res, err := s.limiter.buckets.Take(r.Context(), key, lim, s.now(id))
 		if err != nil {
 			s.log.Error("rate limit unavailable", "request_id", requestID(r), "err", err)
 			s.unavailable(w, r)
 			return
 		}
-		if !res.allowed {
-			seconds := retryAfterSeconds(res.wait)
+		if !res.Allowed {
+			seconds := retryAfterSeconds(res.RetryAfter)
 			w.Header().Set("Retry-After", strconv.Itoa(seconds))
-			setRateLimitHeaders(w, burst, 0, seconds)
+			setRateLimitHeaders(w, lim.Burst, 0, seconds)
 			s.problem(w, r, newProblem(http.StatusTooManyRequests,
-				fmt.Sprintf("rate limit of %g requests per second (burst %d) exceeded for %s; retry after %d second(s)", limit, burst, limitedWho(info), seconds)))
+				fmt.Sprintf("rate limit of %g requests per second (burst %d) exceeded for %s; retry after %d second(s)", lim.Rate, lim.Burst, limitedWho(info), seconds)))
 			return
 		}
-		setRateLimitHeaders(w, burst, res.remaining(), res.secondsUntilFull(limit, burst))
+		setRateLimitHeaders(w, lim.Burst, res.Remaining(), res.SecondsUntilFull(lim))
 		next.ServeHTTP(w, r)
 	})
 }
@@ -135,17 +145,17 @@ func (l *rateLimiter) forcedHeaders(ctx context.Context, w http.ResponseWriter, 
 	if clientID == "" {
 		return
 	}
-	key, limit, burst, on := l.limits(clientID)
+	key, lim, on := l.limits(clientID)
 	if !on {
 		return
 	}
 	if retryAfter > 0 {
-		setRateLimitHeaders(w, burst, 0, retryAfter)
+		setRateLimitHeaders(w, lim.Burst, 0, retryAfter)
 		return
 	}
-	res, err := l.buckets.peek(ctx, key, limit, burst, now)
+	res, err := l.buckets.Peek(ctx, key, lim, now)
 	if err != nil {
 		return // the forced answer goes out without the headers
 	}
-	setRateLimitHeaders(w, burst, res.remaining(), res.secondsUntilFull(limit, burst))
+	setRateLimitHeaders(w, lim.Burst, res.Remaining(), res.SecondsUntilFull(lim))
 }

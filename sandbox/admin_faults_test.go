@@ -1,0 +1,313 @@
+package sandbox_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/referrals-sandbox/referrals-sandbox/internal/redistest"
+)
+
+// adminCall is one admin call of the runtime clients, clocks and rate
+// limits, with how to prepare for it and how to tell, through another
+// replica, that it took effect.
+type adminCall struct {
+	name string
+	// prepare readies the state the call changes, through the observer;
+	// it returns the id the call works on.
+	prepare func(t *testing.T, obs *testSandbox, i int) string
+	call    func(s *testSandbox, id string) *response
+	// took reports, through the observer, whether the call's change is
+	// there, exactly as asked (an advance made twice is not).
+	took func(t *testing.T, obs *testSandbox, id string) bool
+}
+
+// clockOffset is a clock's offset as the observer shows it.
+func clockOffset(t *testing.T, obs *testSandbox, clientID string) (offset string, own bool) {
+	t.Helper()
+	path := "/__sandbox/clock"
+	if clientID != "" {
+		path += "?clientId=" + clientID
+	}
+	var v struct {
+		Offset   string
+		OwnClock bool
+	}
+	obs.admin(http.MethodGet, path, nil).decode(t, &v)
+	return v.Offset, v.OwnClock
+}
+
+func plainAdmin(s *testSandbox, method, path string, body any) *response {
+	if body == nil {
+		body = map[string]any{}
+	}
+	return s.do(request{method: method, path: path, body: body, plain: true})
+}
+
+func secretsOf(t *testing.T, obs *testSandbox, id string) int {
+	t.Helper()
+	r := obs.admin(http.MethodGet, "/__sandbox/clients/"+id, nil)
+	if r.Status != http.StatusOK {
+		return -1
+	}
+	var c struct{ Secrets []struct{ ID string } }
+	r.decode(t, &c)
+	return len(c.Secrets)
+}
+
+var adminCalls = []adminCall{
+	{
+		name:    "create client",
+		prepare: func(_ *testing.T, _ *testSandbox, i int) string { return fmt.Sprintf("ci-new-%d", i) },
+		call: func(s *testSandbox, id string) *response {
+			return plainAdmin(s, http.MethodPost, "/__sandbox/clients", map[string]any{"clientId": id})
+		},
+		took: func(_ *testing.T, obs *testSandbox, id string) bool {
+			return obs.admin(http.MethodGet, "/__sandbox/clients/"+id, nil).Status == http.StatusOK
+		},
+	},
+	{
+		name: "delete client",
+		prepare: func(_ *testing.T, obs *testSandbox, i int) string {
+			return obs.newClient(map[string]any{"clientId": fmt.Sprintf("ci-del-%d", i)}).ClientID
+		},
+		call: func(s *testSandbox, id string) *response {
+			return plainAdmin(s, http.MethodDelete, "/__sandbox/clients/"+id, nil)
+		},
+		took: func(_ *testing.T, obs *testSandbox, id string) bool {
+			return obs.admin(http.MethodGet, "/__sandbox/clients/"+id, nil).Status == http.StatusNotFound
+		},
+	},
+	{
+		name: "add a secret",
+		prepare: func(_ *testing.T, obs *testSandbox, i int) string {
+			return obs.newClient(map[string]any{"clientId": fmt.Sprintf("ci-rot-%d", i)}).ClientID
+		},
+		call: func(s *testSandbox, id string) *response {
+			return plainAdmin(s, http.MethodPost, "/__sandbox/clients/"+id+"/secrets", nil)
+		},
+		took: func(t *testing.T, obs *testSandbox, id string) bool { return secretsOf(t, obs, id) == 2 },
+	},
+	{
+		name: "advance the clock",
+		prepare: func(_ *testing.T, obs *testSandbox, _ int) string {
+			obs.moveClock(map[string]any{"reset": true})
+			return ""
+		},
+		call: func(s *testSandbox, _ string) *response {
+			return plainAdmin(s, http.MethodPost, "/__sandbox/clock", map[string]any{"advance": "1h"})
+		},
+		took: func(t *testing.T, obs *testSandbox, _ string) bool {
+			o, _ := clockOffset(t, obs, "")
+			return o == "1h0m0s"
+		},
+	},
+	{
+		name: "set the clock",
+		prepare: func(_ *testing.T, obs *testSandbox, _ int) string {
+			obs.moveClock(map[string]any{"reset": true})
+			return ""
+		},
+		call: func(s *testSandbox, _ string) *response {
+			return plainAdmin(s, http.MethodPost, "/__sandbox/clock", map[string]any{"set": "2031-01-01T00:00:00Z"})
+		},
+		took: func(t *testing.T, obs *testSandbox, _ string) bool { o, _ := clockOffset(t, obs, ""); return o != "0s" },
+	},
+	{
+		name: "advance a client's clock",
+		prepare: func(_ *testing.T, obs *testSandbox, i int) string {
+			return obs.newClient(map[string]any{"clientId": fmt.Sprintf("ci-clk-%d", i)}).ClientID
+		},
+		call: func(s *testSandbox, id string) *response {
+			return plainAdmin(s, http.MethodPost, "/__sandbox/clock", map[string]any{"advance": "1h", "clientId": id})
+		},
+		took: func(t *testing.T, obs *testSandbox, id string) bool {
+			own, _ := clockOffset(t, obs, id)
+			global, _ := clockOffset(t, obs, "")
+			a, errA := time.ParseDuration(own)
+			b, errB := time.ParseDuration(global)
+			return errA == nil && errB == nil && a-b == time.Hour
+		},
+	},
+	{
+		name: "reset the clock",
+		prepare: func(_ *testing.T, obs *testSandbox, _ int) string {
+			obs.moveClock(map[string]any{"advance": "1h"})
+			return ""
+		},
+		call: func(s *testSandbox, _ string) *response {
+			return plainAdmin(s, http.MethodPost, "/__sandbox/clock", map[string]any{"reset": true})
+		},
+		took: func(t *testing.T, obs *testSandbox, _ string) bool { o, _ := clockOffset(t, obs, ""); return o == "0s" },
+	},
+	{
+		name: "reset one client",
+		prepare: func(_ *testing.T, obs *testSandbox, i int) string {
+			id := obs.newClient(map[string]any{"clientId": fmt.Sprintf("ci-rst-%d", i)}).ClientID
+			obs.moveClock(map[string]any{"advance": "1h", "clientId": id})
+			return id
+		},
+		call: func(s *testSandbox, id string) *response {
+			return plainAdmin(s, http.MethodPost, "/__sandbox/reset", map[string]any{"clientId": id})
+		},
+		took: func(t *testing.T, obs *testSandbox, id string) bool { _, own := clockOffset(t, obs, id); return !own },
+	},
+	{
+		name: "reset the sandbox",
+		prepare: func(_ *testing.T, obs *testSandbox, i int) string {
+			id := obs.newClient(map[string]any{"clientId": fmt.Sprintf("ci-all-%d", i)}).ClientID
+			obs.moveClock(map[string]any{"advance": "1h"})
+			return id
+		},
+		call: func(s *testSandbox, _ string) *response {
+			return plainAdmin(s, http.MethodPost, "/__sandbox/reset", nil)
+		},
+		took: func(t *testing.T, obs *testSandbox, id string) bool {
+			o, _ := clockOffset(t, obs, "")
+			return o == "0s" && obs.admin(http.MethodGet, "/__sandbox/clients/"+id, nil).Status == http.StatusNotFound
+		},
+	},
+}
+
+// judge checks one answer: a success only for a change that took effect;
+// any failure a 503 with Retry-After.
+func judge(t *testing.T, c adminCall, how string, r *response, obs *testSandbox, id string) {
+	t.Helper()
+	switch {
+	case r.Status >= 200 && r.Status < 300:
+		if !c.took(t, obs, id) {
+			t.Errorf("%s, %s: answered %d but the change is not there as asked", c.name, how, r.Status)
+		}
+	case r.Status == http.StatusServiceUnavailable:
+		if r.Header.Get("Retry-After") == "" {
+			t.Errorf("%s, %s: 503 without Retry-After", c.name, how)
+		}
+	default:
+		t.Errorf("%s, %s: answered %d %s, want a success that took effect or 503", c.name, how, r.Status, r.Body)
+	}
+}
+
+// faultPair is a sandbox whose every Redis call goes through a fault
+// proxy, and a replica beside it that reaches Redis directly, to observe.
+func faultPair(t *testing.T, srv *redistest.Server, proxy *redistest.FaultProxy, opts ...redis.Options) (subject, observer *testSandbox) {
+	t.Helper()
+	o := redis.Options{Addr: proxy.Addr, ContextTimeoutEnabled: true}
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	rdb := redis.NewClient(&o)
+	t.Cleanup(func() { _ = rdb.Close() })
+	subject = newSandbox(t, useRedis(rdb), useRedisStore(t, o.Addr, "referrals-sandbox:"))
+	observer = newSandbox(t, useRedis(srv.NewClient(t)), useRedisStore(t, srv.Addr, "referrals-sandbox:"))
+	return subject, observer
+}
+
+// TestAdminCallsUnderRedisFaults fails every Redis command of each admin
+// call of the runtime clients, clocks and rate limits in turn, each way
+// the fault proxy can (the connection closed, an error answered, the reply
+// lost after the command ran): no call answers success for a change that
+// did not take effect, or took effect twice, and every failure is a 503
+// with Retry-After. go-redis retries what it may; the sandbox must make
+// those retries harmless.
+//
+// ./test fails each command once, the ways taking turns; REDIS_FAULTS=all
+// fails each command every way (three times as long).
+func TestAdminCallsUnderRedisFaults(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	proxy := redistest.NewFaultProxy(t, srv)
+	subject, obs := faultPair(t, srv, proxy)
+	faults := []redistest.Fault{redistest.Drop, redistest.ErrorReply, redistest.LoseReply}
+	names := map[redistest.Fault]string{redistest.Drop: "connection closed", redistest.ErrorReply: "error answered", redistest.LoseReply: "reply lost"}
+	i := 0
+	for _, c := range adminCalls {
+		for round := range faults {
+			for n := 1; ; n++ {
+				fault := faults[(round+n)%len(faults)]
+				i++
+				id := c.prepare(t, obs, i)
+				proxy.Arm(n, fault)
+				r := c.call(subject, id)
+				fired := proxy.Fired()
+				proxy.Arm(0, redistest.Drop)
+				judge(t, c, fmt.Sprintf("command %d %s", n, names[fault]), r, obs, id)
+				if !fired {
+					break // past the call's last command
+				}
+			}
+			if os.Getenv("REDIS_FAULTS") != "all" {
+				break
+			}
+		}
+	}
+}
+
+// TestAdminCallsWithWritesRefused: Redis answers PING but refuses writes,
+// under maxmemory 1 (noeviction) or a CLIENT PAUSE WRITE longer than the
+// Redis timeout. Every admin call answers 503 with Retry-After, or a
+// success for a change that took effect.
+func TestAdminCallsWithWritesRefused(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	t.Run("maxmemory", func(t *testing.T) {
+		t.Parallel()
+		srv := redistest.Start(t)
+		proxy := redistest.NewFaultProxy(t, srv) // counts nothing here: only routes
+		subject, obs := faultPair(t, srv, proxy)
+		admin := srv.NewClient(t)
+		for i, c := range adminCalls {
+			id := c.prepare(t, obs, i)
+			if err := admin.ConfigSet(ctx, "maxmemory-policy", "noeviction").Err(); err != nil {
+				t.Fatal(err)
+			}
+			if err := admin.ConfigSet(ctx, "maxmemory", "1").Err(); err != nil {
+				t.Fatal(err)
+			}
+			r := c.call(subject, id)
+			if err := admin.ConfigSet(ctx, "maxmemory", "0").Err(); err != nil {
+				t.Fatal(err)
+			}
+			judge(t, c, "maxmemory 1", r, obs, id)
+		}
+	})
+	t.Run("client pause", func(t *testing.T) {
+		t.Parallel()
+		srv := redistest.Start(t)
+		proxy := redistest.NewFaultProxy(t, srv)
+		// A Redis timeout well under the pause: go-redis's retries give up
+		// before it ends.
+		subject, obs := faultPair(t, srv, proxy, redis.Options{Addr: proxy.Addr, ContextTimeoutEnabled: true,
+			ReadTimeout: 250 * time.Millisecond, WriteTimeout: 250 * time.Millisecond})
+		admin := srv.NewClient(t)
+		// The calls run together under one pause; the whole-sandbox reset
+		// would undo the others, so it has a pause of its own.
+		for _, batch := range [][]adminCall{adminCalls[:len(adminCalls)-1], adminCalls[len(adminCalls)-1:]} {
+			ids := make([]string, len(batch))
+			for i, c := range batch {
+				ids[i] = c.prepare(t, obs, 1000+i)
+			}
+			if err := admin.Do(ctx, "CLIENT", "PAUSE", "4000", "WRITE").Err(); err != nil {
+				t.Fatal(err)
+			}
+			answers := make([]*response, len(batch))
+			var wg sync.WaitGroup
+			for i, c := range batch {
+				wg.Go(func() { answers[i] = c.call(subject, ids[i]) })
+			}
+			wg.Wait()
+			// A write returns once the pause is over.
+			if err := admin.Set(ctx, "test:resumed", "1", 0).Err(); err != nil {
+				t.Fatal(err)
+			}
+			for i, c := range batch {
+				judge(t, c, "CLIENT PAUSE 4000 WRITE", answers[i], obs, ids[i])
+			}
+		}
+	})
+}

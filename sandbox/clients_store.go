@@ -1,0 +1,70 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
+)
+
+// recordStoreClients keeps the runtime clients of a sandbox that runs
+// alone in its record store, so that they survive a restart on a --data
+// file. It is the embedded idp.ClientStore; replicas use idp.RedisClients,
+// which announces each change to the others in the same step.
+type recordStoreClients struct {
+	st store.Store
+}
+
+func (c recordStoreClients) PutClient(_ context.Context, cl fixtures.Client) error {
+	return c.st.PutClient(cl)
+}
+
+func (c recordStoreClients) DeleteClient(_ context.Context, id string) error {
+	return c.st.DeleteClient(id)
+}
+
+func (c recordStoreClients) RuntimeClients(context.Context) ([]fixtures.Client, error) {
+	return c.st.RuntimeClients()
+}
+
+// clientStore is where the runtime clients live: in Redis for every
+// replica in shared mode, in the record store otherwise.
+func clientStore(cfg Config) idp.ClientStore {
+	if cfg.Redis != nil {
+		return idp.NewRedisClients(cfg.Redis, cfg.RedisPrefix)
+	}
+	return recordStoreClients{st: cfg.Store}
+}
+
+// carryOverClients moves the runtime clients an earlier release kept in
+// the record store into the shared mode's client store, once: each is put
+// there (unless a client of its id is there already) and then deleted
+// from the record store, so a client deleted later never comes back from
+// it. A failure part way is reported, and the next start carries on.
+func carryOverClients(ctx context.Context, from store.Store, to idp.ClientStore) error {
+	legacy, err := from.RuntimeClients()
+	if err != nil || len(legacy) == 0 {
+		return err
+	}
+	current, err := to.RuntimeClients(ctx)
+	if err != nil {
+		return err
+	}
+	have := make(map[string]bool, len(current))
+	for _, c := range current {
+		have[c.ClientID] = true
+	}
+	for _, c := range legacy {
+		if !have[c.ClientID] {
+			if err := to.PutClient(ctx, c); err != nil {
+				return fmt.Errorf("carry over runtime client %s: %w", c.ClientID, err)
+			}
+		}
+		if err := from.DeleteClient(c.ClientID); err != nil {
+			return fmt.Errorf("carry over runtime client %s: %w", c.ClientID, err)
+		}
+	}
+	return nil
+}
