@@ -22,6 +22,7 @@ const SharedSettle = sharedSettle
 
 // HeldConnections reports how many requests delays and hangs hold now.
 func HeldConnections(s *Server) int { return s.holds.held() }
+
 // RecordStoreClients is the idp.ClientStore a sandbox that runs alone
 // keeps its runtime clients in, for the conformance suite.
 func RecordStoreClients(st store.Store) idp.ClientStore { return recordStoreClients{st: st} }

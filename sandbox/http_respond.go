@@ -6,8 +6,8 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 	"github.com/referrals-sandbox/referrals-sandbox/scenarios"
 )

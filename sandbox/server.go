@@ -5,9 +5,9 @@
 package sandbox
 
 import (
+	"context"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/logthrottle"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redact"
-	"context"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
 
 	"errors"
