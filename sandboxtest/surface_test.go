@@ -30,6 +30,41 @@ func TestSurfaceNamesNoOtherPackageOfTheModule(t *testing.T) {
 	}
 }
 
+// TestOtherPackagesSayTheyAreNotStable: only sandboxtest (and the command)
+// is a surface users may keep; every other importable package of the
+// module says in its package doc that it is not, so nobody builds on it
+// unwarned.
+func TestOtherPackagesSayTheyAreNotStable(t *testing.T) {
+	self, err := packages.Load(&packages.Config{Mode: packages.NeedName | packages.NeedModule}, ".")
+	if err != nil || len(self) != 1 || self[0].Module == nil {
+		t.Fatalf("load sandboxtest: %v", err)
+	}
+	module := self[0].Module.Path
+	pkgs, err := packages.Load(&packages.Config{Mode: packages.NeedName | packages.NeedFiles | packages.NeedSyntax}, module+"/...")
+	if err != nil {
+		t.Fatalf("load %s/...: %v", module, err)
+	}
+	checked := 0
+	for _, pkg := range pkgs {
+		if pkg.Name == "main" || pkg.PkgPath == self[0].PkgPath || strings.Contains(pkg.PkgPath+"/", "/internal/") {
+			continue
+		}
+		checked++
+		var doc strings.Builder
+		for _, f := range pkg.Syntax {
+			if f.Doc != nil {
+				doc.WriteString(f.Doc.Text())
+			}
+		}
+		if !strings.Contains(strings.Join(strings.Fields(doc.String()), " "), "is not a stable API") {
+			t.Errorf("package %s: its package doc does not say it is not a stable API", pkg.PkgPath)
+		}
+	}
+	if checked == 0 {
+		t.Fatalf("no package of %s checked", module)
+	}
+}
+
 // surfaceLeaks lists "where: type" for each exported name of pkg whose
 // declaration mentions a named type of module other than pkg's own.
 func surfaceLeaks(pkg *types.Package, module string) []string {

@@ -23,4 +23,7 @@
 // embedded in the binary (see the library directory) plus any a team adds
 // with Library.AddDir. Activating a scenario copies its rules into the
 // active set, tagged with the scenario name.
+//
+// This package is not a stable API: it changes with the sandbox's
+// internals. The Go API to build on is package sandboxtest.
 package scenarios

@@ -1,6 +1,9 @@
 // Package journal is the sandbox's request journal: a bounded ring buffer of
 // the requests the sandbox answered, with credentials redacted before an
 // entry is stored. The admin API serves it; the conformance report judges it.
+//
+// This package is not a stable API: it changes with the sandbox's
+// internals. The Go API to build on is package sandboxtest.
 package journal
 
 import (
