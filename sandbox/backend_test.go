@@ -178,8 +178,9 @@ func ownsBackend(cfg sandbox.Config, harnessStore store.Store, harnessRedis *red
 	return cfg.Store != harnessStore || cfg.Redis != harnessRedis
 }
 
-// memoryOnly skips the test in the Redis pass: for a test of behaviour
-// only the in-memory backend has, with the reason.
+// memoryOnly skips the test in the Redis pass, saying why: for a test of
+// behaviour only the in-memory backend has, or one too slow on Redis for
+// ./test whose point another test makes there.
 func memoryOnly(t *testing.T, reason string) {
 	t.Helper()
 	if current.name == "redis" {

@@ -1,15 +1,29 @@
 package sandbox
 
+import (
+	"context"
+	"fmt"
+)
+
 // RateBucketCount reports how many rate-limit buckets s holds, the shared
-// unverified one included: tests check that forged identities add none.
-func RateBucketCount(s *Server) int {
-	m, ok := s.limiter.buckets.(*memoryBuckets)
-	if !ok {
-		return -1 // shared buckets live in Redis
+// unverified one included, in memory or in Redis: tests check that forged
+// identities add none.
+func RateBucketCount(s *Server) (int, error) {
+	switch b := s.limiter.buckets.(type) {
+	case *memoryBuckets:
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		return len(b.buckets), nil
+	case sharedBuckets:
+		n := 0
+		iter := b.rdb.Scan(context.Background(), 0, b.prefix+"*", 1000).Iterator()
+		for iter.Next(context.Background()) {
+			n++
+		}
+		return n, iter.Err()
+	default:
+		return 0, fmt.Errorf("rate-limit buckets of type %T", b)
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return len(m.buckets)
 }
 
 // SharedSettle is how long a replica reuses a read of the shared versions
