@@ -17,7 +17,7 @@ import (
 // Credentials are what a partner's client is configured with to get a
 // token: the client id and secret, and the scope to ask for.
 type Credentials struct {
-	// ClientID is the client_id of the fixture client.
+	// ClientID is the client's client_id.
 	ClientID string
 	// ClientSecret is its client_secret.
 	ClientSecret string

@@ -35,7 +35,7 @@ type JournalEntry struct {
 	// request, or of the bearer token the request carried: a test tells
 	// by it which token its client used.
 	TokenID string `json:"tokenId,omitempty"`
-	// Status is the status the sandbox answered (0 for a Fault).
+	// Status is the status the sandbox answered.
 	Status int `json:"status"`
 	// Fault is the connection fault a rule forced, if any.
 	Fault string `json:"fault,omitempty"`
@@ -70,8 +70,8 @@ type JournalFilter struct {
 	AfterID uint64
 	// ClientID keeps one client's requests.
 	ClientID string
-	// Path keeps requests to this path, or, ending in "*", to every path
-	// it starts, e.g. /api/v1/*.
+	// Path keeps requests to this path or, when it ends in "*", to every
+	// path that starts with what comes before the "*", e.g. /api/v1/*.
 	Path string
 	// Status keeps answers with this status.
 	Status int

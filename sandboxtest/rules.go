@@ -12,9 +12,9 @@ import (
 
 // Rule is a failure rule: which requests it matches, what the sandbox
 // answers them instead, and how often. It is the body of POST
-// /__sandbox/scenarios; the README's "Failure rules" section and the admin
-// API's OpenAPI document (GET /__sandbox/openapi.json) describe every
-// field. Zero fields are left out: they match everything, or take the
+// /__sandbox/scenarios; the README's "Failure scenarios (QA)" section and
+// the admin API's OpenAPI document (GET /__sandbox/openapi.json) describe
+// every field. Zero fields are left out: they match everything, or take the
 // sandbox's default.
 type Rule struct {
 	// ID names the rule; the sandbox assigns one when it is empty.
@@ -81,9 +81,13 @@ const (
 // (uniform between them); or Median and Sigma (lognormal, capped at Max,
 // the usual shape of real network latency).
 type Delay struct {
-	Fixed  time.Duration
-	Min    time.Duration
-	Max    time.Duration
+	// Fixed is the delay of the fixed form.
+	Fixed time.Duration
+	// Min and Max bound the uniform form; Max also caps the lognormal
+	// one (default 30s). No delay exceeds one minute.
+	Min time.Duration
+	Max time.Duration
+	// Median and Sigma shape the lognormal form: Median*exp(Sigma*N(0,1)).
 	Median time.Duration
 	Sigma  float64
 }
