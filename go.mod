@@ -18,6 +18,7 @@ require (
 	github.com/tidwall/buntdb v1.3.0
 	golang.org/x/oauth2 v0.37.0
 	golang.org/x/time v0.16.0
+	golang.org/x/tools v0.48.0
 )
 
 require (
@@ -53,5 +54,4 @@ require (
 	golang.org/x/sync v0.22.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.41.0 // indirect
-	golang.org/x/tools v0.48.0 // indirect
 )
