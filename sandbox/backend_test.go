@@ -73,7 +73,9 @@ func TestMain(m *testing.M) {
 				pattern += "/" + sub
 			}
 			must(flag.Set("test.run", pattern))
+			// Benchmarks and fuzzing ran once, in the first pass.
 			must(flag.Set("test.bench", ""))
+			must(flag.Set("test.fuzz", ""))
 		}
 		code = max(code, runPass(m, name))
 	}
