@@ -21,6 +21,7 @@ require (
 	github.com/tidwall/buntdb v1.3.0
 	golang.org/x/oauth2 v0.37.0
 	golang.org/x/time v0.16.0
+	golang.org/x/tools v0.48.0
 )
 
 require (
@@ -54,6 +55,7 @@ require (
 	github.com/tidwall/rtred v0.1.2 // indirect
 	github.com/tidwall/tinyqueue v0.1.1 // indirect
 	golang.org/x/crypto v0.55.0 // indirect
+	golang.org/x/mod v0.38.0 // indirect
 	golang.org/x/net v0.58.0 // indirect
 	golang.org/x/sync v0.22.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect

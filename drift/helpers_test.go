@@ -29,10 +29,10 @@ func targetOf(t *testing.T, name string, sb *sandboxtest.Sandbox) drift.Target {
 	}
 	return drift.Target{
 		Name: name, RootURL: sb.RootURL, AuthURL: sb.AuthURL,
-		Credentials:   creds(sb.Credentials),
-		OtherAudience: creds(sb.Client(t, "sandbox-other-api")),
+		Credentials:   creds(sb.DefaultCredentials),
+		OtherAudience: creds(sb.Credentials(t, "sandbox-other-api")),
 		ExpiredToken: func(context.Context) (string, error) {
-			token := sb.Token(t, sb.Client(t, "sandbox-partner-2"))
+			token := sb.Token(t, sb.Credentials(t, "sandbox-partner-2"))
 			sb.AdvanceClientClock(t, "sandbox-partner-2", 2*time.Hour)
 			return token, nil
 		},

@@ -45,7 +45,7 @@ func newStandIn(t *testing.T, backing *sandboxtest.Sandbox) *standIn {
 	}
 	s := &standIn{backing: backing, tokens: map[string]string{}, seen: map[string]int{}, mutate: map[string]func(*http.Response, map[string]any){}}
 	proxy := httputil.NewSingleHostReverseProxy(target)
-	proxy.Transport = backing.HTTPClient().Transport
+	proxy.Transport = backing.Client().Transport
 	proxy.ModifyResponse = s.modify
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		probe := s.classify(r)

@@ -9,4 +9,7 @@
 //	SOAK_DURATION=10m go test ./e2e -run Soak -v   # the long soak
 //	E2E_SEED=42 go test ./e2e -run Kill    # replay the kill moments of a run
 //	HOSTILE_FULL=1 go test ./e2e -run Hostile  # the 20,000 and 10,000 requests
+//
+// This package is not a stable API: it changes with the sandbox's
+// internals. The Go API to build on is package sandboxtest.
 package e2e

@@ -6,7 +6,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
-	"github.com/referrals-sandbox/referrals-sandbox/sandbox/console"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/internal/console"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 

@@ -63,6 +63,7 @@ func TestRulesCapped(t *testing.T) {
 // TestDefaultRuleCap: the documented default cap holds on the admin API.
 func TestDefaultRuleCap(t *testing.T) {
 	t.Parallel()
+	memoryOnly(t, "in the shared mode each add reads and rewrites every active rule, so reaching the default cap takes a minute; TestSharedRuleCapAcrossReplicas tests the cap there")
 	s := newSandbox(t)
 	for range scenarios.DefaultMaxRules {
 		s.addRule(map[string]any{"endpoint": "ping", "status": 503, "clientId": "nobody"})

@@ -1,19 +1,26 @@
 package sandbox
 
 import (
+	"context"
+	"fmt"
+
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/ratelimit"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
 // RateBucketCount reports how many rate-limit buckets s holds, the shared
-// unverified one included: tests check that forged identities add none.
-func RateBucketCount(s *Server) int {
-	m, ok := s.limiter.buckets.Store().(*ratelimit.Memory)
-	if !ok {
-		return -1 // shared buckets live in Redis
+// unverified one included, in memory or in Redis: tests check that forged
+// identities add none.
+func RateBucketCount(s *Server) (int, error) {
+	switch b := s.limiter.buckets.Store().(type) {
+	case *ratelimit.Memory:
+		return b.Len(), nil
+	case *ratelimit.Redis:
+		return b.Len(context.Background())
+	default:
+		return 0, fmt.Errorf("rate-limit buckets of type %T", b)
 	}
-	return m.Len()
 }
 
 // SharedSettle is how long a replica reuses a read of the shared versions

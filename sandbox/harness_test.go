@@ -48,8 +48,10 @@ type testSandbox struct {
 // sandboxOption changes the configuration before the server is built.
 type sandboxOption func(*sandbox.Config)
 
-// newSandbox starts a sandbox over the default fixtures, an in-memory store
-// and a clock at real time, and stops it when the test ends.
+// newSandbox starts a sandbox over the default fixtures and a clock at real
+// time, on the backend of the current pass (see backend_test.go: an
+// in-memory store, or the shared mode on Redis), and stops it when the
+// test ends.
 func newSandbox(t *testing.T, opts ...sandboxOption) *testSandbox {
 	t.Helper()
 	set, err := fixtures.Default()
@@ -67,13 +69,19 @@ func newSandbox(t *testing.T, opts ...sandboxOption) *testSandbox {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.Open(store.MemoryPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := sandbox.Config{Provider: provider, Fixtures: set, Clock: clk, Logger: logger, Store: st}
+	cfg := sandbox.Config{Provider: provider, Fixtures: set, Clock: clk, Logger: logger}
+	release := onBackend(t, &cfg)
+	t.Cleanup(release)
+	harnessStore, harnessRedis := cfg.Store, cfg.Redis
 	for _, o := range opts {
 		o(&cfg)
+	}
+	if ownsBackend(cfg, harnessStore, harnessRedis) {
+		if current.name == "redis" {
+			t.Skip("brings its own backend, so it runs once, in the memory pass")
+		}
+	} else {
+		recordHarnessTest(t)
 	}
 	srv, err := sandbox.New(cfg)
 	if err != nil {

@@ -185,8 +185,8 @@ func TestForgedIdentitiesAddNoState(t *testing.T) {
 			t.Fatalf("forged token %d: a %d-byte challenge echoes the claims", i, len(challenge))
 		}
 	}
-	if n := sandbox.RateBucketCount(s.server); n > 1 {
-		t.Errorf("%d rate-limit buckets after %d forged identities, want at most 1 (the shared unverified one)", n, forgedIdentities)
+	if n, err := sandbox.RateBucketCount(s.server); err != nil || n > 1 {
+		t.Errorf("%d rate-limit buckets (%v) after %d forged identities, want at most 1 (the shared unverified one)", n, err, forgedIdentities)
 	}
 	var rule struct {
 		Hits       int            `json:"hits"`

@@ -2,6 +2,9 @@
 // /__sandbox/: it routes the identity provider, the API, the health check and
 // the admin API through one middleware chain (request id, journal, failure
 // scenarios, rate limiting, authentication).
+//
+// This package is not a stable API: it changes with the sandbox's
+// internals. The Go API to build on is package sandboxtest.
 package sandbox
 
 import (

@@ -11,10 +11,7 @@ import (
 	"testing"
 
 	"github.com/referrals-sandbox/referrals-sandbox/internal/testutil"
-	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
-	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
 	"github.com/referrals-sandbox/referrals-sandbox/sandboxtest"
-	"github.com/referrals-sandbox/referrals-sandbox/scenarios"
 )
 
 // Patient data the stand-in's answers carry; none of it may reach the journal.
@@ -86,10 +83,8 @@ func (rs *realService) received() ([]*http.Request, []string) {
 // into log.
 func startProxy(t *testing.T, rs *realService, log io.Writer) *sandboxtest.Sandbox {
 	t.Helper()
-	return sandboxtest.Start(t, sandboxtest.WithOptions(func(o *sandbox.Options) {
-		o.Upstream = &sandbox.UpstreamConfig{RootURL: rs.URL, AuthURL: rs.URL + "/real-tenant"}
-		o.Logger = slog.New(slog.NewTextHandler(log, nil))
-	}))
+	return sandboxtest.Start(t, sandboxtest.WithUpstream(rs.URL, rs.URL+"/real-tenant"),
+		sandboxtest.WithLogger(slog.New(slog.NewTextHandler(log, nil))))
 }
 
 func call(t *testing.T, sb *sandboxtest.Sandbox, method, url, contentType, body string, header ...string) (*http.Response, string) {
@@ -105,7 +100,7 @@ func call(t *testing.T, sb *sandboxtest.Sandbox, method, url, contentType, body 
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
-	resp, err := sb.HTTPClient().Do(req)
+	resp, err := sb.Client().Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +142,7 @@ func TestRecordingProxyJournalsPlaceholdersNotPatientData(t *testing.T) {
 	call(t, sb, http.MethodPost, sb.BaseURL+"/referrals/qualified", "application/json",
 		`{"externalSourceId":"ext-1","patient":{"firstName":"Marguerite","lastName":"Okonkwo-Real","dateOfBirth":"1961-03-14","gender":"female","email":"marguerite.okonkwo@example.org"},"address":{"line1":"12 Valencia Street","postalCode":"94110","country":"US"}}`)
 
-	entries := sb.Requests(t, journal.Filter{})
+	entries := sb.Requests(t, sandboxtest.JournalFilter{})
 	raw, err := json.Marshal(entries)
 	if err != nil {
 		t.Fatal(err)
@@ -163,7 +158,7 @@ func TestRecordingProxyJournalsPlaceholdersNotPatientData(t *testing.T) {
 			Notes   string            `json:"notes"`
 		} `json:"referrals"`
 	}
-	var listEntry, postEntry *journal.Upstream
+	var listEntry, postEntry *sandboxtest.UpstreamExchange
 	for _, e := range entries {
 		switch {
 		case e.Upstream == nil:
@@ -200,7 +195,7 @@ func TestRecordingProxyMarksDivergencesFromTheDocument(t *testing.T) {
 		t.Fatalf("ping: %d %s", resp.StatusCode, body)
 	}
 	call(t, sb, http.MethodGet, sb.BaseURL+"/referrals/trials", "", "")
-	entries := sb.Requests(t, journal.Filter{})
+	entries := sb.Requests(t, sandboxtest.JournalFilter{})
 	if len(entries) != 2 || entries[0].Upstream == nil || entries[1].Upstream == nil {
 		t.Fatalf("journal: %+v", entries)
 	}
@@ -219,7 +214,7 @@ func TestRecordingProxyMarksDivergencesFromTheDocument(t *testing.T) {
 func TestRecordingProxyStillAppliesFailureRules(t *testing.T) {
 	rs := startRealService(t)
 	sb := startProxy(t, rs, io.Discard)
-	sb.AddRule(t, scenarios.Rule{Path: "/api/v1/referrals/trials", Status: http.StatusServiceUnavailable, Times: 1})
+	sb.AddRule(t, sandboxtest.Rule{Path: "/api/v1/referrals/trials", Status: http.StatusServiceUnavailable, Times: 1})
 	if resp, _ := call(t, sb, http.MethodGet, sb.BaseURL+"/referrals/trials", "", ""); resp.StatusCode != http.StatusServiceUnavailable {
 		t.Errorf("with the rule: %d, want 503", resp.StatusCode)
 	}
@@ -243,7 +238,7 @@ func TestRecordingProxyAnswersAnUnreadableTokenFormItself(t *testing.T) {
 	if reqs, _ := rs.received(); len(reqs) != 0 {
 		t.Errorf("the real service got %d requests", len(reqs))
 	}
-	entries := sb.Requests(t, journal.Filter{})
+	entries := sb.Requests(t, sandboxtest.JournalFilter{})
 	if len(entries) != 1 || entries[0].Upstream == nil || !strings.Contains(entries[0].Upstream.Error, "could not be read") {
 		t.Errorf("journal: %+v", entries)
 	}
@@ -257,7 +252,7 @@ func TestRecordingProxyHoldsUnknownPathsToTheDocumentsNotFound(t *testing.T) {
 	if resp.StatusCode != http.StatusNotFound {
 		t.Fatalf("status %d, want the real service's 404", resp.StatusCode)
 	}
-	entries := sb.Requests(t, journal.Filter{})
+	entries := sb.Requests(t, sandboxtest.JournalFilter{})
 	if len(entries) != 1 || entries[0].Upstream == nil {
 		t.Fatalf("journal: %+v", entries)
 	}

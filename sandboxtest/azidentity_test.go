@@ -24,11 +24,11 @@ func newAzureCredential(t *testing.T, sb *sandboxtest.Sandbox, secret string) *a
 	options := &azidentity.ClientSecretCredentialOptions{
 		ClientOptions: azcore.ClientOptions{
 			Cloud:     cloud.Configuration{ActiveDirectoryAuthorityHost: sb.RootURL + "/"},
-			Transport: sb.HTTPClient(),
+			Transport: sb.Client(),
 		},
 		DisableInstanceDiscovery: true,
 	}
-	cred, err := azidentity.NewClientSecretCredential(idp.DefaultTenant, sb.Credentials.ClientID, secret, options)
+	cred, err := azidentity.NewClientSecretCredential(idp.DefaultTenant, sb.DefaultCredentials.ClientID, secret, options)
 	if err != nil {
 		t.Fatalf("ClientSecretCredential: %v", err)
 	}
@@ -38,7 +38,7 @@ func newAzureCredential(t *testing.T, sb *sandboxtest.Sandbox, secret string) *a
 func TestAzureClientSecretCredential(t *testing.T) {
 	t.Setenv("AZURE_REGIONAL_AUTHORITY_NAME", "") // a region would send MSAL to a regional host
 	sb := sandboxtest.Start(t, sandboxtest.WithTLS())
-	cred := newAzureCredential(t, sb, sb.Credentials.ClientSecret)
+	cred := newAzureCredential(t, sb, sb.DefaultCredentials.ClientSecret)
 	token, err := cred.GetToken(context.Background(), policy.TokenRequestOptions{Scopes: []string{"api://referrals-sandbox/.default"}})
 	if err != nil {
 		t.Fatalf("GetToken: %v", err)
@@ -46,7 +46,7 @@ func TestAzureClientSecretCredential(t *testing.T) {
 	if got := getTrials(t, sb, token.Token); got != http.StatusOK {
 		t.Fatalf("trials with azidentity's token: %d, want 200", got)
 	}
-	if c := testutil.JWTClaims(t, token.Token); c["azp"] != sb.Credentials.ClientID || c["tid"] != idp.DefaultTenant {
+	if c := testutil.JWTClaims(t, token.Token); c["azp"] != sb.DefaultCredentials.ClientID || c["tid"] != idp.DefaultTenant {
 		t.Errorf("token claims azp %v, tid %v", c["azp"], c["tid"])
 	}
 	if token.ExpiresOn.IsZero() {

@@ -2,6 +2,7 @@ package sandboxtest
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"testing"
@@ -34,35 +35,49 @@ func ClientRateLimit(perSecond float64, burst int) ClientOption {
 // unless ClientRoles says otherwise.
 func (s *Sandbox) NewClient(t testing.TB, opts ...ClientOption) Credentials {
 	t.Helper()
-	body := map[string]any{"ttl": "1h"} // a crashed test binary leaves nothing behind for long
+	creds, err := s.NewClientContext(context.Background(), opts...)
+	if err != nil {
+		t.Fatalf("sandboxtest: %v", err)
+	}
+	t.Cleanup(func() {
+		// Not t.Context(): it is done before cleanups run.
+		if err := s.DeleteClientContext(context.Background(), creds.ClientID); err != nil {
+			t.Errorf("sandboxtest: %v", err)
+		}
+	})
+	return creds
+}
+
+// NewClientContext is NewClient without a test: the caller deletes the
+// client with DeleteClientContext. The sandbox deletes it itself an hour
+// after it was created, so a crashed test binary leaves nothing behind
+// for long.
+func (s *Sandbox) NewClientContext(ctx context.Context, opts ...ClientOption) (Credentials, error) {
+	body := map[string]any{"ttl": "1h"}
 	for _, o := range opts {
-		o(body)
+		if o != nil {
+			o(body)
+		}
 	}
 	var created struct {
 		ClientID     string `json:"clientId"`
 		ClientSecret string `json:"clientSecret"`
 		Scope        string `json:"scope"`
 	}
-	if err := s.admin(context.Background(), http.MethodPost, "/__sandbox/clients", body, http.StatusCreated, &created); err != nil {
-		t.Fatalf("sandboxtest: new client: %v", err)
+	if err := s.admin(ctx, http.MethodPost, "/__sandbox/clients", body, http.StatusCreated, &created); err != nil {
+		return Credentials{}, fmt.Errorf("new client: %w", err)
 	}
-	t.Cleanup(func() {
-		path := "/__sandbox/clients/" + url.PathEscape(created.ClientID)
-		if err := s.admin(context.Background(), http.MethodDelete, path, nil, http.StatusNoContent, nil); err != nil {
-			t.Errorf("sandboxtest: delete client %s: %v", created.ClientID, err)
-		}
-	})
-	return Credentials{ClientID: created.ClientID, ClientSecret: created.ClientSecret, Scope: created.Scope}
+	return Credentials{ClientID: created.ClientID, ClientSecret: created.ClientSecret, Scope: created.Scope}, nil
 }
 
-// AdvanceClientClock moves one client's time by d, leaving every other
-// client's alone: its tokens expire, its records are stamped later.
-func (s *Sandbox) AdvanceClientClock(t testing.TB, clientID string, d time.Duration) {
-	t.Helper()
-	body := map[string]string{"clientId": clientID, "advance": d.String()}
-	if err := s.admin(context.Background(), http.MethodPost, "/__sandbox/clock", body, http.StatusOK, nil); err != nil {
-		t.Fatalf("sandboxtest: advance the clock of %s by %s: %v", clientID, d, err)
+// DeleteClientContext deletes a client NewClientContext created: its
+// records, rules, journal entries and clock go with it.
+func (s *Sandbox) DeleteClientContext(ctx context.Context, clientID string) error {
+	path := "/__sandbox/clients/" + url.PathEscape(clientID)
+	if err := s.admin(ctx, http.MethodDelete, path, nil, http.StatusNoContent, nil); err != nil {
+		return fmt.Errorf("delete client %s: %w", clientID, err)
 	}
+	return nil
 }
 
 // ResetClient puts one client back as it started: its records back to its
@@ -70,7 +85,15 @@ func (s *Sandbox) AdvanceClientClock(t testing.TB, clientID string, d time.Durat
 // rate limit and clock cleared. Other clients are untouched.
 func (s *Sandbox) ResetClient(t testing.TB, clientID string) {
 	t.Helper()
-	if err := s.admin(context.Background(), http.MethodPost, "/__sandbox/reset", map[string]string{"clientId": clientID}, http.StatusOK, nil); err != nil {
-		t.Fatalf("sandboxtest: reset %s: %v", clientID, err)
+	if err := s.ResetClientContext(context.Background(), clientID); err != nil {
+		t.Fatalf("sandboxtest: %v", err)
 	}
+}
+
+// ResetClientContext is ResetClient without a test.
+func (s *Sandbox) ResetClientContext(ctx context.Context, clientID string) error {
+	if err := s.admin(ctx, http.MethodPost, "/__sandbox/reset", map[string]string{"clientId": clientID}, http.StatusOK, nil); err != nil {
+		return fmt.Errorf("reset %s: %w", clientID, err)
+	}
+	return nil
 }

@@ -17,7 +17,7 @@ import (
 // Credentials are what a partner's client is configured with to get a
 // token: the client id and secret, and the scope to ask for.
 type Credentials struct {
-	// ClientID is the client_id of the fixture client.
+	// ClientID is the client's client_id.
 	ClientID string
 	// ClientSecret is its client_secret.
 	ClientSecret string
@@ -44,34 +44,46 @@ func defaultCredentials(clients []fixtures.Client) Credentials {
 	return credentialsOf(clients[0])
 }
 
-// Client returns the credentials of the fixture client id, e.g.
+// Credentials returns the credentials of the fixture client id, e.g.
 // sandbox-readonly or sandbox-noroles of the embedded fixtures. An id the
 // sandbox does not know fails the test, naming the ones it does.
-func (s *Sandbox) Client(t testing.TB, id string) Credentials {
+func (s *Sandbox) Credentials(t testing.TB, id string) Credentials {
 	t.Helper()
+	creds, err := s.LookupCredentials(id)
+	if err != nil {
+		t.Fatalf("sandboxtest: %v", err)
+	}
+	return creds
+}
+
+// LookupCredentials is Credentials without a test: an id the sandbox does
+// not know is an error naming the ones it does.
+func (s *Sandbox) LookupCredentials(id string) (Credentials, error) {
 	c, ok := s.instance.Provider.Client(id)
 	if !ok {
 		var known []string
 		for _, c := range s.instance.Provider.Clients() {
 			known = append(known, c.ClientID)
 		}
-		t.Fatalf("sandboxtest: no client %q; known: %s", id, strings.Join(known, ", "))
+		return Credentials{}, fmt.Errorf("no client %q; known: %s", id, strings.Join(known, ", "))
 	}
-	return credentialsOf(c)
+	return credentialsOf(c), nil
 }
 
 // Token gets an access token for creds from the token endpoint (secret in
-// the form, as MSAL sends it) and fails the test when the sandbox refuses.
+// the form, as MSAL sends it) and fails the test when the sandbox refuses,
+// with the sandbox's error (an AADSTS code and its description).
 func (s *Sandbox) Token(t testing.TB, creds Credentials) string {
 	t.Helper()
-	token, err := s.fetchToken(context.Background(), creds)
+	token, err := s.TokenContext(context.Background(), creds)
 	if err != nil {
 		t.Fatalf("sandboxtest: %v", err)
 	}
 	return token
 }
 
-func (s *Sandbox) fetchToken(ctx context.Context, creds Credentials) (string, error) {
+// TokenContext is Token without a test: a refusal is an error.
+func (s *Sandbox) TokenContext(ctx context.Context, creds Credentials) (string, error) {
 	form := url.Values{
 		"grant_type":    {"client_credentials"},
 		"client_id":     {creds.ClientID},

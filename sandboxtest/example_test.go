@@ -23,12 +23,12 @@ func Example() {
 	}
 	defer sb.Close()
 
-	ctx := context.WithValue(context.Background(), oauth2.HTTPClient, sb.HTTPClient())
+	ctx := context.WithValue(context.Background(), oauth2.HTTPClient, sb.Client())
 	config := clientcredentials.Config{
-		ClientID:     sb.Credentials.ClientID,
-		ClientSecret: sb.Credentials.ClientSecret,
+		ClientID:     sb.DefaultCredentials.ClientID,
+		ClientSecret: sb.DefaultCredentials.ClientSecret,
 		TokenURL:     sb.TokenURL,
-		Scopes:       []string{sb.Credentials.Scope},
+		Scopes:       []string{sb.DefaultCredentials.Scope},
 	}
 	client := config.Client(ctx)
 

@@ -22,7 +22,7 @@ func call(t *testing.T, sb *sandboxtest.Sandbox, method, url, token string) (int
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	resp, err := sb.HTTPClient().Do(req)
+	resp, err := sb.Client().Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, url, err)
 	}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/AzureAD/microsoft-authentication-library-for-go/apps/confidential"
 
-	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
 	"github.com/referrals-sandbox/referrals-sandbox/sandboxtest"
 )
 
@@ -27,8 +26,8 @@ func newMSALClient(t *testing.T, sb *sandboxtest.Sandbox, secret string, discove
 	if err != nil {
 		t.Fatalf("MSAL credential: %v", err)
 	}
-	client, err := confidential.New(sb.AuthURL, sb.Credentials.ClientID, cred,
-		confidential.WithHTTPClient(sb.HTTPClient()),
+	client, err := confidential.New(sb.AuthURL, sb.DefaultCredentials.ClientID, cred,
+		confidential.WithHTTPClient(sb.Client()),
 		confidential.WithInstanceDiscovery(discovery))
 	if err != nil {
 		t.Fatalf("MSAL client: %v", err)
@@ -48,7 +47,7 @@ func TestMSALConfidentialClient(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			sb := sandboxtest.Start(t, sandboxtest.WithTLS(microsoftLogin))
-			client := newMSALClient(t, sb, sb.Credentials.ClientSecret, tc.discovery)
+			client := newMSALClient(t, sb, sb.DefaultCredentials.ClientSecret, tc.discovery)
 			ctx := context.Background()
 
 			first, err := client.AcquireTokenByCredential(ctx, msalScopes)
@@ -67,14 +66,14 @@ func TestMSALConfidentialClient(t *testing.T) {
 				t.Error("MSAL asked for a new token instead of using its cache")
 			}
 
-			tokenRequests := sb.Requests(t, journal.Filter{Path: "/" + sb.Tenant + "/oauth2/v2.0/token"})
+			tokenRequests := sb.Requests(t, sandboxtest.JournalFilter{Path: "/" + sb.Tenant + "/oauth2/v2.0/token"})
 			if len(tokenRequests) != 1 || tokenRequests[0].Status != http.StatusOK {
 				t.Errorf("token requests: %+v, want one answered 200", tokenRequests)
 			}
 			// MSAL asks login.microsoftonline.com once to resolve the authority
 			// and once more for its cache's host aliases; each must reach the
 			// sandbox and be answered.
-			discoveries := sb.Requests(t, journal.Filter{Path: "/common/discovery/instance"})
+			discoveries := sb.Requests(t, sandboxtest.JournalFilter{Path: "/common/discovery/instance"})
 			if !tc.discovery && len(discoveries) != 0 {
 				t.Errorf("instance discovery off, yet MSAL asked for it: %+v", discoveries)
 			}

@@ -11,7 +11,6 @@ import (
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
 
-	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
 	"github.com/referrals-sandbox/referrals-sandbox/sandboxtest"
 )
 
@@ -19,17 +18,17 @@ import (
 // sandbox's default client.
 func oauth2Config(sb *sandboxtest.Sandbox, secret string, style oauth2.AuthStyle) *clientcredentials.Config {
 	return &clientcredentials.Config{
-		ClientID:     sb.Credentials.ClientID,
+		ClientID:     sb.DefaultCredentials.ClientID,
 		ClientSecret: secret,
 		TokenURL:     sb.TokenURL,
-		Scopes:       []string{sb.Credentials.Scope},
+		Scopes:       []string{sb.DefaultCredentials.Scope},
 		AuthStyle:    style,
 	}
 }
 
 // oauth2Context makes x/oauth2 use the sandbox's HTTP client.
 func oauth2Context(sb *sandboxtest.Sandbox) context.Context {
-	return context.WithValue(context.Background(), oauth2.HTTPClient, sb.HTTPClient())
+	return context.WithValue(context.Background(), oauth2.HTTPClient, sb.Client())
 }
 
 func TestOAuth2AuthStyles(t *testing.T) {
@@ -45,7 +44,7 @@ func TestOAuth2AuthStyles(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			sb := sandboxtest.Start(t)
-			tok, err := oauth2Config(sb, sb.Credentials.ClientSecret, tc.style).Token(oauth2Context(sb))
+			tok, err := oauth2Config(sb, sb.DefaultCredentials.ClientSecret, tc.style).Token(oauth2Context(sb))
 			if err != nil {
 				t.Fatalf("Token: %v", err)
 			}
@@ -55,7 +54,7 @@ func TestOAuth2AuthStyles(t *testing.T) {
 			if got := getTrials(t, sb, tok.AccessToken); got != http.StatusOK {
 				t.Fatalf("trials with x/oauth2's token: %d, want 200", got)
 			}
-			requests := sb.Requests(t, journal.Filter{Path: "/" + sb.Tenant + "/oauth2/v2.0/token"})
+			requests := sb.Requests(t, sandboxtest.JournalFilter{Path: "/" + sb.Tenant + "/oauth2/v2.0/token"})
 			if len(requests) != 1 || requests[0].Status != http.StatusOK {
 				t.Fatalf("token requests: %+v, want one answered 200", requests)
 			}
@@ -88,7 +87,7 @@ func TestOAuth2WrongSecret(t *testing.T) {
 			if refused.ErrorCode != "invalid_client" || !strings.Contains(string(refused.Body), "AADSTS7000215") {
 				t.Errorf("refusal: code %q, body %s", refused.ErrorCode, refused.Body)
 			}
-			if got := sb.Requests(t, journal.Filter{Status: http.StatusUnauthorized}); len(got) != tc.requests {
+			if got := sb.Requests(t, sandboxtest.JournalFilter{Status: http.StatusUnauthorized}); len(got) != tc.requests {
 				t.Errorf("refused token requests: %d, want %d", len(got), tc.requests)
 			}
 		})
@@ -103,7 +102,7 @@ func TestOAuth2TokenSourceRenews(t *testing.T) {
 	const lifetime = 11 * time.Second
 	sb := sandboxtest.Start(t, sandboxtest.WithTLS(), sandboxtest.WithTokenLifetime(lifetime))
 	// Config.TokenSource is an oauth2.ReuseTokenSource over the token endpoint.
-	source := oauth2Config(sb, sb.Credentials.ClientSecret, oauth2.AuthStyleInParams).TokenSource(oauth2Context(sb))
+	source := oauth2Config(sb, sb.DefaultCredentials.ClientSecret, oauth2.AuthStyleInParams).TokenSource(oauth2Context(sb))
 
 	first, err := source.Token()
 	if err != nil {
@@ -139,11 +138,11 @@ func TestOAuth2TokenSourceRenews(t *testing.T) {
 
 	// However often it was asked, the source fetched exactly two tokens,
 	// and the API saw the old token twice, then the new one.
-	tokens := sb.Requests(t, journal.Filter{Path: "/" + sb.Tenant + "/oauth2/v2.0/token"})
+	tokens := sb.Requests(t, sandboxtest.JournalFilter{Path: "/" + sb.Tenant + "/oauth2/v2.0/token"})
 	if len(tokens) != 2 {
 		t.Fatalf("token requests: %d, want 2", len(tokens))
 	}
-	calls := sb.Requests(t, journal.Filter{Path: trialsPath})
+	calls := sb.Requests(t, sandboxtest.JournalFilter{Path: trialsPath})
 	want := []struct {
 		status  int
 		tokenID string

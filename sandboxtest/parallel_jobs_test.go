@@ -10,9 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
 	"github.com/referrals-sandbox/referrals-sandbox/sandboxtest"
-	"github.com/referrals-sandbox/referrals-sandbox/scenarios"
 )
 
 // jobCall is one API call of a job, and its answer.
@@ -34,7 +32,7 @@ func jobCall(t *testing.T, sb *sandboxtest.Sandbox, method, path, token string, 
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, err := sb.HTTPClient().Do(req)
+	resp, err := sb.Client().Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +88,7 @@ func TestTwentyJobsOneSandbox(t *testing.T) {
 			}
 
 			// Failures: its own rule fires on it, exactly twice.
-			rule := sb.AddRule(t, scenarios.Rule{Endpoint: scenarios.EndpointAPI, Status: 503, ClientID: creds.ClientID, Times: 2})
+			rule := sb.AddRule(t, sandboxtest.Rule{Endpoint: sandboxtest.EndpointAPI, Status: 503, ClientID: creds.ClientID, Times: 2})
 			var forced int
 			for range 4 {
 				if status, _ := jobCall(t, sb, http.MethodGet, "/api/v1/referrals/trials", token, nil); status == http.StatusServiceUnavailable {
@@ -112,7 +110,7 @@ func TestTwentyJobsOneSandbox(t *testing.T) {
 			}
 
 			// Journal and report: only its own calls, every 503 its own rule's.
-			entries := sb.Requests(t, journal.Filter{ClientID: creds.ClientID})
+			entries := sb.Requests(t, sandboxtest.JournalFilter{ClientID: creds.ClientID})
 			var fiveOhThrees int
 			for _, e := range entries {
 				if e.ClientID != creds.ClientID {

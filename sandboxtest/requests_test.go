@@ -21,7 +21,7 @@ func TestRequestsFollowsPages(t *testing.T) {
 			t.Fatalf("trials without a token: %d, want 401", got)
 		}
 	}
-	all := sb.Requests(t, journal.Filter{Path: trialsPath})
+	all := sb.Requests(t, sandboxtest.JournalFilter{Path: trialsPath})
 	if len(all) != sent {
 		t.Fatalf("Requests returned %d entries, want all %d", len(all), sent)
 	}
@@ -31,7 +31,7 @@ func TestRequestsFollowsPages(t *testing.T) {
 		}
 	}
 	for _, limit := range []int{3, sent - 1} {
-		latest := sb.Requests(t, journal.Filter{Path: trialsPath, Limit: limit})
+		latest := sb.Requests(t, sandboxtest.JournalFilter{Path: trialsPath, Limit: limit})
 		if len(latest) != limit || latest[len(latest)-1].ID != all[len(all)-1].ID || latest[0].ID != all[sent-limit].ID {
 			t.Errorf("Limit %d: %d entries, want the latest %d", limit, len(latest), limit)
 		}

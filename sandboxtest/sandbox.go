@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/referrals-sandbox/referrals-sandbox/clock"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
 )
 
@@ -20,7 +19,8 @@ import (
 const shutdownGrace = 2 * time.Second
 
 // Sandbox is a running sandbox and the addresses and credentials a client
-// under test needs. Its fields are set once by StartServer; read them freely.
+// under test needs. Its fields are set once by StartServer; read them
+// freely. Its methods are safe for concurrent use by parallel tests.
 type Sandbox struct {
 	// RootURL is the scheme, host and port, e.g. https://127.0.0.1:40123;
 	// health, ping and the admin API hang off it.
@@ -37,11 +37,13 @@ type Sandbox struct {
 	// Tenant is the tenant GUID in AuthURL and in every token.
 	Tenant string
 	// CACertPEM is the CA certificate the sandbox's TLS certificate chains
-	// to; nil for plain HTTP (or a certificate file given with WithOptions).
+	// to (PEM); nil for plain HTTP. Client already trusts it; a client
+	// built some other way (another language, a subprocess) needs it.
 	CACertPEM []byte
-	// Credentials are the first client of the fixtures: with the embedded
-	// fixtures, sandbox-partner, which holds every permission.
-	Credentials Credentials
+	// DefaultCredentials are the first client of the fixtures: with the
+	// embedded fixtures, sandbox-partner, which holds every permission.
+	// Credentials gives any other fixture client's.
+	DefaultCredentials Credentials
 
 	instance   *sandbox.Instance
 	server     *http.Server
@@ -53,7 +55,8 @@ type Sandbox struct {
 }
 
 // Start runs a sandbox for the test t and stops it when the test ends. A
-// sandbox that cannot start fails the test at once.
+// sandbox that cannot start fails the test at once. It is StartServer with
+// the test's cleanup.
 func Start(t testing.TB, opts ...Option) *Sandbox {
 	t.Helper()
 	sb, err := StartServer(opts...)
@@ -70,13 +73,19 @@ func Start(t testing.TB, opts ...Option) *Sandbox {
 
 // StartServer runs a sandbox on a free port of 127.0.0.1 until Close. Start
 // is the usual way in a test; StartServer serves where there is no
-// testing.TB, such as an Example or a TestMain.
+// testing.TB, such as a TestMain that shares one sandbox between the
+// package's tests, an Example or a local tool. A sandbox that cannot start
+// (an unknown scenario, fixtures that do not load) is an error naming why.
 func StartServer(opts ...Option) (*Sandbox, error) {
-	options := sandbox.Options{Logger: slog.New(slog.DiscardHandler)}
+	var c config
 	for _, opt := range opts {
 		if opt != nil {
-			opt(&options)
+			opt(&c)
 		}
+	}
+	options := c.sandbox
+	if options.Logger == nil {
+		options.Logger = slog.New(slog.DiscardHandler)
 	}
 	in, err := sandbox.Open(options)
 	if err != nil {
@@ -102,15 +111,15 @@ func StartServer(opts ...Option) (*Sandbox, error) {
 	}
 	root := scheme + "://" + addr
 	sb := &Sandbox{
-		RootURL:     root,
-		URL:         root,
-		AuthURL:     in.Provider.AuthURL(root),
-		TokenURL:    in.Provider.TokenURL(root),
-		BaseURL:     root + "/api/v1",
-		Tenant:      in.Provider.Tenant(),
-		CACertPEM:   in.CACertPEM,
-		Credentials: defaultCredentials(in.Provider.Clients()),
-		instance:    in,
+		RootURL:            root,
+		URL:                root,
+		AuthURL:            in.Provider.AuthURL(root),
+		TokenURL:           in.Provider.TokenURL(root),
+		BaseURL:            root + "/api/v1",
+		Tenant:             in.Provider.Tenant(),
+		CACertPEM:          in.CACertPEM,
+		DefaultCredentials: defaultCredentials(in.Provider.Clients()),
+		instance:           in,
 		server: &http.Server{
 			Handler:           in.Server,
 			ReadHeaderTimeout: 10 * time.Second,
@@ -151,13 +160,14 @@ func (s *Sandbox) close() error {
 	return errors.Join(errs...)
 }
 
-// Clock is the sandbox clock. AdvanceClock moves it through the admin API,
-// as a partner's own tooling would; Clock is for reading it, or for moving
-// it without a request.
-func (s *Sandbox) Clock() *clock.Adjustable { return s.instance.Clock }
+// Now is the sandbox clock's time: real time until AdvanceClock moves it
+// (a client's own clock, moved by AdvanceClientClock, may differ). Compare
+// it with the timestamps the sandbox stamps on records.
+func (s *Sandbox) Now() time.Time { return s.instance.Clock.Now() }
 
-// HTTPClient returns the client to reach the sandbox with: it trusts the
-// sandbox's CA, ignores proxy settings (the sandbox is on loopback) and
-// dials the sandbox for the extra host names given to WithTLS. Every call
-// returns the same client; Close closes its idle connections.
-func (s *Sandbox) HTTPClient() *http.Client { return s.httpClient }
+// Client returns the HTTP client to reach the sandbox with, as
+// httptest.Server.Client does: it trusts the sandbox's CA, ignores proxy
+// settings (the sandbox is on loopback) and dials the sandbox for the
+// extra host names given to WithTLS. Every call returns the same client;
+// Close closes its idle connections.
+func (s *Sandbox) Client() *http.Client { return s.httpClient }

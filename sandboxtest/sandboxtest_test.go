@@ -13,10 +13,7 @@ import (
 	"time"
 
 	"github.com/referrals-sandbox/referrals-sandbox/internal/testutil"
-	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
-	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
 	"github.com/referrals-sandbox/referrals-sandbox/sandboxtest"
-	"github.com/referrals-sandbox/referrals-sandbox/scenarios"
 )
 
 func TestStartServesTheSandbox(t *testing.T) {
@@ -61,11 +58,11 @@ func TestStartServesTheSandbox(t *testing.T) {
 				t.Errorf("discovery says token endpoint %q, issuer %q; helper says %q, %q", discovery.TokenEndpoint, discovery.Issuer, sb.TokenURL, sb.AuthURL+"/v2.0")
 			}
 
-			if got := getTrials(t, sb, sb.Token(t, sb.Credentials)); got != http.StatusOK {
+			if got := getTrials(t, sb, sb.Token(t, sb.DefaultCredentials)); got != http.StatusOK {
 				t.Fatalf("trials with the default credentials: %d, want 200", got)
 			}
-			entries := sb.Requests(t, journal.Filter{Path: trialsPath})
-			if len(entries) != 1 || entries[0].TLS != (tc.scheme == "https://127.0.0.1:") || entries[0].ClientID != sb.Credentials.ClientID {
+			entries := sb.Requests(t, sandboxtest.JournalFilter{Path: trialsPath})
+			if len(entries) != 1 || entries[0].TLS != (tc.scheme == "https://127.0.0.1:") || entries[0].ClientID != sb.DefaultCredentials.ClientID {
 				t.Errorf("journal of the API call: %+v", entries)
 			}
 		})
@@ -107,7 +104,7 @@ func TestClientCredentialsOfEachFixtureClient(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.clientID, func(t *testing.T) {
-			creds := sb.Client(t, tc.clientID)
+			creds := sb.Credentials(t, tc.clientID)
 			if creds.ClientID != tc.clientID || creds.ClientSecret == "" || !strings.HasSuffix(creds.Scope, "/.default") {
 				t.Fatalf("credentials %+v", creds)
 			}
@@ -116,17 +113,17 @@ func TestClientCredentialsOfEachFixtureClient(t *testing.T) {
 			}
 		})
 	}
-	if sb.Credentials != sb.Client(t, "sandbox-partner") {
-		t.Errorf("default credentials %+v are not sandbox-partner's", sb.Credentials)
+	if sb.DefaultCredentials != sb.Credentials(t, "sandbox-partner") {
+		t.Errorf("default credentials %+v are not sandbox-partner's", sb.DefaultCredentials)
 	}
 }
 
 func TestAdminHelpers(t *testing.T) {
 	sb := sandboxtest.Start(t)
-	token := sb.Token(t, sb.Credentials)
-	other := sb.Token(t, sb.Client(t, "sandbox-readonly"))
+	token := sb.Token(t, sb.DefaultCredentials)
+	other := sb.Token(t, sb.Credentials(t, "sandbox-readonly"))
 
-	rule := sb.AddRule(t, scenarios.Rule{Endpoint: scenarios.EndpointAPI, Status: http.StatusServiceUnavailable, Times: 1})
+	rule := sb.AddRule(t, sandboxtest.Rule{Endpoint: sandboxtest.EndpointAPI, Status: http.StatusServiceUnavailable, Times: 1})
 	if rule.ID == "" || rule.Remaining == nil || *rule.Remaining != 1 || rule.Hits != 0 {
 		t.Fatalf("added rule: %+v", rule)
 	}
@@ -135,13 +132,13 @@ func TestAdminHelpers(t *testing.T) {
 			t.Fatalf("call %d after AddRule: %d, want %d", i+1, got, want)
 		}
 	}
-	forced := sb.Requests(t, journal.Filter{Status: http.StatusServiceUnavailable})
+	forced := sb.Requests(t, sandboxtest.JournalFilter{Status: http.StatusServiceUnavailable})
 	if len(forced) != 1 || forced[0].RuleID != rule.ID {
 		t.Fatalf("journal of forced answers: %+v", forced)
 	}
 
 	// A scenario bound to one client leaves the others alone.
-	sb.ApplyScenario(t, "token-expired", sb.Credentials.ClientID)
+	sb.ApplyScenario(t, "token-expired", sb.DefaultCredentials.ClientID)
 	if got := getTrials(t, sb, other); got != http.StatusOK {
 		t.Errorf("another client under token-expired: %d, want 200", got)
 	}
@@ -155,18 +152,18 @@ func TestAdminHelpers(t *testing.T) {
 	if got := getTrials(t, sb, token); got != http.StatusUnauthorized {
 		t.Errorf("trials two hours on: %d, want 401 (token expired)", got)
 	}
-	if offset := sb.Clock().Offset(); offset < 2*time.Hour {
-		t.Errorf("clock offset %s after AdvanceClock(2h)", offset)
+	if ahead := time.Until(sb.Now()); ahead < 2*time.Hour-time.Minute || ahead > 2*time.Hour+time.Minute {
+		t.Errorf("sandbox time %s ahead of real time after AdvanceClock(2h)", ahead)
 	}
 
 	sb.Reset(t)
-	if offset := sb.Clock().Offset(); offset != 0 {
-		t.Errorf("clock offset %s after Reset", offset)
+	if ahead := time.Until(sb.Now()); ahead > time.Minute {
+		t.Errorf("sandbox time %s ahead of real time after Reset", ahead)
 	}
 	if got := getTrials(t, sb, token); got != http.StatusOK {
 		t.Errorf("trials after Reset: %d, want 200 (real time again)", got)
 	}
-	if entries := sb.Requests(t, journal.Filter{}); len(entries) != 1 {
+	if entries := sb.Requests(t, sandboxtest.JournalFilter{}); len(entries) != 1 {
 		t.Errorf("journal after Reset and one call holds %d entries, want 1", len(entries))
 	}
 }
@@ -183,7 +180,7 @@ func TestOptions(t *testing.T) {
 				return []sandboxtest.Option{sandboxtest.WithTokenLifetime(90 * time.Second)}
 			},
 			check: func(t *testing.T, sb *sandboxtest.Sandbox) {
-				c := testutil.JWTClaims(t, sb.Token(t, sb.Credentials))
+				c := testutil.JWTClaims(t, sb.Token(t, sb.DefaultCredentials))
 				exp, iat := c["exp"].(float64), c["iat"].(float64)
 				if exp-iat != 90 {
 					t.Errorf("token lives %vs, want 90s", exp-iat)
@@ -197,7 +194,7 @@ func TestOptions(t *testing.T) {
 				return []sandboxtest.Option{sandboxtest.WithRateLimit(0.001, 2)}
 			},
 			check: func(t *testing.T, sb *sandboxtest.Sandbox) {
-				token := sb.Token(t, sb.Credentials)
+				token := sb.Token(t, sb.DefaultCredentials)
 				for i, want := range []int{http.StatusOK, http.StatusOK, http.StatusTooManyRequests} {
 					if got, _ := call(t, sb, http.MethodGet, sb.RootURL+"/health/ping", token); got != want {
 						t.Errorf("ping %d: %d, want %d", i+1, got, want)
@@ -211,7 +208,7 @@ func TestOptions(t *testing.T) {
 				return []sandboxtest.Option{sandboxtest.WithScenario("rate-limited")}
 			},
 			check: func(t *testing.T, sb *sandboxtest.Sandbox) {
-				if got := getTrials(t, sb, sb.Token(t, sb.Credentials)); got != http.StatusTooManyRequests {
+				if got := getTrials(t, sb, sb.Token(t, sb.DefaultCredentials)); got != http.StatusTooManyRequests {
 					t.Errorf("trials under rate-limited: %d, want 429", got)
 				}
 			},
@@ -222,21 +219,21 @@ func TestOptions(t *testing.T) {
 				return []sandboxtest.Option{sandboxtest.WithFixturesDir(partnerFixtures(t))}
 			},
 			check: func(t *testing.T, sb *sandboxtest.Sandbox) {
-				if sb.Credentials.ClientID != "acme-referrals" {
-					t.Fatalf("default credentials %+v, want the fixtures' first client", sb.Credentials)
+				if sb.DefaultCredentials.ClientID != "acme-referrals" {
+					t.Fatalf("default credentials %+v, want the fixtures' first client", sb.DefaultCredentials)
 				}
-				if got := getTrials(t, sb, sb.Token(t, sb.Credentials)); got != http.StatusOK {
+				if got := getTrials(t, sb, sb.Token(t, sb.DefaultCredentials)); got != http.StatusOK {
 					t.Errorf("trials: %d, want 200", got)
 				}
 			},
 		},
 		{
-			name: "WithOptions",
+			name: "WithTenant and WithAdminToken",
 			opts: func(*testing.T) []sandboxtest.Option {
-				return []sandboxtest.Option{sandboxtest.WithOptions(func(o *sandbox.Options) {
-					o.Tenant = "0b1c2d3e-0000-4000-8000-000000000001"
-					o.AdminToken = "admin-secret"
-				})}
+				return []sandboxtest.Option{
+					sandboxtest.WithTenant("0b1c2d3e-0000-4000-8000-000000000001"),
+					sandboxtest.WithAdminToken("admin-secret"),
+				}
 			},
 			check: func(t *testing.T, sb *sandboxtest.Sandbox) {
 				if sb.Tenant != "0b1c2d3e-0000-4000-8000-000000000001" || !strings.HasSuffix(sb.AuthURL, "/"+sb.Tenant) {
@@ -246,7 +243,7 @@ func TestOptions(t *testing.T) {
 					t.Errorf("admin API without the admin token: %d, want 401", got)
 				}
 				sb.Reset(t) // the helpers send the admin token themselves
-				if got := sb.Requests(t, journal.Filter{}); len(got) != 0 {
+				if got := sb.Requests(t, sandboxtest.JournalFilter{}); len(got) != 0 {
 					t.Errorf("journal after Reset: %+v", got)
 				}
 			},
@@ -343,12 +340,12 @@ func TestHelpersFailTheTestWithTheSandboxReason(t *testing.T) {
 		run  func(tb testing.TB)
 		want string
 	}{
-		{"unknown client", func(tb testing.TB) { sb.Client(tb, "nobody") }, "known: sandbox-partner"},
+		{"unknown client", func(tb testing.TB) { sb.Credentials(tb, "nobody") }, "known: sandbox-partner"},
 		{"wrong secret", func(tb testing.TB) {
-			sb.Token(tb, sandboxtest.Credentials{ClientID: "sandbox-partner", ClientSecret: "wrong", Scope: sb.Credentials.Scope})
+			sb.Token(tb, sandboxtest.Credentials{ClientID: "sandbox-partner", ClientSecret: "wrong", Scope: sb.DefaultCredentials.Scope})
 		}, "AADSTS7000215"},
 		{"invalid rule", func(tb testing.TB) {
-			sb.AddRule(tb, scenarios.Rule{Endpoint: scenarios.EndpointAPI, Status: http.StatusTeapot})
+			sb.AddRule(tb, sandboxtest.Rule{Endpoint: sandboxtest.EndpointAPI, Status: http.StatusTeapot})
 		}, "418 cannot be forced"},
 		{"unknown scenario", func(tb testing.TB) { sb.ApplyScenario(tb, "no-such-scenario", "") }, "known: "},
 	}
@@ -360,5 +357,51 @@ func TestHelpersFailTheTestWithTheSandboxReason(t *testing.T) {
 				t.Errorf("failure message %q does not contain %q", rec.message, tc.want)
 			}
 		})
+	}
+}
+
+func TestContextFormsReturnTheSandboxReason(t *testing.T) {
+	sb := sandboxtest.Start(t)
+	ctx := t.Context()
+	tests := []struct {
+		name string
+		run  func() error
+		want string
+	}{
+		{"unknown client", func() error { _, err := sb.LookupCredentials("nobody"); return err }, "known: sandbox-partner"},
+		{"wrong secret", func() error {
+			_, err := sb.TokenContext(ctx, sandboxtest.Credentials{ClientID: "sandbox-partner", ClientSecret: "wrong", Scope: sb.DefaultCredentials.Scope})
+			return err
+		}, "AADSTS7000215"},
+		{"invalid rule", func() error {
+			_, err := sb.AddRuleContext(ctx, sandboxtest.Rule{Endpoint: sandboxtest.EndpointAPI, Status: http.StatusTeapot})
+			return err
+		}, "418 cannot be forced"},
+		{"unknown scenario", func() error { return sb.ApplyScenarioContext(ctx, "no-such-scenario", "") }, "known: "},
+		{"unknown client's clock", func() error { return sb.AdvanceClientClockContext(ctx, "nobody", time.Hour) }, `no client \"nobody\" in this sandbox`},
+		{"unknown client deleted", func() error { return sb.DeleteClientContext(ctx, "nobody") }, "404"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.run()
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestRequestsContextAfterCloseIsAnError: a journal that cannot be read is
+// an error, never an empty journal a test would take for "nothing sent".
+func TestRequestsContextAfterCloseIsAnError(t *testing.T) {
+	sb, err := sandboxtest.StartServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sb.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if entries, err := sb.RequestsContext(t.Context(), sandboxtest.JournalFilter{}); err == nil {
+		t.Errorf("Requests of a closed sandbox: %v and no error", entries)
 	}
 }

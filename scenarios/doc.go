@@ -27,5 +27,6 @@
 // with Library.AddDir. Activating a scenario copies its rules into the
 // active set, tagged with the scenario name.
 //
-// This package is the sandbox's own; it is not a stable API.
+// This package is not a stable API: it changes with the sandbox's
+// internals. The Go API to build on is package sandboxtest.
 package scenarios

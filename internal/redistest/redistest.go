@@ -7,6 +7,7 @@ package redistest
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -26,9 +27,11 @@ type Server struct {
 	// URL is its redis:// URL, as --redis takes it.
 	URL string
 
-	cmd  *exec.Cmd
-	dir  string
-	args []string
+	cmd    *exec.Cmd
+	exited chan struct{} // closed when cmd has exited
+	dir    string
+	ownDir bool // StartMain made dir; Close removes it
+	args   []string
 }
 
 // Start runs a redis-server for t with AOF on (appendfsync always, so a
@@ -37,61 +40,126 @@ func Start(t testing.TB) *Server {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
-		if os.Getenv("REDIS_REQUIRED") != "" {
+		if Required() {
 			t.Fatalf("redistest: redis-server is not installed and REDIS_REQUIRED is set: %v", err)
 		}
 		t.Skip("redistest: redis-server is not installed (apt-get install redis-server; .ci/run installs it)")
 	}
-	s := &Server{dir: t.TempDir()}
-	port, err := freePort()
+	s, err := newServer(t.TempDir(), "--appendonly", "yes", "--appendfsync", "always")
 	if err != nil {
 		t.Fatalf("redistest: %v", err)
 	}
-	s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	s.URL = "redis://" + s.Addr + "/0"
-	s.args = []string{
-		"--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--dir", s.dir,
-		"--save", "", "--appendonly", "yes", "--appendfsync", "always",
-		"--protected-mode", "yes", "--daemonize", "no", "--logfile", filepath.Join(s.dir, "redis.log"),
+	if err := s.start(bin); err != nil {
+		t.Fatalf("redistest: %v", err)
 	}
-	s.start(t, bin)
 	t.Cleanup(func() { s.Stop(t) })
 	return s
 }
 
-func (s *Server) start(t testing.TB, bin string) {
-	t.Helper()
+// Installed reports whether redis-server is on the PATH.
+func Installed() bool {
+	_, err := exec.LookPath("redis-server")
+	return err == nil
+}
+
+// Required reports whether REDIS_REQUIRED is set, as .ci/run sets it: a
+// missing redis-server then fails the tests that need one instead of
+// skipping them.
+func Required() bool { return os.Getenv("REDIS_REQUIRED") != "" }
+
+// StartMain runs a redis-server without persistence (fast, and nothing to
+// recover) in a new directory under dir, for a TestMain that shares one
+// server between its package's tests, each under a key prefix of its own.
+// The caller stops it with Close.
+func StartMain(dir string) (*Server, error) {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		return nil, fmt.Errorf("redis-server is not installed: %w", err)
+	}
+	dir, err = os.MkdirTemp(dir, "redistest")
+	if err != nil {
+		return nil, fmt.Errorf("redis directory: %w", err)
+	}
+	s, err := newServer(dir, "--appendonly", "no")
+	if err != nil {
+		return nil, errors.Join(err, os.RemoveAll(dir))
+	}
+	s.ownDir = true
+	if err := s.start(bin); err != nil {
+		return nil, errors.Join(err, os.RemoveAll(dir))
+	}
+	return s, nil
+}
+
+// newServer prepares a server on a free port, keeping its files in dir,
+// with persistence as the extra arguments say.
+func newServer(dir string, persistence ...string) (*Server, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{dir: dir}
+	s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	s.URL = "redis://" + s.Addr + "/0"
+	s.args = append([]string{
+		"--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--dir", s.dir, "--save", "",
+		"--protected-mode", "yes", "--daemonize", "no", "--logfile", filepath.Join(s.dir, "redis.log"),
+	}, persistence...)
+	return s, nil
+}
+
+func (s *Server) start(bin string) error {
 	s.cmd = exec.Command(bin, s.args...)
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := s.cmd.Start(); err != nil {
-		t.Fatalf("redistest: start redis-server: %v", err)
+		return fmt.Errorf("start redis-server: %w", err)
 	}
+	s.exited = make(chan struct{})
+	go func() { _ = s.cmd.Wait(); close(s.exited) }()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
 		if ping(s.Addr) == nil {
-			return
+			return nil
 		}
-		time.Sleep(20 * time.Millisecond)
+		select {
+		case <-s.exited:
+			log, _ := os.ReadFile(filepath.Join(s.dir, "redis.log"))
+			s.cmd = nil
+			return fmt.Errorf("redis-server on %s exited at start; its log:\n%s", s.Addr, log)
+		case <-time.After(20 * time.Millisecond): // polling: redis-server gives no ready signal
+		}
 	}
 	log, _ := os.ReadFile(filepath.Join(s.dir, "redis.log"))
-	t.Fatalf("redistest: redis-server on %s did not answer PING within 10s; its log:\n%s", s.Addr, log)
+	s.stop()
+	return fmt.Errorf("redis-server on %s did not answer PING within 10s; its log:\n%s", s.Addr, log)
 }
 
 // Stop stops the server (SIGTERM, then SIGKILL); stopping twice is fine.
 // Its data stays in the directory, so Restart brings it back.
 func (s *Server) Stop(t testing.TB) {
 	t.Helper()
+	s.stop()
+}
+
+// Close stops a server StartMain started and removes its directory.
+func (s *Server) Close() error {
+	s.stop()
+	if !s.ownDir {
+		return nil
+	}
+	return os.RemoveAll(s.dir)
+}
+
+func (s *Server) stop() {
 	if s.cmd == nil || s.cmd.Process == nil {
 		return
 	}
 	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { _ = s.cmd.Wait(); close(done) }()
 	select {
-	case <-done:
+	case <-s.exited:
 	case <-time.After(5 * time.Second):
 		_ = s.cmd.Process.Kill()
-		<-done
+		<-s.exited
 	}
 	s.cmd = nil
 }
@@ -104,7 +172,9 @@ func (s *Server) Restart(t testing.TB) {
 	if err != nil {
 		t.Fatalf("redistest: %v", err)
 	}
-	s.start(t, bin)
+	if err := s.start(bin); err != nil {
+		t.Fatalf("redistest: %v", err)
+	}
 }
 
 // freePort asks the kernel for a free loopback port.

@@ -9,6 +9,9 @@
 // warn or not-exercised (the client never did what the rule is about). Each
 // result names its evidence: the request ids (X-Request-Id) of the journal
 // entries that show it.
+//
+// This package is not a stable API: it changes with the sandbox's
+// internals. The Go API to build on is package sandboxtest.
 package conformance
 
 import (

@@ -5,7 +5,8 @@
 // sandbox/journal/journaltest pins that both behave alike. The admin API
 // serves it; the conformance report judges it.
 //
-// This package is the sandbox's own; it is not a stable API.
+// This package is not a stable API: it changes with the sandbox's
+// internals. The Go API to build on is package sandboxtest.
 package journal
 
 import (

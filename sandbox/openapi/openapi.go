@@ -4,6 +4,9 @@
 // (openapi.json, next to this file) and is the contract the server is held
 // to: the tests of package contract validate real requests and responses
 // against it.
+//
+// This package is not a stable API: it changes with the sandbox's
+// internals. The Go API to build on is package sandboxtest.
 package openapi
 
 import (

@@ -37,4 +37,7 @@
 // records are stored. Cursors are opaque to callers: base64url of the last
 // returned record's sort line, which starts with the client's id, so a
 // cursor is checked against the caller.
+//
+// This package is not a stable API: it changes with the sandbox's
+// internals. The Go API to build on is package sandboxtest.
 package store

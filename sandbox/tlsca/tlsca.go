@@ -3,6 +3,9 @@
 // 127.0.0.1, ::1 and any extra host names (a compose service name, or
 // login.microsoftonline.com when CI routes that host to the sandbox). A
 // client trusts the sandbox by trusting the CA certificate.
+//
+// This package is not a stable API: it changes with the sandbox's
+// internals. The Go API to build on is package sandboxtest.
 package tlsca
 
 import (

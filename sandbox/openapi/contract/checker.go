@@ -10,6 +10,9 @@
 // Authentication is the server's business: security requirements are never
 // checked. Requests a test sends broken on purpose are marked with
 // SkipHeader (see MarkInvalid and MarkUnknownRoute).
+//
+// This package is not a stable API: it changes with the sandbox's
+// internals. The Go API to build on is package sandboxtest.
 package contract
 
 import (

@@ -2,6 +2,9 @@
 // Each implementation's tests call Run with a function that opens a fresh,
 // empty store; the same behaviour is then checked against all of them (the
 // in-memory store and the file-backed one).
+//
+// This package is not a stable API: it changes with the sandbox's
+// internals. The Go API to build on is package sandboxtest.
 package storetest
 
 import (

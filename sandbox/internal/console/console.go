@@ -3,6 +3,9 @@
 // drives the admin API from the browser: scenarios, the live request
 // journal, records and their statuses, the clock and the conformance report.
 // It needs no network beyond the sandbox itself: no CDN, no build step.
+//
+// This package is not a stable API: it changes with the sandbox's
+// internals. The Go API to build on is package sandboxtest.
 package console
 
 import (

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/referrals-sandbox/referrals-sandbox/sandbox/console"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/internal/console"
 )
 
 func TestHandlerServesAssetsWithTheirTypes(t *testing.T) {
