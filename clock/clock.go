@@ -2,9 +2,6 @@
 // validation, timestamps and rate-limiting windows all read the same clock,
 // so QA can move sandbox time forward (to expire a token without waiting an
 // hour) and every part of the sandbox agrees on what time it is.
-//
-// This package is not a stable API: it changes with the sandbox's
-// internals. The Go API to build on is package sandboxtest.
 package clock
 
 import (
