@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/referrals-sandbox/referrals-sandbox/internal/strictjson"
 )
 
 // maxUnknownFields caps how many unknown field paths decodeJSON reports, so
@@ -46,8 +48,13 @@ func decodeJSON(r *http.Request, maxBytes int64, into any) (unknown []string, er
 	return decodeBody(body, into)
 }
 
-// decodeBody is decodeJSON on a body already read.
+// decodeBody is decodeJSON on a body already read. A member given twice in
+// one object is a 422 naming it before anything is decoded: encoding/json
+// would keep the later value without a word.
 func decodeBody(body []byte, into any) (unknown []string, err error) {
+	if dup, found := strictjson.FindDuplicate(body); found {
+		return nil, duplicateError(dup)
+	}
 	target := reflect.TypeOf(into)
 	if decodeKnownObject(body, into) {
 		return nil, nil
@@ -199,6 +206,24 @@ func jsonKind(b byte) string {
 	default:
 		return "a number"
 	}
+}
+
+// duplicateError is the 422 for a member given more than once: the detail
+// names it as a JSON Pointer, errors by its dotted path, as every field.
+func duplicateError(dup strictjson.Duplicate) *requestError {
+	field := ""
+	for _, step := range dup.Path {
+		if step.InArray {
+			field += "[" + strconv.FormatInt(step.Index, 10) + "]"
+		} else {
+			field = joinPath(field, step.Name)
+		}
+	}
+	pointer := strconv.QuoteToASCII(dup.Pointer)
+	p := newProblem(http.StatusUnprocessableEntity, fmt.Sprintf(
+		"the member %s is given more than once (names are compared without regard to case); give each member once: nothing was stored", pointer))
+	p.Errors = []FieldError{{Field: field, Message: "is given more than once (JSON Pointer " + pointer + "); give each member once"}}
+	return &requestError{Problem: p}
 }
 
 // typeError is the 400 for values of the wrong JSON type.
