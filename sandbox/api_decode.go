@@ -14,6 +14,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/referrals-sandbox/referrals-sandbox/internal/strictjson"
 )
 
@@ -71,8 +73,7 @@ func decodeBody(body []byte, into any) (unknown []string, err error) {
 	// unknown fields (which encoding/json silently drops) and every value of
 	// the wrong type with its full path, array indices included (which
 	// encoding/json's UnmarshalTypeError lacks, and it reports only one).
-	wk := walker{dec: json.NewDecoder(bytes.NewReader(raw)), seen: map[string]bool{}, fields: map[reflect.Type][]jsonField{}}
-	wk.dec.UseNumber()
+	wk := walker{dec: newWalkDecoder(raw), seen: map[string]bool{}, fields: map[reflect.Type][]jsonField{}}
 	if err := wk.value(target.Elem(), ""); err != nil {
 		return nil, newRequestError(http.StatusBadRequest, "malformed JSON: "+err.Error())
 	}
@@ -248,7 +249,7 @@ type jsonField struct {
 // structure; values it does not need to inspect are skipped iteratively, so
 // deep nesting costs no stack.
 type walker struct {
-	dec      *json.Decoder
+	dec      *jsontext.Decoder
 	unknown  []string
 	seen     map[string]bool
 	typeErrs []FieldError
@@ -265,10 +266,24 @@ var (
 	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
 )
 
+// newWalkDecoder reads data with jsontext. Strings that are not valid
+// UTF-8 are let through (as U+FFFD) so that the walk goes on and the
+// content checks name every such field; a repeated member name, which
+// decodeBody refused before any walk, would be an error.
+func newWalkDecoder(data []byte) *jsontext.Decoder {
+	return jsontext.NewDecoder(bytes.NewReader(data), jsontext.AllowInvalidUTF8(true))
+}
+
+// more reports whether the object or array being read has another member.
+func (w *walker) more() bool {
+	k := w.dec.PeekKind()
+	return k != '}' && k != ']' && k != 0
+}
+
 // value reads the next JSON value, expected to decode into t at path.
 func (w *walker) value(t reflect.Type, path string) error {
 	start := w.dec.InputOffset()
-	tok, err := w.dec.Token()
+	tok, err := w.dec.ReadToken()
 	if err != nil {
 		return err
 	}
@@ -280,40 +295,41 @@ func (w *walker) value(t reflect.Type, path string) error {
 	}
 	// null decodes into anything; custom unmarshalers and interfaces accept
 	// whatever they accept, which only decoding can tell.
-	if tok == nil || t.Kind() == reflect.Interface || reflect.PointerTo(t).Implements(unmarshalerType) || reflect.PointerTo(t).Implements(textUnmarshalerType) {
-		return w.skip(tok)
+	kind := tok.Kind()
+	if kind == 'n' || t.Kind() == reflect.Interface || reflect.PointerTo(t).Implements(unmarshalerType) || reflect.PointerTo(t).Implements(textUnmarshalerType) {
+		return w.skip(kind)
 	}
-	switch tok := tok.(type) {
-	case json.Delim:
+	switch kind {
+	case '{', '[':
 		switch {
-		case tok == '{' && t.Kind() == reflect.Struct:
+		case kind == '{' && t.Kind() == reflect.Struct:
 			return w.object(path, func(key string) (reflect.Type, bool, bool) {
 				f, ok := w.field(t, key)
 				return f.typ, f.asString, ok
 			})
-		case tok == '{' && t.Kind() == reflect.Map:
+		case kind == '{' && t.Kind() == reflect.Map:
 			return w.object(path, func(string) (reflect.Type, bool, bool) { return t.Elem(), false, true })
-		case tok == '[' && (t.Kind() == reflect.Slice && t.Elem().Kind() != reflect.Uint8 || t.Kind() == reflect.Array):
-			for i := 0; w.dec.More(); i++ {
+		case kind == '[' && (t.Kind() == reflect.Slice && t.Elem().Kind() != reflect.Uint8 || t.Kind() == reflect.Array):
+			for i := 0; w.more(); i++ {
 				if err := w.value(t.Elem(), path+"["+strconv.Itoa(i)+"]"); err != nil {
 					return err
 				}
 			}
-			_, err := w.dec.Token() // ]
+			_, err := w.dec.ReadToken() // ]
 			return err
 		}
-		w.mismatch(path, t, jsonKind(byte(tok)))
-		return w.skip(tok)
-	case string:
+		w.mismatch(path, t, jsonKind(byte(kind)))
+		return w.skip(kind)
+	case '"':
 		if t.Kind() != reflect.String && (t.Kind() != reflect.Slice || t.Elem().Kind() != reflect.Uint8) {
 			w.mismatch(path, t, "a string")
 		}
-	case bool:
+	case 't', 'f':
 		if t.Kind() != reflect.Bool {
 			w.mismatch(path, t, "a boolean")
 		}
-	case json.Number:
-		if !fitsNumber(t, string(tok)) {
+	case '0':
+		if !fitsNumber(t, tok.String()) {
 			w.mismatch(path, t, "a number")
 		}
 	}
@@ -324,12 +340,12 @@ func (w *walker) value(t reflect.Type, path string) error {
 // the Go type of a member, whether it is a ",string" field, and whether the
 // target knows the key at all.
 func (w *walker) object(path string, lookup func(key string) (reflect.Type, bool, bool)) error {
-	for w.dec.More() {
-		tok, err := w.dec.Token()
+	for w.more() {
+		tok, err := w.dec.ReadToken()
 		if err != nil {
 			return err
 		}
-		key, _ := tok.(string)
+		key := tok.String()
 		memberPath := joinPath(path, key)
 		t, asString, known := lookup(key)
 		switch {
@@ -345,37 +361,26 @@ func (w *walker) object(path string, lookup func(key string) (reflect.Type, bool
 			return err
 		}
 	}
-	_, err := w.dec.Token() // }
+	_, err := w.dec.ReadToken() // }
 	return err
 }
 
 // skipNext reads and discards the next value.
-func (w *walker) skipNext() error {
-	tok, err := w.dec.Token()
-	if err != nil {
-		return err
-	}
-	return w.skip(tok)
-}
+func (w *walker) skipNext() error { return w.dec.SkipValue() }
 
-// skip discards the rest of a value whose first token was tok.
-func (w *walker) skip(tok json.Token) error {
-	if d, ok := tok.(json.Delim); !ok || (d != '{' && d != '[') {
+// skip discards the rest of a value whose first token was of kind: the
+// members of an object or array whose opening was read, and its end.
+func (w *walker) skip(kind jsontext.Kind) error {
+	if kind != '{' && kind != '[' {
 		return nil
 	}
-	for depth := 1; depth > 0; {
-		tok, err := w.dec.Token()
-		if err != nil {
+	for w.more() {
+		if err := w.dec.SkipValue(); err != nil {
 			return err
 		}
-		switch tok {
-		case json.Delim('{'), json.Delim('['):
-			depth++
-		case json.Delim('}'), json.Delim(']'):
-			depth--
-		}
 	}
-	return nil
+	_, err := w.dec.ReadToken()
+	return err
 }
 
 func (w *walker) addUnknown(path string) {
