@@ -54,7 +54,9 @@ func decodeJSON(r *http.Request, maxBytes int64, into any) (unknown []string, er
 // one object is a 422 naming it before anything is decoded: encoding/json
 // would keep the later value without a word.
 func decodeBody(body []byte, into any) (unknown []string, err error) {
-	if dup, found := strictjson.FindDuplicate(body); found {
+	// Malformed JSON is a 400 first, whatever it repeats: json.Valid runs
+	// only on the rare body with a repeated member.
+	if dup, found := strictjson.FindDuplicate(body); found && json.Valid(body) {
 		return nil, duplicateError(dup)
 	}
 	target := reflect.TypeOf(into)
