@@ -208,7 +208,10 @@ func TestReplicaKilledMidLoadLosesNothing(t *testing.T) {
 	token := mustToken(t, rs.c, rs.base(0), partners[0].id, partners[0].secret)
 	var mu sync.Mutex
 	var acked []fixtures.Referral
-	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	var through [2]int // acknowledgements per replica
+	// A bound for a loaded machine: the load stops below, once A has
+	// acknowledged enough writes alone.
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	var wg sync.WaitGroup
 	for w := range 4 {
@@ -227,16 +230,31 @@ func TestReplicaKilledMidLoadLosesNothing(t *testing.T) {
 				if json.Unmarshal(a.body, &r) == nil {
 					mu.Lock()
 					acked = append(acked, r)
+					through[(w+i)%2]++
 					mu.Unlock()
 				}
 			}
 		}()
 	}
-	// Load on both for a while, B killed in the middle of it, then A
-	// alone for a while more.
-	time.Sleep(400 * time.Millisecond)
+	// Load on both (until each acknowledged 10 writes), B killed in the
+	// middle of it, then A alone (until it acknowledged 10 more).
+	acknowledged := func(replica, want int) func() error {
+		return func() error {
+			mu.Lock()
+			defer mu.Unlock()
+			if through[replica] < want {
+				return fmt.Errorf("replica %d acknowledged %d writes, want %d", replica, through[replica], want)
+			}
+			return nil
+		}
+	}
+	testutil.Eventually(t, 15*time.Second, acknowledged(0, 10))
+	testutil.Eventually(t, 15*time.Second, acknowledged(1, 10))
 	rs.procs[1].kill()
-	time.Sleep(400 * time.Millisecond)
+	mu.Lock()
+	after := through[0] + 10
+	mu.Unlock()
+	testutil.Eventually(t, 15*time.Second, acknowledged(0, after))
 	cancel()
 	wg.Wait()
 
