@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os/exec"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redistest"
+	"github.com/referrals-sandbox/referrals-sandbox/internal/testutil"
 )
 
 // jsonType is the content type of the API's and the admin API's bodies.
@@ -125,16 +127,13 @@ func TestReplicasShareEverything(t *testing.T) {
 	// after C answered (the README says so): wait for it, 10 s at most.
 	marker := http.Header{"X-Request-Id": {"through-c"}}
 	rs.call(http.MethodGet, rs.base(2)+"/health/ping", token, nil, marker)
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+	testutil.Eventually(t, 10*time.Second, func() error {
 		journal := rs.admin(0, http.MethodGet, "/__sandbox/requests?limit=1000", nil)
-		if strings.Contains(string(journal.body), `"requestId":"through-c"`) {
-			break
+		if !strings.Contains(string(journal.body), `"requestId":"through-c"`) {
+			return errors.New("the journal through A lacks a call made through C")
 		}
-		if time.Now().After(deadline) {
-			t.Error("10 s on, the journal through A lacks a call made through C")
-			break
-		}
-	}
+		return nil
+	})
 	report := rs.admin(0, http.MethodGet, "/__sandbox/report?clientId="+client.ClientID, nil)
 	if report.status != http.StatusOK || !strings.Contains(string(report.body), client.ClientID) {
 		t.Errorf("the report through A on a client that called B and C: %d", report.status)
@@ -209,7 +208,10 @@ func TestReplicaKilledMidLoadLosesNothing(t *testing.T) {
 	token := mustToken(t, rs.c, rs.base(0), partners[0].id, partners[0].secret)
 	var mu sync.Mutex
 	var acked []fixtures.Referral
-	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	var through [2]int // acknowledgements per replica
+	// A bound for a loaded machine: the load stops below, once A has
+	// acknowledged enough writes alone.
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	var wg sync.WaitGroup
 	for w := range 4 {
@@ -228,16 +230,31 @@ func TestReplicaKilledMidLoadLosesNothing(t *testing.T) {
 				if json.Unmarshal(a.body, &r) == nil {
 					mu.Lock()
 					acked = append(acked, r)
+					through[(w+i)%2]++
 					mu.Unlock()
 				}
 			}
 		}()
 	}
-	// Load on both for a while, B killed in the middle of it, then A
-	// alone for a while more.
-	time.Sleep(400 * time.Millisecond)
+	// Load on both (until each acknowledged 10 writes), B killed in the
+	// middle of it, then A alone (until it acknowledged 10 more).
+	acknowledged := func(replica, want int) func() error {
+		return func() error {
+			mu.Lock()
+			defer mu.Unlock()
+			if through[replica] < want {
+				return fmt.Errorf("replica %d acknowledged %d writes, want %d", replica, through[replica], want)
+			}
+			return nil
+		}
+	}
+	testutil.Eventually(t, 15*time.Second, acknowledged(0, 10))
+	testutil.Eventually(t, 15*time.Second, acknowledged(1, 10))
 	rs.procs[1].kill()
-	time.Sleep(400 * time.Millisecond)
+	mu.Lock()
+	after := through[0] + 10
+	mu.Unlock()
+	testutil.Eventually(t, 15*time.Second, acknowledged(0, after))
 	cancel()
 	wg.Wait()
 
@@ -290,12 +307,11 @@ func TestRedisOutageAnswers503AndRecovers(t *testing.T) {
 	}
 
 	rs.redis.Restart(t)
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if a := rs.call(http.MethodGet, base+created.header.Get("Location"), token, nil, nil); a.status == http.StatusOK {
-			return // recovered, and the referral acknowledged before is there
+	// Recovered, and the referral acknowledged before is there.
+	testutil.Eventually(t, 10*time.Second, func() error {
+		if a := rs.call(http.MethodGet, base+created.header.Get("Location"), token, nil, nil); a.status != http.StatusOK {
+			return fmt.Errorf("the replica has not recovered since Redis returned, or lost the referral: %d", a.status)
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Error("the replica did not recover within 10 s of Redis returning, or lost the referral")
+		return nil
+	})
 }

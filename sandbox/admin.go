@@ -60,9 +60,12 @@ func (s *Server) adminRoutes(r *mux.Router) {
 // adminOnly requires the admin token when one is configured (--admin-token).
 // Without one the admin API is open, as befits a sandbox on localhost, and
 // withAdminGuard keeps other sites' pages out. Either way a state-changing
-// call must be declared application/json, else 415: a web page can send
-// text/plain or a form anywhere without asking, but JSON only after a CORS
-// preflight, which the sandbox never grants.
+// call with a body must be declared application/json, else 415: a web page
+// can send text/plain or a form anywhere without asking, but JSON only
+// after a CORS preflight, which the sandbox never grants. A DELETE may come
+// without a body (curl -X DELETE; some proxies drop DELETE bodies): a page
+// can send a cross-origin DELETE only after that same preflight, so the
+// JSON requirement would protect nothing there.
 func (s *Server) adminOnly(h http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.cfg.AdminToken != "" {
@@ -80,7 +83,7 @@ func (s *Server) adminOnly(h http.HandlerFunc) http.Handler {
 			s.fail(w, r, err)
 			return
 		}
-		if stateChanging(r.Method) {
+		if stateChanging(r.Method) && !bodylessDelete(r) {
 			if err := checkAdminContentType(r.Header.Get("Content-Type")); err != nil {
 				s.problem(w, r, newProblem(http.StatusUnsupportedMediaType, err.Error()))
 				return
@@ -99,11 +102,22 @@ func adminTokenMatches(got, want string) bool {
 	return subtle.ConstantTimeCompare(g[:], w[:]) == 1
 }
 
+// bodylessDelete reports whether r is a DELETE without a body, which
+// needs neither a Content-Type nor {} (see adminOnly).
+func bodylessDelete(r *http.Request) bool {
+	return r.Method == http.MethodDelete && r.ContentLength == 0
+}
+
 // noParams wraps a state-changing admin call that takes no parameters: its
-// body must still be a JSON object, with no fields ({}), so that no call
+// body must still be a JSON object, with no fields ({}), so that no POST
 // can be made without a body a web page cannot send (see withAdminGuard).
+// A DELETE may have no body at all.
 func (s *Server) noParams(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		if bodylessDelete(r) {
+			h(w, r)
+			return
+		}
 		if err := decodeAdminBody(r, &struct{}{}); err != nil {
 			s.fail(w, r, err)
 			return

@@ -25,8 +25,9 @@ const adminPrefix = "/__sandbox/"
 //     whose host is not one the sandbox answers to) is refused with 403,
 //     except a browser opening the console page itself from a link.
 //
-// The third defence, JSON bodies, is adminOnly's: it comes after the 405 and
-// the 401 so that those answers stay the first a caller sees.
+// The third defence, JSON bodies on POST, PUT and PATCH (and on a DELETE
+// that has a body), is adminOnly's: it comes after the 405 and the 401 so
+// that those answers stay the first a caller sees.
 func (s *Server) withAdminGuard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := path.Clean(r.URL.Path)
@@ -93,7 +94,7 @@ func stateChanging(method string) bool {
 }
 
 // adminJSONHint says what every state-changing admin call must send.
-const adminJSONHint = "state-changing admin calls need Content-Type: application/json and a JSON object body ({} when the call takes no parameters)"
+const adminJSONHint = "state-changing admin calls need Content-Type: application/json and a JSON object body ({} when the call takes no parameters); a DELETE may instead have no body at all"
 
 // checkAdminContentType accepts application/json with any parameters
 // (charset=utf-8); the media type is case-insensitive (RFC 9110).

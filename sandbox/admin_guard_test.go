@@ -258,3 +258,65 @@ func portOf(t *testing.T, rawURL string) string {
 	}
 	return rawURL[i+1:]
 }
+
+// TestAdminAcceptsDeleteWithoutBody: `curl -X DELETE` (no body, no
+// Content-Type) works on every DELETE route; the Origin, Sec-Fetch-Site
+// and Host checks still refuse one, a DELETE that has a body must still
+// declare JSON, and a POST without a body is still 415.
+func TestAdminAcceptsDeleteWithoutBody(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	bare := func(path string, headers map[string]string, host string) *response {
+		t.Helper()
+		return s.do(request{method: http.MethodDelete, path: path, headers: headers, host: host, plain: true})
+	}
+	s.addRule(map[string]any{"id": "bodyless", "endpoint": "api", "status": 503})
+	for _, refused := range []struct {
+		name    string
+		headers map[string]string
+		host    string
+	}{
+		{"another site's Origin", map[string]string{"Origin": evilOrigin}, ""},
+		{"Sec-Fetch-Site cross-site", map[string]string{"Sec-Fetch-Site": "cross-site"}, ""},
+		{"a rebound Host", nil, reboundHost},
+	} {
+		wantProblem(t, bare("/__sandbox/scenarios/bodyless", refused.headers, refused.host), http.StatusForbidden, sandbox.ProblemTypeForbidden)
+	}
+	r := s.do(request{method: http.MethodDelete, path: "/__sandbox/scenarios/bodyless", body: "{}", headers: map[string]string{"Content-Type": "text/plain"}, plain: true})
+	wantProblem(t, r, http.StatusUnsupportedMediaType, sandbox.ProblemTypeUnsupportedMediaType)
+	r = s.do(request{method: http.MethodPost, path: "/__sandbox/reset", plain: true})
+	wantProblem(t, r, http.StatusUnsupportedMediaType, sandbox.ProblemTypeUnsupportedMediaType)
+	if r := s.admin(http.MethodGet, "/__sandbox/scenarios/bodyless", nil); r.Status != http.StatusOK {
+		t.Fatalf("rule after refused DELETEs: %d %s, want 200 (none may have run)", r.Status, r.Body)
+	}
+
+	if r := s.admin(http.MethodPost, "/__sandbox/library/flaky", nil); r.Status != http.StatusCreated {
+		t.Fatalf("activate flaky: %d %s", r.Status, r.Body)
+	}
+	c := s.newClient(nil)
+	r = s.admin(http.MethodPost, "/__sandbox/clients/"+c.ClientID+"/secrets", nil)
+	if r.Status != http.StatusCreated {
+		t.Fatalf("add a secret: %d %s", r.Status, r.Body)
+	}
+	var secret struct {
+		ID string `json:"id"`
+	}
+	if r.decode(t, &secret); secret.ID == "" {
+		t.Fatalf("secret without id: %s", r.Body)
+	}
+	for _, path := range []string{
+		"/__sandbox/scenarios/bodyless",
+		"/__sandbox/library/flaky",
+		"/__sandbox/scenarios",
+		"/__sandbox/requests",
+		"/__sandbox/clients/" + c.ClientID + "/secrets/" + secret.ID,
+		"/__sandbox/clients/" + c.ClientID,
+	} {
+		if r := s.do(request{method: http.MethodDelete, path: path}); r.Status != http.StatusNoContent {
+			t.Errorf("DELETE %s without a body: %d %s, want 204", path, r.Status, r.Body)
+		}
+	}
+	if r := s.admin(http.MethodGet, "/__sandbox/scenarios/bodyless", nil); r.Status != http.StatusNotFound {
+		t.Errorf("rule after DELETE: %d, want 404", r.Status)
+	}
+}

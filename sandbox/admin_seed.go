@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
@@ -30,12 +29,12 @@ func seed(st store.Store, set *fixtures.Set) error {
 // would refuse. Errors name the file, the entry (counted from 1, as the
 // fixtures loader counts) and the field.
 func checkFixtureRecords(set *fixtures.Set, now time.Time) error {
-	var errs []error
+	var problems fixtures.Problems
 	for i, ref := range set.Referrals {
 		var fieldErrs fieldErrors
 		fieldErrs.patient("patient", ref.Patient, now)
 		for _, fe := range fieldErrs {
-			errs = append(errs, fmt.Errorf("%s: entry %d: %s: %s", fixtures.ReferralsFile, i+1, fe.Field, fe.Message))
+			problems.Add(fixtures.ReferralsFile, i, fe.Field, "%s", fe.Message)
 		}
 	}
 	for i, q := range set.QualifiedReferrals {
@@ -47,8 +46,8 @@ func checkFixtureRecords(set *fixtures.Set, now time.Time) error {
 		req.TrialID = ""
 		_, fieldErrs := validateQualifiedReferral(req, now, set.Trials)
 		for _, fe := range fieldErrs {
-			errs = append(errs, fmt.Errorf("%s: entry %d: %s: %s", fixtures.QualifiedReferralsFile, i+1, fe.Field, fe.Message))
+			problems.Add(fixtures.QualifiedReferralsFile, i, fe.Field, "%s", fe.Message)
 		}
 	}
-	return errors.Join(errs...)
+	return problems.Err()
 }

@@ -2,12 +2,13 @@ package sandbox
 
 import (
 	"bytes"
-	"encoding/json"
 	"net/http"
 	"reflect"
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // encoding/json accepts two things the request schemas forbid and hides
@@ -49,8 +50,7 @@ func contentErrors(body []byte, t reflect.Type) []FieldError {
 	if !bytes.Contains(body, []byte("null")) && !bytes.Contains(body, []byte(`\u`)) && !bytes.Contains(body, []byte(`""`)) && utf8.Valid(body) {
 		return nil
 	}
-	w := walker{dec: json.NewDecoder(bytes.NewReader(body)), seen: map[string]bool{}, fields: map[reflect.Type][]jsonField{}, content: body}
-	w.dec.UseNumber()
+	w := walker{dec: newWalkDecoder(body), seen: map[string]bool{}, fields: map[reflect.Type][]jsonField{}, content: body}
 	if err := w.value(t, ""); err != nil {
 		return nil // it decoded already; the walk cannot fail
 	}
@@ -59,11 +59,12 @@ func contentErrors(body []byte, t reflect.Type) []FieldError {
 
 // checkContent records a content error for the token just read at path;
 // raw holds the token's bytes (with any separator before it).
-func (w *walker) checkContent(path string, tok json.Token, raw []byte) {
-	switch v := tok.(type) {
-	case nil:
+func (w *walker) checkContent(path string, tok jsontext.Token, raw []byte) {
+	switch tok.Kind() {
+	case 'n':
 		w.contentErrs = append(w.contentErrs, FieldError{Field: path, Message: msgNull})
-	case string:
+	case '"':
+		v := tok.String()
 		switch {
 		case v == "" && refusesEmpty(path):
 			w.contentErrs = append(w.contentErrs, FieldError{Field: path, Message: msgEmpty})

@@ -13,6 +13,10 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/referrals-sandbox/referrals-sandbox/internal/strictjson"
 )
 
 // maxUnknownFields caps how many unknown field paths decodeJSON reports, so
@@ -46,8 +50,15 @@ func decodeJSON(r *http.Request, maxBytes int64, into any) (unknown []string, er
 	return decodeBody(body, into)
 }
 
-// decodeBody is decodeJSON on a body already read.
+// decodeBody is decodeJSON on a body already read. A member given twice in
+// one object is a 422 naming it before anything is decoded: encoding/json
+// would keep the later value without a word.
 func decodeBody(body []byte, into any) (unknown []string, err error) {
+	// Malformed JSON is a 400 first, whatever it repeats: json.Valid runs
+	// only on the rare body with a repeated member.
+	if dup, found := strictjson.FindDuplicate(body); found && json.Valid(body) {
+		return nil, duplicateError(dup)
+	}
 	target := reflect.TypeOf(into)
 	if decodeKnownObject(body, into) {
 		return nil, nil
@@ -64,8 +75,7 @@ func decodeBody(body []byte, into any) (unknown []string, err error) {
 	// unknown fields (which encoding/json silently drops) and every value of
 	// the wrong type with its full path, array indices included (which
 	// encoding/json's UnmarshalTypeError lacks, and it reports only one).
-	wk := walker{dec: json.NewDecoder(bytes.NewReader(raw)), seen: map[string]bool{}, fields: map[reflect.Type][]jsonField{}}
-	wk.dec.UseNumber()
+	wk := walker{dec: newWalkDecoder(raw), seen: map[string]bool{}, fields: map[reflect.Type][]jsonField{}}
 	if err := wk.value(target.Elem(), ""); err != nil {
 		return nil, newRequestError(http.StatusBadRequest, "malformed JSON: "+err.Error())
 	}
@@ -201,6 +211,24 @@ func jsonKind(b byte) string {
 	}
 }
 
+// duplicateError is the 422 for a member given more than once: the detail
+// names it as a JSON Pointer, errors by its dotted path, as every field.
+func duplicateError(dup strictjson.Duplicate) *requestError {
+	field := ""
+	for _, step := range dup.Path {
+		if step.InArray {
+			field += "[" + strconv.FormatInt(step.Index, 10) + "]"
+		} else {
+			field = joinPath(field, step.Name)
+		}
+	}
+	pointer := strconv.QuoteToASCII(dup.Pointer)
+	p := newProblem(http.StatusUnprocessableEntity, fmt.Sprintf(
+		"the member %s is given more than once (names are compared without regard to case); give each member once: nothing was stored", pointer))
+	p.Errors = []FieldError{{Field: field, Message: "is given more than once (JSON Pointer " + pointer + "); give each member once"}}
+	return &requestError{Problem: p}
+}
+
 // typeError is the 400 for values of the wrong JSON type.
 func typeError(errs []FieldError) *requestError {
 	e := newRequestError(http.StatusBadRequest, fmt.Sprintf("field %s: %s", errs[0].Field, errs[0].Message))
@@ -223,7 +251,7 @@ type jsonField struct {
 // structure; values it does not need to inspect are skipped iteratively, so
 // deep nesting costs no stack.
 type walker struct {
-	dec      *json.Decoder
+	dec      *jsontext.Decoder
 	unknown  []string
 	seen     map[string]bool
 	typeErrs []FieldError
@@ -240,10 +268,24 @@ var (
 	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
 )
 
+// newWalkDecoder reads data with jsontext. Strings that are not valid
+// UTF-8 are let through (as U+FFFD) so that the walk goes on and the
+// content checks name every such field; a repeated member name, which
+// decodeBody refused before any walk, would be an error.
+func newWalkDecoder(data []byte) *jsontext.Decoder {
+	return jsontext.NewDecoder(bytes.NewReader(data), jsontext.AllowInvalidUTF8(true))
+}
+
+// more reports whether the object or array being read has another member.
+func (w *walker) more() bool {
+	k := w.dec.PeekKind()
+	return k != '}' && k != ']' && k != 0
+}
+
 // value reads the next JSON value, expected to decode into t at path.
 func (w *walker) value(t reflect.Type, path string) error {
 	start := w.dec.InputOffset()
-	tok, err := w.dec.Token()
+	tok, err := w.dec.ReadToken()
 	if err != nil {
 		return err
 	}
@@ -255,40 +297,41 @@ func (w *walker) value(t reflect.Type, path string) error {
 	}
 	// null decodes into anything; custom unmarshalers and interfaces accept
 	// whatever they accept, which only decoding can tell.
-	if tok == nil || t.Kind() == reflect.Interface || reflect.PointerTo(t).Implements(unmarshalerType) || reflect.PointerTo(t).Implements(textUnmarshalerType) {
-		return w.skip(tok)
+	kind := tok.Kind()
+	if kind == 'n' || t.Kind() == reflect.Interface || reflect.PointerTo(t).Implements(unmarshalerType) || reflect.PointerTo(t).Implements(textUnmarshalerType) {
+		return w.skip(kind)
 	}
-	switch tok := tok.(type) {
-	case json.Delim:
+	switch kind {
+	case '{', '[':
 		switch {
-		case tok == '{' && t.Kind() == reflect.Struct:
+		case kind == '{' && t.Kind() == reflect.Struct:
 			return w.object(path, func(key string) (reflect.Type, bool, bool) {
 				f, ok := w.field(t, key)
 				return f.typ, f.asString, ok
 			})
-		case tok == '{' && t.Kind() == reflect.Map:
+		case kind == '{' && t.Kind() == reflect.Map:
 			return w.object(path, func(string) (reflect.Type, bool, bool) { return t.Elem(), false, true })
-		case tok == '[' && (t.Kind() == reflect.Slice && t.Elem().Kind() != reflect.Uint8 || t.Kind() == reflect.Array):
-			for i := 0; w.dec.More(); i++ {
+		case kind == '[' && (t.Kind() == reflect.Slice && t.Elem().Kind() != reflect.Uint8 || t.Kind() == reflect.Array):
+			for i := 0; w.more(); i++ {
 				if err := w.value(t.Elem(), path+"["+strconv.Itoa(i)+"]"); err != nil {
 					return err
 				}
 			}
-			_, err := w.dec.Token() // ]
+			_, err := w.dec.ReadToken() // ]
 			return err
 		}
-		w.mismatch(path, t, jsonKind(byte(tok)))
-		return w.skip(tok)
-	case string:
+		w.mismatch(path, t, jsonKind(byte(kind)))
+		return w.skip(kind)
+	case '"':
 		if t.Kind() != reflect.String && (t.Kind() != reflect.Slice || t.Elem().Kind() != reflect.Uint8) {
 			w.mismatch(path, t, "a string")
 		}
-	case bool:
+	case 't', 'f':
 		if t.Kind() != reflect.Bool {
 			w.mismatch(path, t, "a boolean")
 		}
-	case json.Number:
-		if !fitsNumber(t, string(tok)) {
+	case '0':
+		if !fitsNumber(t, tok.String()) {
 			w.mismatch(path, t, "a number")
 		}
 	}
@@ -299,12 +342,12 @@ func (w *walker) value(t reflect.Type, path string) error {
 // the Go type of a member, whether it is a ",string" field, and whether the
 // target knows the key at all.
 func (w *walker) object(path string, lookup func(key string) (reflect.Type, bool, bool)) error {
-	for w.dec.More() {
-		tok, err := w.dec.Token()
+	for w.more() {
+		tok, err := w.dec.ReadToken()
 		if err != nil {
 			return err
 		}
-		key, _ := tok.(string)
+		key := tok.String()
 		memberPath := joinPath(path, key)
 		t, asString, known := lookup(key)
 		switch {
@@ -320,37 +363,26 @@ func (w *walker) object(path string, lookup func(key string) (reflect.Type, bool
 			return err
 		}
 	}
-	_, err := w.dec.Token() // }
+	_, err := w.dec.ReadToken() // }
 	return err
 }
 
 // skipNext reads and discards the next value.
-func (w *walker) skipNext() error {
-	tok, err := w.dec.Token()
-	if err != nil {
-		return err
-	}
-	return w.skip(tok)
-}
+func (w *walker) skipNext() error { return w.dec.SkipValue() }
 
-// skip discards the rest of a value whose first token was tok.
-func (w *walker) skip(tok json.Token) error {
-	if d, ok := tok.(json.Delim); !ok || (d != '{' && d != '[') {
+// skip discards the rest of a value whose first token was of kind: the
+// members of an object or array whose opening was read, and its end.
+func (w *walker) skip(kind jsontext.Kind) error {
+	if kind != '{' && kind != '[' {
 		return nil
 	}
-	for depth := 1; depth > 0; {
-		tok, err := w.dec.Token()
-		if err != nil {
+	for w.more() {
+		if err := w.dec.SkipValue(); err != nil {
 			return err
 		}
-		switch tok {
-		case json.Delim('{'), json.Delim('['):
-			depth++
-		case json.Delim('}'), json.Delim(']'):
-			depth--
-		}
 	}
-	return nil
+	_, err := w.dec.ReadToken()
+	return err
 }
 
 func (w *walker) addUnknown(path string) {

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -16,7 +17,7 @@ var fuzzToday = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 
 // checkDecodeOutcome holds decoding to its contract: success, or a request
 // error with a 4xx the API documents; never a panic or a bare error (500).
-func checkDecodeOutcome(t *testing.T, err error) {
+func checkDecodeOutcome(t *testing.T, body []byte, err error) {
 	t.Helper()
 	if err == nil {
 		return
@@ -27,6 +28,10 @@ func checkDecodeOutcome(t *testing.T, err error) {
 	}
 	switch re.Problem.Status {
 	case http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType:
+	case http.StatusUnprocessableEntity: // a member given twice, and only in well-formed JSON
+		if !json.Valid(body) || len(re.Problem.Errors) != 1 || re.Problem.Errors[0].Field == "" {
+			t.Fatalf("decode answered 422 for %q: %+v", body, re.Problem)
+		}
 	default:
 		t.Fatalf("decode answered %d: %v", re.Problem.Status, err)
 	}
@@ -51,7 +56,7 @@ func FuzzDecodeReferral(f *testing.F) {
 		r.Header.Set("Content-Type", "application/json")
 		var req referralRequest
 		_, invalid, err := decodeSubmission(r, maxBodyBytes, &req)
-		checkDecodeOutcome(t, err)
+		checkDecodeOutcome(t, body, err)
 		if err != nil {
 			return
 		}
@@ -79,7 +84,7 @@ func FuzzDecodeQualifiedReferral(f *testing.F) {
 		r.Header.Set("Content-Type", "application/json")
 		var req qualifiedReferralRequest
 		_, invalid, err := decodeSubmission(r, maxBodyBytes, &req)
-		checkDecodeOutcome(t, err)
+		checkDecodeOutcome(t, body, err)
 		if err != nil {
 			return
 		}

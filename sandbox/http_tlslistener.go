@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"crypto/tls"
 	"errors"
+	"log/slog"
 	"net"
 	"sync"
 	"time"
@@ -16,14 +17,27 @@ const tlsRecordHandshake = 0x16
 // listener gives up on it; it matches the header timeout.
 const sniffTimeout = ReadHeaderTimeout
 
+// Backoff of the accept loop after a temporary error (EMFILE when the
+// process is at its open-files limit, say): as net/http's Serve, 5 ms
+// doubling to 1 s, reset by the next connection accepted.
+const (
+	acceptBackoffMin = 5 * time.Millisecond
+	acceptBackoffMax = time.Second
+)
+
 // NewTLSListener serves TLS on ln, and also lets plain HTTP through on the
 // same port instead of failing it in the TLS layer: with --tls the sandbox
 // answers such a request with a clear 400 and journals it, so the
 // conformance report can say a client spoke plain HTTP. Each connection's
 // first byte decides; sniffing happens off the Accept loop, so a silent
-// client cannot hold other connections back.
-func NewTLSListener(ln net.Listener, cfg *tls.Config) net.Listener {
-	l := &sniffingListener{Listener: ln, cfg: cfg, conns: make(chan net.Conn), done: make(chan struct{})}
+// client cannot hold other connections back. A temporary Accept error is
+// retried with backoff and logged to logger (nil: nowhere) once per burst;
+// any other error stops the listener.
+func NewTLSListener(ln net.Listener, cfg *tls.Config, logger *slog.Logger) net.Listener {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	l := &sniffingListener{Listener: ln, cfg: cfg, log: logger, conns: make(chan net.Conn), done: make(chan struct{})}
 	go l.acceptLoop()
 	return l
 }
@@ -31,6 +45,7 @@ func NewTLSListener(ln net.Listener, cfg *tls.Config) net.Listener {
 type sniffingListener struct {
 	net.Listener
 	cfg   *tls.Config
+	log   *slog.Logger
 	conns chan net.Conn
 
 	closeOnce sync.Once
@@ -40,17 +55,42 @@ type sniffingListener struct {
 }
 
 func (l *sniffingListener) acceptLoop() {
+	var backoff time.Duration // 0 outside a burst of temporary errors
 	for {
 		c, err := l.Listener.Accept()
-		if err != nil {
+		if err == nil {
+			backoff = 0
+			go l.sniff(c)
+			continue
+		}
+		if !temporary(err) {
 			l.mu.Lock()
 			l.err = err
 			l.mu.Unlock()
 			l.closeOnce.Do(func() { close(l.done) })
 			return
 		}
-		go l.sniff(c)
+		if backoff == 0 {
+			backoff = acceptBackoffMin
+			l.log.Warn("TLS listener: accept failed; retrying with backoff", "err", err,
+				"backoff_from", acceptBackoffMin.String(), "backoff_to", acceptBackoffMax.String())
+		} else {
+			backoff = min(2*backoff, acceptBackoffMax)
+		}
+		select {
+		case <-time.After(backoff):
+		case <-l.done:
+			return
+		}
 	}
+}
+
+// temporary reports whether an Accept error may pass, as net/http judges
+// it: EMFILE, ENFILE, ECONNABORTED and their kind say so through the
+// (otherwise deprecated) Temporary method.
+func temporary(err error) bool {
+	var ne interface{ Temporary() bool }
+	return errors.As(err, &ne) && ne.Temporary()
 }
 
 // sniff reads the first byte and hands the connection on as TLS or plain.

@@ -4,13 +4,21 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/referrals-sandbox/referrals-sandbox/internal/testutil"
 
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
@@ -31,7 +39,7 @@ func TestTLSListener_PlainHTTPIsRefusedAndReported(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := sandbox.NewHTTPServer(in.Server, nil)
-	go func() { _ = srv.Serve(sandbox.NewTLSListener(ln, in.TLS)) }()
+	go func() { _ = srv.Serve(sandbox.NewTLSListener(ln, in.TLS, nil)) }()
 	defer srv.Close()
 	host := ln.Addr().String()
 
@@ -111,4 +119,68 @@ func TestTLSListener_PlainHTTPIsRefusedAndReported(t *testing.T) {
 		return
 	}
 	t.Fatal("the report has no https-only check")
+}
+
+// failingListener fails its first n Accepts with EMFILE, as a process at
+// its open-files limit sees, then accepts as the listener it wraps.
+type failingListener struct {
+	net.Listener
+	mu   sync.Mutex
+	left int
+}
+
+func (l *failingListener) Accept() (net.Conn, error) {
+	l.mu.Lock()
+	fail := l.left > 0
+	l.left--
+	l.mu.Unlock()
+	if fail {
+		return nil, &net.OpError{Op: "accept", Net: "tcp", Addr: l.Addr(), Err: os.NewSyscallError("accept4", syscall.EMFILE)}
+	}
+	return l.Listener.Accept()
+}
+
+// TestTLSListener_SurvivesTemporaryAcceptErrors: an Accept that fails with
+// a temporary error (once, or a burst) is retried with backoff and logged
+// once per burst; HTTPS is served after it. Before, one such error stopped
+// the listener for good.
+func TestTLSListener_SurvivesTemporaryAcceptErrors(t *testing.T) {
+	in, err := sandbox.Open(sandbox.Options{TLS: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(in.CACertPEM)
+	for _, failures := range []int{1, 4} {
+		t.Run(fmt.Sprintf("%d failures", failures), func(t *testing.T) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var logs testutil.LockedBuffer
+			logger := slog.New(slog.NewTextHandler(&logs, nil))
+			srv := sandbox.NewHTTPServer(in.Server, nil)
+			go func() {
+				_ = srv.Serve(sandbox.NewTLSListener(&failingListener{Listener: ln, left: failures}, in.TLS, logger))
+			}()
+			defer srv.Close()
+
+			client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+			defer client.CloseIdleConnections()
+			for range 2 {
+				resp, err := client.Get("https://" + ln.Addr().String() + "/__sandbox/health")
+				if err != nil {
+					t.Fatalf("HTTPS after %d failed Accepts: %v", failures, err)
+				}
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK {
+					t.Fatalf("health: %d", resp.StatusCode)
+				}
+			}
+			if n := strings.Count(logs.String(), "accept failed"); n != 1 {
+				t.Errorf("%d log lines about the failed Accepts, want 1 for the burst:\n%s", n, logs.String())
+			}
+		})
+	}
 }

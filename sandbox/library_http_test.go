@@ -3,6 +3,7 @@ package sandbox_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/referrals-sandbox/referrals-sandbox/internal/testutil"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
 	"github.com/referrals-sandbox/referrals-sandbox/scenarios"
 )
@@ -68,19 +70,20 @@ var scenarioChecks = map[string]func(t *testing.T, c libraryCase){
 			t.Errorf("%d of 40 calls reset, want about 30%%: %s", fails, first)
 		}
 		// A reset reaches the client before its handler returns and
-		// journals it: give the last one a moment (at most 5 s).
+		// journals it: wait for the last one (at most 5 s).
 		faults := 0
-		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		testutil.Eventually(t, 5*time.Second, func() error {
 			faults = 0
 			for _, e := range c.s.journal(nil) {
 				if e.Fault == "reset" {
 					faults++
 				}
 			}
-			if faults >= fails || time.Now().After(deadline) {
-				break
+			if faults < fails {
+				return fmt.Errorf("journal has %d reset faults, the client saw %d", faults, fails)
 			}
-		}
+			return nil
+		})
 		if faults != fails {
 			t.Errorf("journal has %d reset faults, the client saw %d", faults, fails)
 		}

@@ -3,6 +3,7 @@ package sandbox_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/internal/testutil"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/openapi/contract"
 )
@@ -178,14 +180,14 @@ func (s *testSandbox) journal(query url.Values) []sandbox.JournalEntry {
 // entries in the background, a moment after it answered.
 func (s *testSandbox) journalOf(query url.Values, n int) []sandbox.JournalEntry {
 	s.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		got := s.journal(query)
-		if len(got) >= n || time.Now().After(deadline) {
-			return got
+	var got []sandbox.JournalEntry
+	testutil.Eventually(s.t, 10*time.Second, func() error {
+		if got = s.journal(query); len(got) < n {
+			return fmt.Errorf("%d journal entries for %v, want %d", len(got), query, n)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
+	return got
 }
 
 // tokenForm is a client-credentials form.

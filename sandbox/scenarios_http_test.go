@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/referrals-sandbox/referrals-sandbox/internal/testutil"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
 	"github.com/referrals-sandbox/referrals-sandbox/scenarios"
 )
@@ -391,26 +392,18 @@ func TestFaultsSeenByRealClient(t *testing.T) {
 	}
 	// Every fault is in the journal, hangs included once the server noticed
 	// the client leaving.
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	testutil.Eventually(t, 5*time.Second, func() error {
 		faults := map[string]int{}
 		for _, e := range s.journal(nil) {
 			faults[e.Fault]++
 		}
-		ok := true
 		for _, f := range []string{"reset", "empty", "hang", "malformed"} {
 			if faults[f] != len(calls) {
-				ok = false
+				return fmt.Errorf("journal faults %v, want %d of each", faults, len(calls))
 			}
 		}
-		if ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("journal faults %v, want %d of each", faults, len(calls))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // TestDelays checks that added latency is at least what was asked for, and

@@ -17,6 +17,7 @@ import (
 
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redistest"
+	"github.com/referrals-sandbox/referrals-sandbox/internal/testutil"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
@@ -332,13 +333,12 @@ func TestSharedRoundTripsPerAuthenticatedGet(t *testing.T) {
 // before: the journal appends its entries in the background.
 func waitForTrips(t *testing.T, c *roundTrips, before, n int64) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for c.n.Load()-before < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d Redis round trips after 5 s, want %d: %v", c.n.Load()-before, n, c.since(before))
+	testutil.Eventually(t, 5*time.Second, func() error {
+		if got := c.n.Load() - before; got < n {
+			return fmt.Errorf("%d Redis round trips, want %d: %v", got, n, c.since(before))
 		}
-		time.Sleep(time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // Requests on B run while A moves the clock and creates clients: B's

@@ -13,6 +13,7 @@ import (
 
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redistest"
+	"github.com/referrals-sandbox/referrals-sandbox/internal/testutil"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/conformance"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
@@ -249,16 +250,12 @@ func TestSharedRulesRedisDown(t *testing.T) {
 	srv.Restart(t)
 	// go-redis notices a returned server on its own schedule (it backs off
 	// after failed dials): poll, with a bound far above any machine's pace.
-	var last *response
-	for range 300 {
-		if last = rs[0].do(request{method: http.MethodGet, path: "/api/v1/referrals/trials", token: tok, plain: true}); last.Status == http.StatusOK {
-			break
+	testutil.Eventually(t, 30*time.Second, func() error {
+		if last := rs[0].do(request{method: http.MethodGet, path: "/api/v1/referrals/trials", token: tok, plain: true}); last.Status != http.StatusOK {
+			return fmt.Errorf("after Redis returned: %d %s", last.Status, last.Body)
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	if last.Status != http.StatusOK {
-		t.Fatalf("30s after Redis returned: %d %s", last.Status, last.Body)
-	}
+		return nil
+	})
 	rs[0].addRule(map[string]any{"endpoint": "api", "status": 500, "times": 1})
 	if r := rs[0].do(request{method: http.MethodGet, path: "/api/v1/referrals/trials", token: tok, plain: true}); r.Status != http.StatusInternalServerError {
 		t.Errorf("rule added after recovery: %d", r.Status)

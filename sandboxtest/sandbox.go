@@ -99,7 +99,7 @@ func StartServer(opts ...Option) (*Sandbox, error) {
 	scheme := "http"
 	if in.TLS != nil {
 		scheme = "https"
-		ln = sandbox.NewTLSListener(ln, in.TLS.Clone())
+		ln = sandbox.NewTLSListener(ln, in.TLS.Clone(), nil)
 	}
 	var routed []string
 	if options.TLS {

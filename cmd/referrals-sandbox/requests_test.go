@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/referrals-sandbox/referrals-sandbox/internal/testutil"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
 )
 
@@ -87,8 +88,7 @@ func TestRequestsFollowsEveryPage(t *testing.T) {
 // the request, which its client may see a moment earlier.
 func waitJournaled(t *testing.T, base, requestID string) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
+	testutil.Eventually(t, 5*time.Second, func() error {
 		resp, err := http.Get(base + "/__sandbox/requests?limit=1000")
 		if err != nil {
 			t.Fatal(err)
@@ -98,12 +98,11 @@ func waitJournaled(t *testing.T, base, requestID string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if strings.Contains(string(body), `"requestId":"`+requestID+`"`) {
-			return
+		if !strings.Contains(string(body), `"requestId":"`+requestID+`"`) {
+			return fmt.Errorf("request %s is not in the journal", requestID)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatalf("request %s never reached the journal", requestID)
+		return nil
+	})
 }
 
 // TestRequestsHAR: requests --har prints one HAR 1.2 archive of the

@@ -203,7 +203,7 @@ func runServe(ctx context.Context, e env, args []string) error {
 func serveUntilDone(ctx context.Context, logger *slog.Logger, in *sandbox.Instance, ln net.Listener, grace time.Duration) error {
 	httpServer := sandbox.NewHTTPServer(in.Server, logger)
 	if in.TLS != nil {
-		ln = sandbox.NewTLSListener(ln, in.TLS)
+		ln = sandbox.NewTLSListener(ln, in.TLS, logger)
 	}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- httpServer.Serve(ln) }()

@@ -1,6 +1,6 @@
 // Package testutil holds the helpers that tests in several packages share,
 // so that each exists once: a buffer a server may log into while the test
-// reads it, and a JWT payload decoder.
+// reads it, a JWT payload decoder, and the one way tests poll (Eventually).
 package testutil
 
 import (
@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // LockedBuffer is a bytes.Buffer that a server's goroutines or a child
@@ -52,4 +53,28 @@ func JWTClaims(t testing.TB, token string) map[string]any {
 		t.Fatalf("JWT payload: %v", err)
 	}
 	return claims
+}
+
+// Eventually calls cond until it returns nil, and fails the test with
+// cond's last error when within passes first. It is how a test waits for
+// what it can only observe from outside (a journal entry written in the
+// background, a server that comes back): never a sleep. It checks again
+// after 1 ms, then after twice as long each time up to 100 ms, so a signal
+// that comes at once is seen at once and a slow one costs little CPU;
+// within is a bound for a loaded machine, never the expected pace.
+func Eventually(t testing.TB, within time.Duration, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	pause := time.Millisecond
+	for {
+		err := cond()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("still not so after %s: %v", within, err)
+		}
+		time.Sleep(pause) // between two looks, not in place of one
+		pause = min(2*pause, 100*time.Millisecond)
+	}
 }

@@ -29,7 +29,9 @@ const (
 	CheckReusesTokens = "reuses-tokens"
 	// CheckHonoursRetryAfter: after a response with Retry-After (429, 503),
 	// no request of the client starts before the response ended plus
-	// Retry-After (50 ms tolerance).
+	// Retry-After (50 ms tolerance). Only requests that started at or after
+	// the response ended are judged (to the journal's microsecond): one
+	// that started earlier was sent before the answer could be read.
 	CheckHonoursRetryAfter = "honours-retry-after"
 	// CheckBacksOff: consecutive failed attempts (5xx, 429, faults, gave
 	// up) are retried with growing waits. Waits that follow a Retry-After
@@ -63,6 +65,10 @@ const (
 	// retryAfterTolerance forgives a client that waited Retry-After from
 	// when it sent its request minus network time.
 	retryAfterTolerance = 50 * time.Millisecond
+	// journalPrecision is the journal's resolution: its times are written
+	// to the microsecond, so a start and an end computed from them may
+	// each be up to a microsecond early.
+	journalPrecision = time.Microsecond
 	// orderingTolerance decides that one request started after another
 	// ended despite microsecond rounding in the journal.
 	orderingTolerance = time.Millisecond

@@ -20,9 +20,12 @@ func testOptions() Options { return Options{TLS: true, PingsPerMinute: 3} }
 // recovers from a 401, waits out a 503's Retry-After, backs off through
 // three 500s and renews its token 50 s before expiry. With flaw set to a
 // check id it breaks that rule (and only that one) at one point, and
-// returns the request ids that show it.
-func script(flaw string) (entries []journal.Entry, evidence []string) {
+// returns the request ids that show it. Each request takes answer: the
+// sandbox answers in well under a millisecond, its journal is precise to
+// the microsecond.
+func script(flaw string, answer time.Duration) (entries []journal.Entry, evidence []string) {
 	s := newSim()
+	s.answer = answer
 	broke := func(ids ...string) { evidence = append(evidence, ids...) }
 	// fetch is a token request; the token-per-call client's tokens are
 	// evidence, except the one it fetches to recover from the 401.
@@ -85,8 +88,12 @@ func script(flaw string) (entries []journal.Entry, evidence []string) {
 		s.call()
 	}
 
-	// A 503 asking for 2 s.
+	// A 503 asking for 2 s, on a call the client renewed its token for
+	// just before: that token request was in flight before the 503.
 	s.wait(time.Second)
+	if flaw != CheckReusesTokens {
+		s.fetchToken()
+	}
 	unavailable := call(status(http.StatusServiceUnavailable), retryAfter(2))
 	if flaw == CheckHonoursRetryAfter {
 		s.wait(500 * time.Millisecond)
@@ -152,8 +159,19 @@ func onlyClient(t *testing.T, r Report) ClientReport {
 	return r.Clients[0]
 }
 
+// answerTimes are how long the simulated sandbox takes per request: the
+// 5 ms of a loaded machine, and the sub-millisecond answers (a token
+// signed in 300 µs, a 503 from a failure rule in 40 µs) of a fast one.
+var answerTimes = []time.Duration{5 * time.Millisecond, 300 * time.Microsecond, 40 * time.Microsecond}
+
 func TestGoodClientPassesEveryCheck(t *testing.T) {
-	entries, _ := script("")
+	for _, answer := range answerTimes {
+		t.Run(answer.String(), func(t *testing.T) { testGoodClientPasses(t, answer) })
+	}
+}
+
+func testGoodClientPasses(t *testing.T, answer time.Duration) {
+	entries, _ := script("", answer)
 	cr := onlyClient(t, Evaluate(entries, testOptions()))
 	if got, want := len(cr.Checks), len(CheckIDs()); got != want {
 		t.Fatalf("%d checks, want %d", got, want)
@@ -175,32 +193,36 @@ func TestGoodClientPassesEveryCheck(t *testing.T) {
 }
 
 func TestEachFlawFailsExactlyItsCheck(t *testing.T) {
-	for _, flaw := range CheckIDs() {
-		t.Run(flaw, func(t *testing.T) {
-			entries, want := script(flaw)
-			cr := onlyClient(t, Evaluate(entries, testOptions()))
-			for _, c := range cr.Checks {
-				if c.ID == flaw {
-					continue
-				}
-				if c.Result == Fail {
-					t.Errorf("%s also fails: %s %v", c.ID, c.Explanation, c.Evidence)
-				}
-			}
-			c := checkByID(t, cr, flaw)
-			if c.Result != Fail {
-				t.Fatalf("%s: %s (%s), want fail", flaw, c.Result, c.Explanation)
-			}
-			if len(want) > MaxEvidence {
-				want = want[:MaxEvidence]
-			}
-			if !reflect.DeepEqual(c.Evidence, want) {
-				t.Errorf("%s evidence %v, want %v", flaw, c.Evidence, want)
-			}
-			if cr.Result != Fail || cr.Summary[Fail] != 1 {
-				t.Errorf("client result %s, summary %v", cr.Result, cr.Summary)
-			}
-		})
+	for _, answer := range answerTimes {
+		for _, flaw := range CheckIDs() {
+			t.Run(answer.String()+"/"+flaw, func(t *testing.T) { testFlawFailsItsCheck(t, flaw, answer) })
+		}
+	}
+}
+
+func testFlawFailsItsCheck(t *testing.T, flaw string, answer time.Duration) {
+	entries, want := script(flaw, answer)
+	cr := onlyClient(t, Evaluate(entries, testOptions()))
+	for _, c := range cr.Checks {
+		if c.ID == flaw {
+			continue
+		}
+		if c.Result == Fail {
+			t.Errorf("%s also fails: %s %v", c.ID, c.Explanation, c.Evidence)
+		}
+	}
+	c := checkByID(t, cr, flaw)
+	if c.Result != Fail {
+		t.Fatalf("%s: %s (%s), want fail", flaw, c.Result, c.Explanation)
+	}
+	if len(want) > MaxEvidence {
+		want = want[:MaxEvidence]
+	}
+	if !reflect.DeepEqual(c.Evidence, want) {
+		t.Errorf("%s evidence %v, want %v", flaw, c.Evidence, want)
+	}
+	if cr.Result != Fail || cr.Summary[Fail] != 1 {
+		t.Errorf("client result %s, summary %v", cr.Result, cr.Summary)
 	}
 }
 
@@ -208,7 +230,7 @@ func TestEachFlawFailsExactlyItsCheck(t *testing.T) {
 // after a 401 fails renews-before-expiry; expired-token only warns, since
 // it did recover.
 func TestReactiveRenewalWarnsOnExpiredToken(t *testing.T) {
-	entries, want := script(CheckRenewsBeforeExpiry)
+	entries, want := script(CheckRenewsBeforeExpiry, 5*time.Millisecond)
 	c := checkByID(t, onlyClient(t, Evaluate(entries, testOptions())), CheckExpiredToken)
 	if c.Result != Warn || !reflect.DeepEqual(c.Evidence, want[:1]) {
 		t.Errorf("expired-token %s %v (%s), want warn %v", c.Result, c.Evidence, c.Explanation, want[:1])
@@ -291,6 +313,25 @@ func TestChecksJudgeEdgeCases(t *testing.T) {
 			s.call()
 			return nil
 		}, Pass},
+		{"a token request just before a sub-millisecond 503 is not early", CheckHonoursRetryAfter, Options{}, func(s *sim) []string {
+			s.fetchToken(took(0.3))
+			s.call(status(http.StatusServiceUnavailable), retryAfter(2), took(0.04))
+			s.wait(2 * time.Second)
+			s.call()
+			return nil
+		}, Pass},
+		{"a request that started 2 µs before the 503 ended is not judged", CheckHonoursRetryAfter, Options{}, func(s *sim) []string {
+			s.fetchToken()
+			s.call(status(http.StatusServiceUnavailable), retryAfter(2), took(1))
+			s.now = s.now.Add(-2 * time.Microsecond)
+			s.call(took(0.5))
+			return nil
+		}, Pass},
+		{"a request that started as the 503 ended is early", CheckHonoursRetryAfter, Options{}, func(s *sim) []string {
+			s.fetchToken()
+			a := s.call(status(http.StatusServiceUnavailable), retryAfter(2), took(0.04))
+			return []string{a, s.call(took(0.04))}
+		}, Fail},
 		{"a token request too soon after a 503 is early", CheckHonoursRetryAfter, Options{}, func(s *sim) []string {
 			a := s.fetchToken(status(http.StatusServiceUnavailable), retryAfter(3))
 			s.wait(2 * time.Second)
@@ -462,7 +503,7 @@ func TestEvaluateSurvivesBadEntries(t *testing.T) {
 
 // TestReportJSONShape pins the field names the admin API and the CLI use.
 func TestReportJSONShape(t *testing.T) {
-	entries, _ := script("")
+	entries, _ := script("", 5*time.Millisecond)
 	data, err := json.Marshal(Evaluate(entries, Options{Now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}))
 	if err != nil {
 		t.Fatal(err)

@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -82,7 +83,12 @@ func splitPrograms(calls []call) [][]call {
 // began and whose requests sent the same User-Agents, when neither has a
 // run label: a program that lost its connection and fetched a new token on
 // the next one shares nothing else with its past. Groups that overlap in
-// time are different programs. It returns the roots that remain, in order.
+// time are different programs. Of the groups that fit, the one that first
+// appeared latest is chosen; a joined group ends with its successor, so a
+// second program that started while the first successor ran is not joined.
+// It returns the roots that remain, in order, in time near-linear in the
+// number of calls (each signature is computed once, each fitting group
+// found in a tree of its signature's groups).
 func joinSuccessors(calls []call, order []int, groups map[int][]int) []int {
 	signature := func(root int) string {
 		uas := map[string]bool{}
@@ -99,33 +105,108 @@ func joinSuccessors(calls []call, order []int, groups map[int][]int) []int {
 		sort.Strings(list)
 		return strings.Join(list, "\n")
 	}
-	span := func(root int) (first, last call) {
-		idx := groups[root]
-		return calls[idx[0]], calls[idx[len(idx)-1]]
+	sigs := make([]string, len(order))
+	count := map[string]int{}
+	for k, root := range order {
+		sigs[k] = signature(root)
+		count[sigs[k]]++
 	}
+	// Per signature, the groups kept so far in order, each with the end of
+	// its last call.
+	type kin struct {
+		roots []int
+		ends  *latestBefore
+	}
+	bySig := map[string]*kin{}
+	last := map[int]int{} // a kept group's last call
 	var kept []int
-	for _, root := range order {
-		sig := signature(root)
-		first, _ := span(root)
-		best := -1
-		for _, prev := range kept {
-			if sig == "" || signature(prev) != sig {
-				continue
-			}
-			if _, last := span(prev); first.timed && last.timed && last.end.Before(first.start) {
-				best = prev // kept is in order of first request: the latest fits best
-			}
-			// A joined group ends with its successor, so a second program
-			// that started while the first successor ran is not joined.
-		}
-		if best < 0 {
+	for k, root := range order {
+		idx := groups[root]
+		first, end := calls[idx[0]], calls[idx[len(idx)-1]]
+		sig := sigs[k]
+		if sig == "" {
 			kept = append(kept, root)
 			continue
 		}
-		groups[best] = append(groups[best], groups[root]...)
-		sort.Ints(groups[best])
+		g := bySig[sig]
+		if g == nil {
+			g = &kin{ends: newLatestBefore(count[sig])}
+			bySig[sig] = g
+		}
+		if best := g.ends.find(first); first.timed && best >= 0 {
+			prev := g.roots[best]
+			groups[prev] = append(groups[prev], idx...)
+			if l := idx[len(idx)-1]; l > last[prev] {
+				last[prev] = l
+				g.ends.set(best, calls[l])
+			}
+			continue
+		}
+		kept = append(kept, root)
+		last[root] = idx[len(idx)-1]
+		g.ends.set(len(g.roots), end)
+		g.roots = append(g.roots, root)
 	}
 	return kept
+}
+
+// latestBefore holds the end of each of n groups' last calls and finds the
+// latest group whose last call ended before a call started, in O(log n):
+// a segment tree of the earliest end under each node.
+type latestBefore struct {
+	n    int
+	ends []int64 // the earliest end under each node; math.MaxInt64 when none
+}
+
+func newLatestBefore(n int) *latestBefore {
+	t := &latestBefore{n: max(n, 1)}
+	t.ends = make([]int64, 4*t.n)
+	for i := range t.ends {
+		t.ends[i] = math.MaxInt64
+	}
+	return t
+}
+
+// set records where slot i's last call ended; an untimed call never fits.
+func (t *latestBefore) set(i int, c call) {
+	end := int64(math.MaxInt64)
+	if c.timed {
+		end = c.end.UnixNano()
+	}
+	node, lo, hi := 1, 0, t.n
+	var path []int
+	for hi-lo > 1 {
+		path = append(path, node)
+		mid := (lo + hi) / 2
+		if i < mid {
+			node, hi = 2*node, mid
+		} else {
+			node, lo = 2*node+1, mid
+		}
+	}
+	t.ends[node] = end
+	for k := len(path) - 1; k >= 0; k-- {
+		p := path[k]
+		t.ends[p] = min(t.ends[2*p], t.ends[2*p+1])
+	}
+}
+
+// find returns the latest slot whose call ended before c started, or -1.
+func (t *latestBefore) find(c call) int {
+	if !c.timed || t.ends[1] >= c.start.UnixNano() {
+		return -1
+	}
+	before := c.start.UnixNano()
+	node, lo, hi := 1, 0, t.n
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
+		if t.ends[2*node+1] < before {
+			node, lo = 2*node+1, mid
+		} else {
+			node, hi = 2*node, mid
+		}
+	}
+	return lo
 }
 
 // describePrograms labels each program of one client.

@@ -7,7 +7,12 @@ import (
 )
 
 // checkHonoursRetryAfter finds requests that started after a Retry-After
-// response was answered but before the delay it asked for had passed.
+// response was answered but before the delay it asked for had passed. Only
+// requests that started once the answer had ended, to the journal's
+// precision, are judged: one that started earlier, even a microsecond
+// before the end of a sub-millisecond answer (a token request just before
+// the call that got a 503, say), was sent before the client could have
+// read the answer.
 func checkHonoursRetryAfter(calls []call, _ Options) Check {
 	// By start time, so each response's early requests are one search away
 	// rather than a scan of the rest of the journal.
@@ -25,7 +30,7 @@ func checkHonoursRetryAfter(calls []call, _ Options) Check {
 			continue
 		}
 		asked++
-		answered := c.end.Add(-orderingTolerance)
+		answered := c.end.Add(-journalPrecision)
 		due := c.end.Add(time.Duration(c.RetryAfterSeconds)*time.Second - retryAfterTolerance)
 		from := sort.Search(len(byStart), func(i int) bool { return !byStart[i].start.Before(answered) })
 		broke := false

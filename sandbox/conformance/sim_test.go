@@ -13,9 +13,11 @@ import (
 const lifetime = 3599 * time.Second
 
 // sim writes journal entries as the sandbox would for one client whose
-// requests each take 5 ms, on a clock the test moves.
+// requests each take answer (5 ms unless the test says otherwise), on a
+// clock the test moves.
 type sim struct {
 	now     time.Time
+	answer  time.Duration
 	id      uint64
 	tokens  int
 	client  string
@@ -28,6 +30,7 @@ type sim struct {
 func newSim() *sim {
 	return &sim{
 		now:     time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC),
+		answer:  5 * time.Millisecond,
 		client:  "partner",
 		tls:     true,
 		expires: map[string]time.Time{},
@@ -69,14 +72,14 @@ func (s *sim) record(e journal.Entry, mods ...mod) string {
 	e.RequestID = fmt.Sprintf("req-%d", s.id)
 	e.ClientID = s.client
 	e.TLS = s.tls
-	e.DurationMs = 5
+	e.DurationMs = float64(s.answer.Microseconds()) / 1000
 	if e.Headers == nil {
 		e.Headers = map[string]string{"User-Agent": "partner-client/1.0"}
 	}
 	for _, m := range mods {
 		m(&e)
 	}
-	s.now = s.now.Add(time.Duration(e.DurationMs * float64(time.Millisecond)))
+	s.now = s.now.Add(time.Duration(e.DurationMs * float64(time.Millisecond))).Truncate(time.Microsecond)
 	s.entries = append(s.entries, e)
 	return e.RequestID
 }
