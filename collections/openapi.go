@@ -7,6 +7,9 @@
 // The document is read with encoding/json rather than an OpenAPI library:
 // the generator needs a handful of fields, and the binary that carries it
 // is bounded in size (the image is the binary on scratch).
+//
+// This package is not a stable API: it changes with the sandbox's
+// internals. The Go API to build on is package sandboxtest.
 package collections
 
 import (

@@ -8,4 +8,7 @@
 // (the token response and its JWT), compare.go (one probe's two answers),
 // allow.go (accepted differences), run.go (the whole run), output.go and
 // junit.go (the four report formats).
+//
+// This package is not a stable API: it changes with the sandbox's
+// internals. The Go API to build on is package sandboxtest.
 package drift

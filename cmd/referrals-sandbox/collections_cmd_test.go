@@ -83,7 +83,11 @@ func TestCollectionsRunAgainstTheSandbox(t *testing.T) {
 	})
 	t.Run("bruno", func(t *testing.T) {
 		report := filepath.Join(t.TempDir(), "bru.json")
-		cmd := exec.Command(bru, "run", "--reporter-json", report)
+		// --sandbox developer runs the assertions in Node's vm: the default
+		// "safe" QuickJS runtime is loaded asynchronously, and the first
+		// request's assertions sometimes ran before it was ready
+		// ("Cannot read properties of undefined (reading 'newContext')").
+		cmd := exec.Command(bru, "run", "--sandbox", "developer", "--reporter-json", report)
 		cmd.Dir = filepath.Join(dir, collections.BrunoDir)
 		out, err := cmd.CombinedOutput()
 		if err != nil {

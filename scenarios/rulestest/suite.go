@@ -3,7 +3,7 @@
 // fresh, empty engine; the same behaviour is then checked against all of
 // them (the in-memory engine and the one shared through Redis).
 //
-// It is part of the module's tests, not a stable API.
+// It is part of the module's tests; it is not a stable API.
 package rulestest
 
 import (

@@ -3,7 +3,7 @@
 // truncation, paging, ids and per-client clearing. Each implementation's
 // tests call Run with a function that opens an empty journal.
 //
-// It is part of the module's tests, not a stable API.
+// It is part of the module's tests; it is not a stable API.
 package journaltest
 
 import (
