@@ -124,4 +124,3 @@ func with(m map[string]bool, k string) map[string]bool {
 func (o *Op) SameSchemas(other *Op) bool {
 	return o != nil && other != nil && o.fingerprint == other.fingerprint
 }
-

@@ -326,4 +326,3 @@ func externalRef(v any, at string) (string, bool) {
 	}
 	return "", false
 }
-
