@@ -22,6 +22,7 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/clock"
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/contractdoc"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 	"github.com/referrals-sandbox/referrals-sandbox/scenarios"
 )
@@ -86,6 +87,9 @@ type Config struct {
 	// store.DefaultRedisPrefix), the record store's included, so that one
 	// Redis database holds several sandboxes.
 	RedisPrefix string
+	// Contract, when set, replaces the built-in shapes of the referral
+	// operations it describes differently (see contract_shapes.go).
+	Contract *contractdoc.Contract
 	// Upstream, when set, makes the sandbox a recording proxy in front of
 	// the real service (upstream.go).
 	Upstream *UpstreamConfig
@@ -117,6 +121,7 @@ type Server struct {
 	clocks     clock.Store
 	shared     *sharedState // nil unless Config.Redis
 	hosts      hostPolicy
+	contract   contractShapes
 	handler    http.Handler
 	router     *mux.Router // the routes, for the metrics' operation label
 	metrics    *metrics
@@ -205,6 +210,9 @@ func New(cfg Config) (*Server, error) {
 	s.useSharedState()
 	if s.hosts, err = newHostPolicy(cfg.AllowedHosts); err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	if cfg.Contract != nil {
+		s.contract = newContractShapes(cfg.Contract)
 	}
 	s.redactor = cfg.Provider.Redactor()
 	s.refusals = logthrottle.New(time.Second, time.Now)

@@ -26,3 +26,13 @@ func (s *Shape) Render(submission json.RawMessage, values map[Member]any) (map[s
 	}
 	return out, nil
 }
+
+// OpenShape is the shape of a record no schema describes: every submitted
+// member as sent, and the given sandbox members under their own names.
+func OpenShape(members ...Member) *Shape {
+	s := &Shape{Owned: map[string]Member{}, declared: map[string]bool{}, open: true}
+	for _, m := range members {
+		s.Owned[string(m)] = m
+	}
+	return s
+}
