@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"net/mail"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -20,6 +22,10 @@ type FieldError struct {
 	Pointer string
 	Message string
 }
+
+// unsupportedMember matches kin-openapi's reason for a member that
+// additionalProperties: false refuses.
+var unsupportedMember = regexp.MustCompile(`^property ("(?:[^"\\]|\\.)*") is unsupported$`)
 
 // formatFn adapts a func to kin-openapi's format validator interface.
 type formatFn func(string) error
@@ -75,7 +81,15 @@ func (o *Op) Validate(body any) []FieldError {
 			out = append(out, FieldError{Message: err.Error()})
 			return
 		}
-		out = append(out, FieldError{Pointer: pointer(se.JSONPointer()), Message: reason(se)})
+		path := se.JSONPointer()
+		// kin-openapi names an unexpected member in its reason only.
+		if m := unsupportedMember.FindStringSubmatch(se.Reason); m != nil {
+			if name, err := strconv.Unquote(m[1]); err == nil {
+				out = append(out, FieldError{Pointer: pointer(append(path, name)), Message: "not allowed: the schema declares no such member"})
+				return
+			}
+		}
+		out = append(out, FieldError{Pointer: pointer(path), Message: reason(se)})
 	}
 	var multi openapi3.MultiError
 	if errors.As(err, &multi) {
@@ -115,8 +129,6 @@ func reason(se *openapi3.SchemaError) string {
 	switch {
 	case se.SchemaField == "required":
 		return "required"
-	case se.SchemaField == "additionalProperties":
-		return "not allowed: the schema declares no such member"
 	case se.Reason != "":
 		return se.Reason
 	}
