@@ -84,8 +84,8 @@ func LoadFile(path string) (*Contract, error) {
 
 // Load loads and checks a contract document (JSON or YAML, OpenAPI 3.0).
 func Load(data []byte) (*Contract, error) {
-	doc := bytes.TrimSpace(data)
-	if len(doc) == 0 || doc[0] != '{' {
+	doc := data
+	if trimmed := bytes.TrimSpace(data); len(trimmed) == 0 || trimmed[0] != '{' {
 		j, err := yaml.YAMLToJSON(data)
 		if err != nil {
 			return nil, fmt.Errorf("neither JSON nor YAML: %w", err)

@@ -106,8 +106,9 @@ func (o *Op) Validate(body any) []FieldError {
 func flatten(m openapi3.MultiError) []error {
 	var out []error
 	for _, e := range m {
-		var inner openapi3.MultiError
-		if errors.As(e, &inner) {
+		// Only a MultiError itself: a oneOf's error wraps its alternatives'
+		// errors, and the member to name is the oneOf's, not theirs.
+		if inner, ok := e.(openapi3.MultiError); ok {
 			out = append(out, flatten(inner)...)
 		} else {
 			out = append(out, e)
