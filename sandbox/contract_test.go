@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/referrals-sandbox/referrals-sandbox/internal/redistest"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/contractdoc"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/openapi"
@@ -265,4 +266,44 @@ func withToken(s *testSandbox, r request) request {
 		r.token = s.token(partner)
 	}
 	return r
+}
+
+// TestContract_SharedModeAndAdmin: with a contract, two replicas on one
+// Redis serve the same record as sent, and a status the admin API moves
+// shows in the contract's shape, with the submission unchanged.
+func TestContract_SharedModeAndAdmin(t *testing.T) {
+	srv := redistest.Start(t)
+	a := newSandbox(t, withContract(t, "birthdate.yaml"), useRedisStore(t, srv.Addr, "team:"))
+	b := newSandbox(t, withContract(t, "birthdate.yaml"), useRedisStore(t, srv.Addr, "team:"))
+	sent := `{"trialId":"TRIAL-ONCO-002","patient":{"name":"Bo","birthDate":"2001-12-31","sex":"U"}}`
+	created := a.do(request{method: http.MethodPost, path: "/api/v1/referrals/", token: a.token(partner), body: sent, plain: true})
+	if created.Status != http.StatusCreated {
+		t.Fatalf("create through A: %d %s", created.Status, created.Body)
+	}
+	location := created.Header.Get("Location")
+	tokenB := b.token(partner)
+	if r := b.do(request{path: location, token: tokenB, plain: true}); r.Status != http.StatusOK || !bytes.Equal(r.Body, created.Body) {
+		t.Fatalf("read through B: %d %s, want %s", r.Status, r.Body, created.Body)
+	}
+
+	// The admin API answers the stored record (the built-in identity
+	// members and the submission as sent), which admin.json does not
+	// describe yet: plain requests.
+	move := func(status string) *response {
+		return a.do(request{method: http.MethodPost, path: "/__sandbox" + strings.TrimPrefix(location, "/api/v1") + "/status", body: map[string]string{"status": status}, plain: true})
+	}
+	if r := move("reviewing"); r.Status != http.StatusOK || !strings.Contains(string(r.Body), `"submission":`+sent) {
+		t.Fatalf("admin move: %d %s, want 200 with the submission as sent", r.Status, r.Body)
+	}
+	if r := move("received"); r.Status != http.StatusConflict {
+		t.Errorf("a backward move: %d %s, want 409", r.Status, r.Body)
+	}
+	moved := members(t, b.do(request{path: location, token: tokenB, plain: true}))
+	want := members(t, created)
+	want["status"] = "reviewing"
+	got, _ := json.Marshal(moved)
+	wantJSON, _ := json.Marshal(want)
+	if !bytes.Equal(got, wantJSON) {
+		t.Errorf("after the move, B reads %s, want %s", got, wantJSON)
+	}
 }
