@@ -37,9 +37,15 @@ func (s *Server) readContractSubmission(w http.ResponseWriter, r *http.Request, 
 		s.fail(w, r, newRequestError(http.StatusBadRequest, "the request body could not be decoded: "+err.Error()))
 		return nil, nil, now, false
 	}
-	var e fieldErrors
+	e := fieldErrors(contractContentErrors(raw))
 	failed := map[string]bool{}
+	for _, fe := range e {
+		failed[fe.Field] = true
+	}
 	for _, fe := range op.Validate(value) {
+		if failed[fe.Pointer] {
+			continue // its content error says it already
+		}
 		e.add(fe.Pointer, "%s", fe.Message)
 		failed[fe.Pointer] = true
 	}

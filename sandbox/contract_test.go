@@ -190,6 +190,8 @@ func TestContract_StrictQualified(t *testing.T) {
 			[]string{"/consent/by", "/consent/given", "/consent/recordedAt"}},
 		{"member not declared", `{"externalSourceId":"e2","consent":{"given":true,"recordedAt":"2025-01-02T03:04:05Z"},"subject":{"email":"a@example.com"},"notes":"x"}`, []string{"/notes"}},
 		{"oneOf matches neither", `{"externalSourceId":"e2","consent":{"given":true,"recordedAt":"2025-01-02T03:04:05Z"},"subject":{"nhsNumber":"12"}}`, []string{"/subject"}},
+		{"invalid UTF-8 and NUL", `{"externalSourceId":"e2","consent":{"given":true,"recordedAt":"2025-01-02T03:04:05Z"},"subject":{"email":"a@example.com"},"tags":["ok","\ud800x","a\u0000b"]}`,
+			[]string{"/tags/1", "/tags/2"}},
 		{"id unsafe in a path", `{"externalSourceId":"..","consent":{"given":true,"recordedAt":"2025-01-02T03:04:05Z"},"subject":{"email":"a@example.com"}}`, []string{"/externalSourceId"}},
 	}
 	for _, tc := range tests {
