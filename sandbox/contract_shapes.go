@@ -183,3 +183,26 @@ func writePage[T any](s *Server, w http.ResponseWriter, r *http.Request, k recor
 	body[member] = rendered
 	writeJSON(w, http.StatusOK, body)
 }
+
+// checkFixture holds a fixture record that carries a submission to the
+// contract: only a contract that shapes its kind can answer it, and its
+// submission must satisfy the request schema when the contract takes the
+// submission over. entry counts from 0.
+func (cs contractShapes) checkFixture(file string, entry int, k recordKind, submission json.RawMessage) []error {
+	if !cs.shapes(k) {
+		return []error{fmt.Errorf("%s: entry %d: it carries a contract's submission: start the sandbox with that --contract", file, entry+1)}
+	}
+	op := cs.takes(k.create)
+	if op == nil {
+		return nil
+	}
+	var v any
+	if err := json.Unmarshal(submission, &v); err != nil {
+		return []error{fmt.Errorf("%s: entry %d: submission: %w", file, entry+1, err)}
+	}
+	var errs []error
+	for _, fe := range op.Validate(v) {
+		errs = append(errs, fmt.Errorf("%s: entry %d: submission%s: %s", file, entry+1, fe.Pointer, fe.Message))
+	}
+	return errs
+}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redistest"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/contractdoc"
@@ -307,5 +308,58 @@ func TestContract_SharedModeAndAdmin(t *testing.T) {
 	wantJSON, _ := json.Marshal(want)
 	if !bytes.Equal(got, wantJSON) {
 		t.Errorf("after the move, B reads %s, want %s", got, wantJSON)
+	}
+}
+
+// TestContract_GeneratedFixtures: fixtures generate --contract draws
+// submissions the contract accepts; written and loaded back, they seed a
+// sandbox running that contract, which answers them in its shape, and a
+// sandbox without it refuses to start on them.
+func TestContract_GeneratedFixtures(t *testing.T) {
+	c, err := contractdoc.LoadFile(filepath.Join("testdata", "contracts", "birthdate.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := fixtures.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := fixtures.DefaultGenerateOptions()
+	opts.Submitter = c.Submitter()
+	generated, err := fixtures.Generate(base, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := fixtures.WriteDir(generated, dir); err != nil {
+		t.Fatal(err)
+	}
+	set, err := fixtures.LoadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := set.Referrals[0]
+	if len(ref.Submission) == 0 || ref.Patient != (fixtures.Patient{}) {
+		t.Fatalf("generated referral %+v, want a submission and no built-in patient", ref)
+	}
+	var captured sandbox.Config
+	useSet := func(cfg *sandbox.Config) { cfg.Fixtures = set; captured = *cfg }
+	s := newSandbox(t, useSet, withContract(t, "birthdate.yaml"))
+	r := s.do(request{path: "/api/v1/referrals/" + ref.TrialID + "/" + ref.OutcomesID, token: s.token(ref.ClientID), plain: true})
+	record := members(t, r)
+	patient, _ := record["patient"].(map[string]any)
+	if r.Status != http.StatusOK || patient["birthDate"] == nil || patient["sex"] == nil || record["receivedAt"] == nil {
+		t.Errorf("a generated fixture reads %d %s, want it in the contract's shape", r.Status, r.Body)
+	}
+
+	// The same configuration without the contract, over an empty store.
+	st, err := store.Open(store.MemoryPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	captured.Store, captured.Contract = st, nil
+	if _, err := sandbox.New(captured); err == nil || !strings.Contains(err.Error(), "start the sandbox with that --contract") {
+		t.Errorf("without the contract: %v, want a refusal naming --contract", err)
 	}
 }

@@ -193,7 +193,11 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	cfg.Provider.UseClientClock(cfg.ClientClocks.Now)
-	if err := checkFixtureRecords(cfg.Fixtures, cfg.Clock.Now()); err != nil {
+	var shapes contractShapes
+	if cfg.Contract != nil {
+		shapes = newContractShapes(cfg.Contract)
+	}
+	if err := checkFixtureRecords(cfg.Fixtures, cfg.Clock.Now(), shapes); err != nil {
 		return nil, err
 	}
 	if err := seed(cfg.Store, cfg.Fixtures); err != nil {
@@ -211,9 +215,7 @@ func New(cfg Config) (*Server, error) {
 	if s.hosts, err = newHostPolicy(cfg.AllowedHosts); err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
-	if cfg.Contract != nil {
-		s.contract = newContractShapes(cfg.Contract)
-	}
+	s.contract = shapes
 	s.redactor = cfg.Provider.Redactor()
 	s.refusals = logthrottle.New(time.Second, time.Now)
 	s.holds = newHolds(cfg.MaxHeld, cfg.MaxHeldPerClient)

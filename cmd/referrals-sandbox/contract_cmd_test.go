@@ -64,3 +64,23 @@ components:
 		t.Errorf("serve: exit %d, stderr %q; want 1 naming %s", res.code, res.stderr, pointer)
 	}
 }
+
+// TestFixturesGenerateWithContract: submissions drawn from a contract, the
+// same bytes for the same seed.
+func TestFixturesGenerateWithContract(t *testing.T) {
+	args := []string{"--contract", filepath.Join(contractsDir, "strict.json"), "--seed", "7", "--referrals", "2", "--qualified", "3"}
+	first, second := generate(t, nil, args...), generate(t, nil, args...)
+	a, b := readDir(t, first), readDir(t, second)
+	for name, data := range a {
+		if string(data) != string(b[name]) {
+			t.Errorf("%s differs between two runs with the same seed", name)
+		}
+	}
+	q := string(a["qualified-referrals.json"])
+	if strings.Count(q, `"submission"`) != 3 || !strings.Contains(q, `"consent"`) || strings.Contains(q, `"patient"`) {
+		t.Errorf("qualified-referrals.json does not carry the contract's submissions:\n%s", q)
+	}
+	if r := string(a["referrals.json"]); strings.Contains(r, `"submission"`) || !strings.Contains(r, `"patient"`) {
+		t.Errorf("referrals.json: the contract does not take trial referrals over, so they keep the built-in shape:\n%s", r)
+	}
+}
