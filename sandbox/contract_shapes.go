@@ -56,12 +56,8 @@ func (cs contractShapes) takes(o contractdoc.Operation) *contractdoc.Op {
 // shapes reports whether answers of kind k are shaped by the contract.
 func (cs contractShapes) shapes(k recordKind) bool { return cs.active[k.create] }
 
-// op is the contract's operation, or the built-in document's when the
-// contract does not describe it.
-func (cs contractShapes) op(o contractdoc.Operation) *contractdoc.Op {
-	if op := cs.doc.Op(o); op != nil {
-		return op
-	}
+// builtinOp is the built-in document's operation.
+func builtinOp(o contractdoc.Operation) *contractdoc.Op {
 	b, err := contractdoc.Builtin()
 	if err != nil {
 		return nil
@@ -70,26 +66,30 @@ func (cs contractShapes) op(o contractdoc.Operation) *contractdoc.Op {
 }
 
 // recordShape is the shape a single record of kind k is answered in: the
-// read's answer, else the submission's, else a listing's item.
+// answering operation's own, else the contract's read, submission or
+// listing item (one record, one shape), else the built-in document's.
 func (cs contractShapes) recordShape(k recordKind, answering contractdoc.Operation) *contractdoc.Shape {
-	if op := cs.op(answering); op != nil && op.Response != nil && answering != k.list {
-		return op.Response
-	}
-	for _, o := range []contractdoc.Operation{k.get, k.create} {
-		if op := cs.op(o); op != nil && op.Response != nil {
+	for _, find := range []func(contractdoc.Operation) *contractdoc.Op{cs.doc.Op, builtinOp} {
+		if op := find(answering); op != nil && op.Response != nil && answering != k.list {
 			return op.Response
 		}
-	}
-	if op := cs.op(k.list); op != nil && op.Item != nil {
-		return op.Item
+		for _, o := range []contractdoc.Operation{k.get, k.create} {
+			if op := find(o); op != nil && op.Response != nil {
+				return op.Response
+			}
+		}
+		if op := find(k.list); op != nil && op.Item != nil {
+			return op.Item
+		}
 	}
 	return contractdoc.OpenShape(k.members...)
 }
 
-// itemShape is the shape of one record in a listing of kind k, and the
-// page member holding them.
+// itemShape is the shape of a listing page of kind k, of each record in
+// it, and the page member holding them: the contract's listing, else the
+// built-in page of records in the contract's record shape.
 func (cs contractShapes) itemShape(k recordKind) (*contractdoc.Shape, *contractdoc.Shape, string) {
-	if op := cs.op(k.list); op != nil && op.Item != nil {
+	if op := cs.doc.Op(k.list); op != nil && op.Item != nil {
 		return op.Response, op.Item, op.Items
 	}
 	return contractdoc.OpenShape(contractdoc.NextCursor), cs.recordShape(k, k.get), k.items

@@ -178,6 +178,12 @@ func TestContract_StrictQualified(t *testing.T) {
 	if h := read["history"].([]any); len(h) != 2 || h[1].(map[string]any)["action"] != "viewed" {
 		t.Errorf("history after a read %v, want submitted then viewed", h)
 	}
+	// The contract has no listing: the built-in page, of records in the
+	// contract's shape.
+	page := members(t, s.do(request{path: "/api/v1/referrals/qualified?limit=1", token: token, plain: true}))
+	if items, _ := page["qualifiedReferrals"].([]any); len(items) != 1 || items[0].(map[string]any)["consent"] == nil {
+		t.Errorf("listing %v, want the new record in the contract's shape", page)
+	}
 	if r := s.do(request{method: http.MethodPost, path: "/api/v1/referrals/qualified", token: token, body: sent, plain: true}); r.Status != http.StatusConflict {
 		t.Errorf("duplicate: %d %s, want 409", r.Status, r.Body)
 	}
