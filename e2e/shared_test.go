@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"os/exec"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -268,7 +269,7 @@ func TestReplicaKilledMidLoadLosesNothing(t *testing.T) {
 		stored[r.OutcomesID] = r
 	}
 	for _, r := range acked {
-		if got, ok := stored[r.OutcomesID]; !ok || got != r {
+		if got, ok := stored[r.OutcomesID]; !ok || !reflect.DeepEqual(got, r) {
 			t.Errorf("acknowledged referral %s (%s) is missing or changed after the kill", r.OutcomesID, r.Notes)
 		}
 	}

@@ -28,9 +28,13 @@ func seed(st store.Store, set *fixtures.Set) error {
 // submissions to, so a hand-edited fixture file cannot seed data the API
 // would refuse. Errors name the file, the entry (counted from 1, as the
 // fixtures loader counts) and the field.
-func checkFixtureRecords(set *fixtures.Set, now time.Time) error {
+func checkFixtureRecords(set *fixtures.Set, now time.Time, contract contractShapes) error {
 	var problems fixtures.Problems
 	for i, ref := range set.Referrals {
+		if len(ref.Submission) > 0 {
+			contract.checkFixture(&problems, fixtures.ReferralsFile, i, referralKind, ref.Submission)
+			continue
+		}
 		var fieldErrs fieldErrors
 		fieldErrs.patient("patient", ref.Patient, now)
 		for _, fe := range fieldErrs {
@@ -38,6 +42,10 @@ func checkFixtureRecords(set *fixtures.Set, now time.Time) error {
 		}
 	}
 	for i, q := range set.QualifiedReferrals {
+		if len(q.Submission) > 0 {
+			contract.checkFixture(&problems, fixtures.QualifiedReferralsFile, i, qualifiedKind, q.Submission)
+			continue
+		}
 		req := qualifiedReferralRequest{
 			ExternalSourceID: q.ExternalSourceID, TrialID: q.TrialID, Patient: q.Patient, Address: q.Address,
 			Conditions: q.Conditions, Medications: q.Medications, Qualification: q.Qualification,

@@ -11,6 +11,10 @@ import (
 // and OAuth2 tokenUrl name the address the request came in on (or
 // --public-url), as the discovery document does.
 func (s *Server) serveOpenAPI(w http.ResponseWriter, r *http.Request) {
+	if s.cfg.Contract != nil {
+		s.serveContract(w, r)
+		return
+	}
 	base := s.cfg.Provider.BaseURL(r)
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(openapi.Served(base, s.cfg.Provider.TokenURL(base)))

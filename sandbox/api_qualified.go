@@ -7,6 +7,7 @@ import (
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/contractdoc"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
@@ -17,6 +18,10 @@ type qualifiedPage struct {
 }
 
 func (s *Server) createQualified(w http.ResponseWriter, r *http.Request, caller idp.Principal) {
+	if op := s.contract.takes(contractdoc.CreateQualified); op != nil {
+		s.createQualifiedByContract(w, r, caller, op)
+		return
+	}
 	req, trialID, now, ok := readSubmission(s, w, r, caller.ClientID, validateQualifiedReferral)
 	if !ok {
 		return
@@ -50,7 +55,7 @@ func (s *Server) createQualified(w http.ResponseWriter, r *http.Request, caller 
 		return
 	}
 	w.Header().Set("Location", qualifiedPath(q.ExternalSourceID))
-	writeJSON(w, http.StatusCreated, q)
+	s.writeQualified(w, r, http.StatusCreated, contractdoc.CreateQualified, q)
 }
 
 func (s *Server) listQualified(w http.ResponseWriter, r *http.Request, caller idp.Principal) {
@@ -62,6 +67,10 @@ func (s *Server) listQualified(w http.ResponseWriter, r *http.Request, caller id
 	items, next, err := s.store.ListQualified(caller.ClientID, page, s.viewedBy(r, caller))
 	if err != nil {
 		s.fail(w, r, listError(err))
+		return
+	}
+	if s.contract.shapes(qualifiedKind) {
+		writePage(s, w, r, qualifiedKind, items, next, renderQualified)
 		return
 	}
 	if items == nil {
@@ -80,7 +89,7 @@ func (s *Server) getQualified(w http.ResponseWriter, r *http.Request, caller idp
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, q)
+	s.writeQualified(w, r, http.StatusOK, contractdoc.GetQualified, q)
 }
 
 // viewedBy is the audit entry every read of a qualified referral appends:

@@ -10,6 +10,7 @@ import (
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/contractdoc"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
@@ -23,6 +24,10 @@ type referralsPage struct {
 }
 
 func (s *Server) createReferral(w http.ResponseWriter, r *http.Request, caller idp.Principal) {
+	if op := s.contract.takes(contractdoc.CreateReferral); op != nil {
+		s.createReferralByContract(w, r, caller, op)
+		return
+	}
 	req, trialID, now, ok := readSubmission(s, w, r, caller.ClientID, validateReferral)
 	if !ok {
 		return
@@ -41,7 +46,7 @@ func (s *Server) createReferral(w http.ResponseWriter, r *http.Request, caller i
 		return
 	}
 	w.Header().Set("Location", referralPath(ref))
-	writeJSON(w, http.StatusCreated, ref)
+	s.writeReferral(w, r, http.StatusCreated, contractdoc.CreateReferral, ref)
 }
 
 func (s *Server) listReferrals(w http.ResponseWriter, r *http.Request, caller idp.Principal) {
@@ -53,6 +58,10 @@ func (s *Server) listReferrals(w http.ResponseWriter, r *http.Request, caller id
 	items, next, err := s.store.ListReferrals(caller.ClientID, page)
 	if err != nil {
 		s.fail(w, r, listError(err))
+		return
+	}
+	if s.contract.shapes(referralKind) {
+		writePage(s, w, r, referralKind, items, next, renderReferral)
 		return
 	}
 	if items == nil {
@@ -78,7 +87,7 @@ func (s *Server) getReferral(w http.ResponseWriter, r *http.Request, caller idp.
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, ref)
+	s.writeReferral(w, r, http.StatusOK, contractdoc.GetReferral, ref)
 }
 
 // trialNamed reports whether id (a trialId or altTrialId) names the trial

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -325,7 +326,7 @@ func TestAPI_SubmitReferral(t *testing.T) {
 				got := s.do(request{path: path, token: token})
 				var read fixtures.Referral
 				got.decode(t, &read)
-				if got.Status != http.StatusOK || read != ref {
+				if got.Status != http.StatusOK || !reflect.DeepEqual(read, ref) {
 					t.Errorf("GET %s: %d %+v, want 200 with the created referral %+v", path, got.Status, read, ref)
 				}
 			}

@@ -15,6 +15,7 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/clock"
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/contractdoc"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/tlsca"
 	"github.com/referrals-sandbox/referrals-sandbox/scenarios"
@@ -67,6 +68,9 @@ type Options struct {
 	// Upstream, when set, makes the sandbox a recording proxy in front of
 	// the real service (serve --upstream, --upstream-auth-url).
 	Upstream *UpstreamConfig
+	// ContractFile, when set, is an OpenAPI document (JSON or YAML) whose
+	// shapes replace the built-in ones (serve --contract).
+	ContractFile string
 	// Build names this build in the metrics (referrals_sandbox_build_info).
 	Build BuildInfo
 }
@@ -123,6 +127,12 @@ func Open(opts Options) (*Instance, error) {
 	if err != nil {
 		return nil, err
 	}
+	var contract *contractdoc.Contract
+	if opts.ContractFile != "" {
+		if contract, err = contractdoc.LoadFile(opts.ContractFile); err != nil {
+			return nil, err
+		}
+	}
 	keyPEM := fixtures.DefaultSigningKeyPEM()
 	if opts.SigningKeyFile != "" {
 		if keyPEM, err = os.ReadFile(opts.SigningKeyFile); err != nil {
@@ -162,8 +172,8 @@ func Open(opts Options) (*Instance, error) {
 		Library: library, Scenarios: engine, JournalSize: opts.JournalSize, JournalBytes: opts.JournalBytes,
 		RateLimit: opts.RateLimit, RateBurst: opts.RateBurst, AdminToken: opts.AdminToken, CACertPEM: in.CACertPEM,
 		HTTPSOnly: in.TLS != nil, ClientClocks: clocks, AllowedHosts: hosts, Redis: in.Redis, RedisPrefix: opts.RedisPrefix,
-		Upstream: opts.Upstream,
-		Build:    opts.Build,
+		Upstream: opts.Upstream, Contract: contract,
+		Build: opts.Build,
 	})
 	if err != nil {
 		_ = in.Close()

@@ -3,6 +3,7 @@ package sandbox_test
 import (
 	"net/http"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -50,7 +51,7 @@ func TestAPI_DataFileSurvivesRestart(t *testing.T) {
 		r := second.do(request{path: created.Header.Get("Location"), token: token})
 		var got fixtures.Referral
 		r.decode(t, &got)
-		if r.Status != http.StatusOK || got != ref {
+		if r.Status != http.StatusOK || !reflect.DeepEqual(got, ref) {
 			t.Errorf("after restart: %d %+v, want 200 %+v", r.Status, got, ref)
 		}
 	})

@@ -25,6 +25,7 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/clock"
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/contractdoc"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 	"github.com/referrals-sandbox/referrals-sandbox/scenarios"
 )
@@ -89,6 +90,9 @@ type Config struct {
 	// store.DefaultRedisPrefix), the record store's included, so that one
 	// Redis database holds several sandboxes.
 	RedisPrefix string
+	// Contract, when set, replaces the built-in shapes of the referral
+	// operations it describes differently (see contract_shapes.go).
+	Contract *contractdoc.Contract
 	// Upstream, when set, makes the sandbox a recording proxy in front of
 	// the real service (upstream.go).
 	Upstream *UpstreamConfig
@@ -120,6 +124,7 @@ type Server struct {
 	clocks     clock.Store
 	shared     *sharedState // nil unless Config.Redis
 	hosts      hostPolicy
+	contract   contractShapes
 	handler    http.Handler
 	router     *mux.Router // the routes, for the metrics' operation label
 	metrics    *metrics
@@ -191,7 +196,11 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	cfg.Provider.UseClientClock(cfg.ClientClocks.Now)
-	if err := checkFixtureRecords(cfg.Fixtures, cfg.Clock.Now()); err != nil {
+	var shapes contractShapes
+	if cfg.Contract != nil {
+		shapes = newContractShapes(cfg.Contract)
+	}
+	if err := checkFixtureRecords(cfg.Fixtures, cfg.Clock.Now(), shapes); err != nil {
 		return nil, err
 	}
 	if err := seed(cfg.Store, cfg.Fixtures); err != nil {
@@ -209,6 +218,7 @@ func New(cfg Config) (*Server, error) {
 	if s.hosts, err = newHostPolicy(cfg.AllowedHosts); err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
+	s.contract = shapes
 	s.redactor = cfg.Provider.Redactor()
 	s.refusals = logthrottle.New(time.Second, time.Now)
 	s.holds = newHolds(cfg.MaxHeld, cfg.MaxHeldPerClient)

@@ -2,6 +2,7 @@ package sandbox_test
 
 import (
 	"net/http"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -41,7 +42,7 @@ func TestAPI_SharedRedisStore(t *testing.T) {
 	var got fixtures.Referral
 	r := b.do(request{path: created.Header.Get("Location"), token: tokenB})
 	r.decode(t, &got)
-	if r.Status != http.StatusOK || got != ref {
+	if r.Status != http.StatusOK || !reflect.DeepEqual(got, ref) {
 		t.Fatalf("B reads A's referral: %d %+v, want 200 %+v", r.Status, got, ref)
 	}
 	listed, _ := b.collect(referralsList, tokenB, "500")

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/contractdoc"
 )
 
 func fixturesActions() []action {
@@ -27,6 +28,7 @@ type generateConfig struct {
 	now       string
 	out       string
 	base      string
+	contract  string
 }
 
 func generateFlags(e env) (*options, *generateConfig) {
@@ -42,6 +44,7 @@ func generateFlags(e env) (*options, *generateConfig) {
 	o.Int(&c.qualified, "qualified", def.Qualified, "number of qualified referrals to generate")
 	o.String(&c.now, "now", def.Now.UTC().Format(time.RFC3339), "reference time (RFC 3339): submissions fall in the 30 days before it; fixed so that output never depends on the clock")
 	o.String(&c.out, "out", "", "directory to write (created when missing; its fixture files are replaced); required")
+	o.String(&c.contract, "contract", "", "OpenAPI document (serve --contract): records of the kinds whose submissions it takes over carry a submission drawn from its request schema")
 	o.String(&c.base, "fixtures", "", "fixtures directory whose clients and trials the generated set keeps (default: the embedded ones)")
 	return o, c
 }
@@ -80,6 +83,13 @@ func runFixturesGenerate(_ context.Context, e env, args []string) error {
 	}
 	if err != nil {
 		return err
+	}
+	if c.contract != "" {
+		doc, err := contractdoc.LoadFile(c.contract)
+		if err != nil {
+			return err
+		}
+		opts.Submitter = doc.Submitter()
 	}
 	set, err := fixtures.Generate(base, opts)
 	if err != nil {

@@ -37,6 +37,7 @@ func commands() []command {
 		{"report", "Judge the clients in a running sandbox's journal against the interface's rules; exit 1 on failures.", runReport},
 		{"drift", "Compare the sandbox with the real service's development environment; exit 1 on differences.", runDrift},
 		{"fixtures", "Generate a fixtures directory from a seed.", runFixtures},
+		{"contract", "Check an OpenAPI document for --contract: the operations it takes over and the members the sandbox fills.", runContract},
 		{"collections", "Write Postman and Bruno collections of the API, generated from its OpenAPI document.", runCollections},
 		{"version", "Print the version.", runVersion},
 	}

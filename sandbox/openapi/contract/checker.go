@@ -62,9 +62,27 @@ func New(t testing.TB, baseURL string) *Checker {
 	return c
 }
 
+// NewFor is New for another document, such as one a sandbox runs with
+// --contract (JSON): it holds traffic to that document alone, with servers
+// replaced by baseURL (the sandbox's URL, plus /api/v1 when the document
+// writes its paths under it). Probes then generates from that document.
+func NewFor(t testing.TB, baseURL string, document []byte) *Checker {
+	t.Helper()
+	c, err := newCheckerFor(t.Context(), baseURL, document, false)
+	if err != nil {
+		t.Fatalf("contract: %v", err)
+	}
+	c.t = t
+	return c
+}
+
 // newChecker does New's work without a testing.TB, so its errors can be
 // tested.
 func newChecker(ctx context.Context, baseURL string) (*Checker, error) {
+	return newCheckerFor(ctx, baseURL, openapi.Document(), true)
+}
+
+func newCheckerFor(ctx context.Context, baseURL string, document []byte, withAdmin bool) (*Checker, error) {
 	u, err := url.Parse(baseURL)
 	if err != nil {
 		return nil, fmt.Errorf("base URL %q: %w", baseURL, err)
@@ -72,7 +90,7 @@ func newChecker(ctx context.Context, baseURL string) (*Checker, error) {
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("base URL %q: want an absolute http or https URL", baseURL)
 	}
-	doc, err := openapi3.NewLoader().LoadFromData(openapi.Document())
+	doc, err := openapi3.NewLoader().LoadFromData(document)
 	if err != nil {
 		return nil, fmt.Errorf("load the OpenAPI document: %w", err)
 	}
@@ -80,15 +98,19 @@ func newChecker(ctx context.Context, baseURL string) (*Checker, error) {
 	if err := doc.Validate(ctx); err != nil {
 		return nil, fmt.Errorf("the OpenAPI document is invalid: %w", err)
 	}
-	if err := addAdminPaths(ctx, doc); err != nil {
-		return nil, err
+	if withAdmin {
+		if err := addAdminPaths(ctx, doc); err != nil {
+			return nil, err
+		}
 	}
 	router, err := gorillamux.NewRouter(doc)
 	if err != nil {
 		return nil, fmt.Errorf("route the OpenAPI document: %w", err)
 	}
+	// A supplied document may not describe the sandbox's 404 and 405: an
+	// expected unknown route is then checked for its status only.
 	unknown, err := unknownRoute(doc)
-	if err != nil {
+	if err != nil && withAdmin {
 		return nil, err
 	}
 	return &Checker{doc: doc, router: router, unknown: unknown}, nil
@@ -98,8 +120,10 @@ func newChecker(ctx context.Context, baseURL string) (*Checker, error) {
 // validated against, from the document's own NotFound and MethodNotAllowed
 // responses, so the document stays the one description of them.
 func unknownRoute(doc *openapi3.T) (*routers.Route, error) {
-	notFound := doc.Components.Responses[notFoundResponse]
-	notAllowed := doc.Components.Responses[methodNotAllowedResponse]
+	var notFound, notAllowed *openapi3.ResponseRef
+	if doc.Components != nil {
+		notFound, notAllowed = doc.Components.Responses[notFoundResponse], doc.Components.Responses[methodNotAllowedResponse]
+	}
 	if notFound == nil || notAllowed == nil {
 		return nil, fmt.Errorf("the OpenAPI document lacks components.responses %s or %s", notFoundResponse, methodNotAllowedResponse)
 	}

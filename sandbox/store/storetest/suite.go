@@ -45,6 +45,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ColonsInIDs", testColonsInIDs},
 		{"RuntimeClients", testRuntimeClients},
 		{"ResetClient", testResetClient},
+		{"SubmissionKept", testSubmissionKept},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -3,6 +3,7 @@ package storetest
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 	"testing"
 
@@ -23,7 +24,7 @@ func testUpdate(t *testing.T, s store.Store) {
 	if got.Status != fixtures.StatusReviewing || got.Notes != "checked" {
 		t.Errorf("UpdateReferral returned %+v", got)
 	}
-	if stored, err := s.GetReferral("alice", "R-1"); err != nil || stored != got {
+	if stored, err := s.GetReferral("alice", "R-1"); err != nil || !reflect.DeepEqual(stored, got) {
 		t.Errorf("stored %+v (%v), want %+v", stored, err, got)
 	}
 
@@ -41,7 +42,7 @@ func testUpdate(t *testing.T, s store.Store) {
 	for _, tc := range tests {
 		_, err := s.UpdateReferral("alice", "R-1", tc.fn)
 		wantErr(t, tc.name, err, tc.wantErr)
-		if stored, err := s.GetReferral("alice", "R-1"); err != nil || stored != got {
+		if stored, err := s.GetReferral("alice", "R-1"); err != nil || !reflect.DeepEqual(stored, got) {
 			t.Errorf("%s: stored %+v (%v), want it unchanged: %+v", tc.name, stored, err, got)
 		}
 	}

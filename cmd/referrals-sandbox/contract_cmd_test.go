@@ -1,0 +1,86 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var contractsDir = filepath.Join("..", "..", "sandbox", "testdata", "contracts")
+
+// TestContractCheck prints what a contract takes over and the members the
+// sandbox fills, and refuses a document naming the construct by pointer.
+func TestContractCheck(t *testing.T) {
+	res := runCLI(t, nil, "contract", "check", filepath.Join(contractsDir, "birthdate.yaml"))
+	if res.code != 0 {
+		t.Fatalf("exit %d: %s", res.code, res.stderr)
+	}
+	for _, want := range []string{
+		"createReferral   POST /referrals/: taken over",
+		"createQualified  not described: built-in shapes",
+		"receivedAt <- submittedAt (x-sandbox)",
+		"next <- nextCursor (x-sandbox)",
+	} {
+		if !strings.Contains(res.stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, res.stdout)
+		}
+	}
+	res = runCLI(t, nil, "contract", "check", filepath.Join("..", "..", "sandbox", "openapi", "openapi.json"))
+	if res.code != 0 || strings.Contains(res.stdout, "taken over") {
+		t.Errorf("the built-in document: exit %d, output %s; want every operation kept built-in", res.code, res.stdout)
+	}
+}
+
+// TestContractRefusedAtStart: a contract with a construct the sandbox does
+// not support stops serve (given by SANDBOX_CONTRACT) and contract check
+// alike, naming the construct.
+func TestContractRefusedAtStart(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	doc := `openapi: 3.0.3
+info: {title: t, version: "1"}
+paths:
+  /api/v1/referrals/:
+    post:
+      requestBody: {content: {application/json: {schema: {$ref: '#/components/schemas/R'}}}}
+      responses: {"201": {description: ok}}
+components:
+  schemas:
+    R:
+      type: object
+      properties:
+        trialId: {type: string}
+        sex: {anyOf: [{type: string}, {type: integer}]}
+`
+	if err := os.WriteFile(bad, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const pointer = "/components/schemas/R/properties/sex/anyOf"
+	if res := runCLI(t, nil, "contract", "check", bad); res.code != 1 || !strings.Contains(res.stderr, pointer) {
+		t.Errorf("contract check: exit %d, stderr %q; want 1 naming %s", res.code, res.stderr, pointer)
+	}
+	res := runCLI(t, map[string]string{"SANDBOX_CONTRACT": bad}, "serve", "--addr", "127.0.0.1:0")
+	if res.code != 1 || !strings.Contains(res.stderr, pointer) {
+		t.Errorf("serve: exit %d, stderr %q; want 1 naming %s", res.code, res.stderr, pointer)
+	}
+}
+
+// TestFixturesGenerateWithContract: submissions drawn from a contract, the
+// same bytes for the same seed.
+func TestFixturesGenerateWithContract(t *testing.T) {
+	args := []string{"--contract", filepath.Join(contractsDir, "strict.json"), "--seed", "7", "--referrals", "2", "--qualified", "3"}
+	first, second := generate(t, nil, args...), generate(t, nil, args...)
+	a, b := readDir(t, first), readDir(t, second)
+	for name, data := range a {
+		if string(data) != string(b[name]) {
+			t.Errorf("%s differs between two runs with the same seed", name)
+		}
+	}
+	q := string(a["qualified-referrals.json"])
+	if strings.Count(q, `"submission"`) != 3 || !strings.Contains(q, `"consent"`) || strings.Contains(q, `"patient"`) {
+		t.Errorf("qualified-referrals.json does not carry the contract's submissions:\n%s", q)
+	}
+	if r := string(a["referrals.json"]); strings.Contains(r, `"submission"`) || !strings.Contains(r, `"patient"`) {
+		t.Errorf("referrals.json: the contract does not take trial referrals over, so they keep the built-in shape:\n%s", r)
+	}
+}

@@ -1,0 +1,147 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/contractdoc"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
+)
+
+// readContractSubmission reads a submission to an operation a contract took
+// over: the body checks every submission gets (media type, size, one JSON
+// object), then the contract's request schema, then the sandbox's own rules
+// on the members it files records under. It answers refusals itself; ok is
+// false then. Failing fields are named by JSON Pointer.
+func (s *Server) readContractSubmission(w http.ResponseWriter, r *http.Request, clientID string, op *contractdoc.Op) (raw json.RawMessage, members map[contractdoc.Member]string, now time.Time, ok bool) {
+	if err := checkJSONContentType(r.Header.Get("Content-Type")); err != nil {
+		s.fail(w, r, err)
+		return nil, nil, now, false
+	}
+	body, err := readBody(r, maxBodyBytes)
+	if err == nil {
+		raw, err = singleObject(body)
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return nil, nil, now, false
+	}
+	var value map[string]any
+	if err := json.Unmarshal(raw, &value); err != nil {
+		s.fail(w, r, newRequestError(http.StatusBadRequest, "the request body could not be decoded: "+err.Error()))
+		return nil, nil, now, false
+	}
+	e := fieldErrors(contractContentErrors(raw))
+	failed := map[string]bool{}
+	for _, fe := range e {
+		failed[fe.Field] = true
+	}
+	for _, fe := range op.Validate(value) {
+		if failed[fe.Pointer] {
+			continue // its content error says it already
+		}
+		e.add(fe.Pointer, "%s", fe.Message)
+		failed[fe.Pointer] = true
+	}
+	now = s.now(clientID)
+	members = map[contractdoc.Member]string{}
+	for m, name := range op.RequestMembers {
+		at := "/" + jsonPointerToken(name)
+		v, present := value[name].(string)
+		switch {
+		case failed[at]:
+		case m == contractdoc.TrialID && present && v != "":
+			members[m] = e.trial(at, v, s.cfg.Fixtures.Trials)
+		case m == contractdoc.ExternalSourceID && present && externalSourceIDRE.MatchString(v):
+			members[m] = v
+		case m == contractdoc.ExternalSourceID && present:
+			e.add(at, "must be 1 to %d of letters, digits, '.', '_', ':' and '-', and not '.' or '..': it is the record's URL path segment", MaxExternalSourceIDLength)
+		case m == contractdoc.TrialID && op.Operation == contractdoc.CreateQualified && !present:
+		default:
+			e.add(at, "required: the sandbox files the record under it")
+		}
+	}
+	if len(e) > 0 {
+		s.problem(w, r, validationProblem(e))
+		return nil, nil, now, false
+	}
+	return raw, members, now, true
+}
+
+// jsonPointerToken escapes a member name as a JSON Pointer token.
+func jsonPointerToken(s string) string {
+	out := make([]byte, 0, len(s))
+	for i := range len(s) {
+		switch s[i] {
+		case '~':
+			out = append(out, "~0"...)
+		case '/':
+			out = append(out, "~1"...)
+		default:
+			out = append(out, s[i])
+		}
+	}
+	return string(out)
+}
+
+// createReferralByContract is createReferral for a contract's shapes.
+func (s *Server) createReferralByContract(w http.ResponseWriter, r *http.Request, caller idp.Principal, op *contractdoc.Op) {
+	raw, members, now, ok := s.readContractSubmission(w, r, caller.ClientID, op)
+	if !ok {
+		return
+	}
+	ref := fixtures.Referral{
+		TrialID:     members[contractdoc.TrialID],
+		OutcomesID:  uuid.NewString(),
+		ClientID:    caller.ClientID,
+		Status:      fixtures.StatusReceived,
+		SubmittedAt: now.UTC().Format(fixtures.TimestampLayout),
+		Submission:  raw,
+	}
+	if err := s.store.CreateReferral(ref); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	w.Header().Set("Location", referralPath(ref))
+	s.writeReferral(w, r, http.StatusCreated, contractdoc.CreateReferral, ref)
+}
+
+// createQualifiedByContract is createQualified for a contract's shapes.
+func (s *Server) createQualifiedByContract(w http.ResponseWriter, r *http.Request, caller idp.Principal, op *contractdoc.Op) {
+	raw, members, now, ok := s.readContractSubmission(w, r, caller.ClientID, op)
+	if !ok {
+		return
+	}
+	at := now.UTC().Format(fixtures.TimestampLayout)
+	q := fixtures.QualifiedReferral{
+		ExternalSourceID: members[contractdoc.ExternalSourceID],
+		TrialID:          members[contractdoc.TrialID],
+		ClientID:         caller.ClientID,
+		Status:           fixtures.StatusReceived,
+		SubmittedAt:      at,
+		AuditTrail: []fixtures.AuditEntry{{
+			At: at, Action: fixtures.AuditSubmitted, Actor: caller.ClientID, RequestID: requestID(r),
+		}},
+		AuditTrailTotal: 1,
+		Submission:      raw,
+	}
+	err := s.store.CreateQualified(q)
+	if errors.Is(err, store.ErrConflict) {
+		w.Header().Set("Location", qualifiedPath(q.ExternalSourceID))
+		s.problem(w, r, newProblem(http.StatusConflict,
+			"a qualified referral with this externalSourceId was already submitted; it is at the Location header"))
+		return
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	w.Header().Set("Location", qualifiedPath(q.ExternalSourceID))
+	s.writeQualified(w, r, http.StatusCreated, contractdoc.CreateQualified, q)
+}

@@ -1,0 +1,328 @@
+package contractdoc
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/oasdiff/yaml"
+)
+
+// maxDocumentBytes bounds a contract document.
+const maxDocumentBytes = 8 << 20
+
+// Contract is a loaded, checked contract document.
+type Contract struct {
+	document []byte // the document as JSON, as supplied (YAML converted)
+	under    string // the path of the first servers URL
+	ops      map[Operation]*Op
+}
+
+// Op is one referral operation the contract describes.
+type Op struct {
+	Operation Operation
+	// Method and Path are the operation as the document writes it.
+	Method, Path string
+	// Pointer is the JSON Pointer of the operation object.
+	Pointer string
+	// Request is the schema of a submission (create operations only).
+	Request *openapi3.Schema
+	// RequestMembers maps the sandbox members a submission carries
+	// (trialId, externalSourceId) to the name the request schema gives them.
+	RequestMembers map[Member]string
+	// Response shapes the success answer: a record, or a page of them.
+	Response *Shape
+	// Items, for list operations, is the page member holding the records;
+	// Item shapes each of them.
+	Items string
+	Item  *Shape
+	// fingerprint is the operation's schemas with every reference inlined,
+	// for comparison with the built-in document.
+	fingerprint string
+}
+
+// Shape is a response object schema: which members it declares and which
+// of them the sandbox owns.
+type Shape struct {
+	// Owned maps a declared member name to the sandbox member it holds.
+	Owned map[string]Member
+	// declared is every member name the schema declares; open is true when
+	// it declares none, and a record then keeps every submitted member.
+	declared map[string]bool
+	open     bool
+}
+
+// LoadFile reads and loads the contract in path (JSON or YAML).
+func LoadFile(path string) (*Contract, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("contract: %w", err)
+	}
+	defer f.Close()
+	var buf bytes.Buffer
+	if _, err := buf.ReadFrom(io.LimitReader(f, maxDocumentBytes+1)); err != nil {
+		return nil, fmt.Errorf("contract %s: %w", path, err)
+	}
+	if buf.Len() > maxDocumentBytes {
+		return nil, fmt.Errorf("contract %s: larger than %d bytes", path, maxDocumentBytes)
+	}
+	c, err := Load(buf.Bytes())
+	if err != nil {
+		return nil, fmt.Errorf("contract %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// Load loads and checks a contract document (JSON or YAML, OpenAPI 3.0).
+func Load(data []byte) (*Contract, error) {
+	doc := data
+	if trimmed := bytes.TrimSpace(data); len(trimmed) == 0 || trimmed[0] != '{' {
+		j, err := yaml.YAMLToJSON(data)
+		if err != nil {
+			return nil, fmt.Errorf("neither JSON nor YAML: %w", err)
+		}
+		doc = j
+	}
+	var tree any
+	if err := json.Unmarshal(doc, &tree); err != nil {
+		return nil, fmt.Errorf("not a JSON document: %w", err)
+	}
+	if ptr, ok := externalRef(tree, ""); ok {
+		return nil, fmt.Errorf("%s: only references inside the document (#/...) are supported", ptr)
+	}
+	loader := openapi3.NewLoader()
+	loader.IsExternalRefsAllowed = false
+	t, err := loader.LoadFromData(doc)
+	if err != nil {
+		return nil, fmt.Errorf("not an OpenAPI document: %w", err)
+	}
+	if !strings.HasPrefix(t.OpenAPI, "3.0.") {
+		return nil, fmt.Errorf("/openapi: version %q is not supported: the sandbox takes OpenAPI 3.0 documents (3.1's JSON Schema 2020-12 validation reports errors without a JSON Pointer per field)", t.OpenAPI)
+	}
+	if err := t.Validate(context.Background()); err != nil {
+		return nil, fmt.Errorf("not a valid OpenAPI 3.0 document: %w", err)
+	}
+	c := &Contract{document: bytes.Clone(doc), ops: map[Operation]*Op{}}
+	if len(t.Servers) > 0 {
+		if u, err := url.Parse(t.Servers[0].URL); err == nil {
+			c.under = u.Path
+		}
+	}
+	if err := c.collect(t); err != nil {
+		return nil, err
+	}
+	if len(c.ops) == 0 {
+		return nil, errors.New("/paths: the document describes none of the referral operations (POST and GET /referrals/, GET /referrals/{trial_id}/{outcomes_id}, POST and GET /referrals/qualified, GET /referrals/qualified/{external_source_id}, from the root under /api/v1 or under a servers URL ending in /api/v1)")
+	}
+	return c, nil
+}
+
+// collect finds the referral operations and checks their schemas.
+func (c *Contract) collect(t *openapi3.T) error {
+	paths := t.Paths.InMatchingOrder()
+	sort.Strings(paths) // one fixed order, so an alias path never wins by chance
+	for _, p := range paths {
+		tmpl, ok := template(p, c.under)
+		if !ok {
+			continue
+		}
+		item := t.Paths.Value(p)
+		for _, r := range routes {
+			if r.path != tmpl || c.ops[r.op] != nil {
+				continue
+			}
+			o := item.GetOperation(r.method)
+			if o == nil {
+				continue
+			}
+			ptr := "/paths/" + escape(p) + "/" + strings.ToLower(r.method)
+			op, err := newOp(r, p, ptr, o)
+			if err != nil {
+				return err
+			}
+			c.ops[r.op] = op
+		}
+	}
+	return nil
+}
+
+// Op returns the operation the contract describes, or nil.
+func (c *Contract) Op(o Operation) *Op {
+	if c == nil {
+		return nil
+	}
+	return c.ops[o]
+}
+
+// Document returns the document as JSON, as supplied.
+func (c *Contract) Document() []byte { return bytes.Clone(c.document) }
+
+// PathsUnderServer reports whether the document writes its paths under a
+// servers URL ending in /api/v1 rather than from the root.
+func (c *Contract) PathsUnderServer() bool {
+	return strings.HasSuffix(strings.TrimSuffix(c.under, "/"), apiBase)
+}
+
+func newOp(r route, path, ptr string, o *openapi3.Operation) (*Op, error) {
+	op := &Op{Operation: r.op, Method: r.method, Path: path, Pointer: ptr}
+	var prints []string
+	if r.method == http.MethodPost {
+		if o.RequestBody == nil || o.RequestBody.Value == nil {
+			return nil, fmt.Errorf("%s/requestBody: a submission operation needs a request body", ptr)
+		}
+		mt := o.RequestBody.Value.Content.Get("application/json")
+		if mt == nil || mt.Schema == nil {
+			return nil, fmt.Errorf("%s/requestBody/content: needs an application/json schema", ptr)
+		}
+		at := refPointer(mt.Schema, ptr+"/requestBody/content/application~1json/schema")
+		fp, err := check(mt.Schema, at, nil)
+		if err != nil {
+			return nil, err
+		}
+		prints = append(prints, fp)
+		op.Request = mt.Schema.Value
+		op.RequestMembers = map[Member]string{}
+		for name, prop := range properties(mt.Schema.Value) {
+			if m, ok := memberOf(name, prop); ok && (m == TrialID || m == ExternalSourceID) {
+				op.RequestMembers[m] = name
+			}
+		}
+		switch {
+		case r.op == CreateReferral && op.RequestMembers[TrialID] == "":
+			return nil, fmt.Errorf("%s: the request schema needs a trialId member (or one annotated %s: trialId): the record's address names its trial", at, Annotation)
+		case r.op == CreateQualified && op.RequestMembers[ExternalSourceID] == "":
+			return nil, fmt.Errorf("%s: the request schema needs an externalSourceId member (or one annotated %s: externalSourceId): it is the record's address", at, Annotation)
+		}
+	}
+	resp, at := successSchema(o, ptr)
+	if resp != nil {
+		fp, err := check(resp, at, nil)
+		if err != nil {
+			return nil, err
+		}
+		prints = append(prints, fp)
+		if op.Response, err = newShape(resp.Value, at); err != nil {
+			return nil, err
+		}
+		if r.op == ListReferrals || r.op == ListQualified {
+			for name, prop := range properties(resp.Value) {
+				if prop.Value.Type.Is("array") && prop.Value.Items != nil {
+					op.Items = name
+					if op.Item, err = newShape(prop.Value.Items.Value, at+"/properties/"+escape(name)+"/items"); err != nil {
+						return nil, err
+					}
+					break
+				}
+			}
+			if op.Items == "" {
+				return nil, fmt.Errorf("%s: a list answer needs an array member holding the records", at)
+			}
+		}
+	}
+	op.fingerprint = strings.Join(prints, "\n")
+	return op, nil
+}
+
+// successSchema is the schema of the operation's 201 or 200 JSON answer.
+func successSchema(o *openapi3.Operation, ptr string) (*openapi3.SchemaRef, string) {
+	for _, code := range []string{"201", "200"} {
+		r := o.Responses.Value(code)
+		if r == nil || r.Value == nil {
+			continue
+		}
+		if mt := r.Value.Content.Get("application/json"); mt != nil && mt.Schema != nil {
+			return mt.Schema, refPointer(mt.Schema, ptr+"/responses/"+code+"/content/application~1json/schema")
+		}
+	}
+	return nil, ""
+}
+
+func newShape(s *openapi3.Schema, at string) (*Shape, error) {
+	sh := &Shape{Owned: map[string]Member{}, declared: map[string]bool{}}
+	for name, prop := range properties(s) {
+		sh.declared[name] = true
+		if v, ok := prop.Value.Extensions[Annotation]; ok {
+			if str, _ := v.(string); !knownMember(str) {
+				return nil, fmt.Errorf("%s/properties/%s/%s: %v is not a sandbox member; one of %v", at, escape(name), Annotation, v, Members())
+			}
+		}
+		if m, ok := memberOf(name, prop); ok {
+			sh.Owned[name] = m
+		}
+	}
+	sh.open = len(sh.declared) == 0
+	return sh, nil
+}
+
+// memberOf tells which sandbox member a property holds: its annotation, or
+// its name.
+func memberOf(name string, prop *openapi3.SchemaRef) (Member, bool) {
+	if v, ok := prop.Value.Extensions[Annotation].(string); ok && knownMember(v) {
+		return Member(v), true
+	}
+	return Member(name), knownMember(name)
+}
+
+// properties merges the properties an object schema declares itself and
+// through allOf.
+func properties(s *openapi3.Schema) map[string]*openapi3.SchemaRef {
+	out := map[string]*openapi3.SchemaRef{}
+	for _, part := range s.AllOf {
+		for k, v := range properties(part.Value) {
+			out[k] = v
+		}
+	}
+	for k, v := range s.Properties {
+		out[k] = v
+	}
+	return out
+}
+
+// refPointer is where a schema lives: its reference target, or at.
+func refPointer(s *openapi3.SchemaRef, at string) string {
+	if strings.HasPrefix(s.Ref, "#") {
+		return s.Ref[1:]
+	}
+	return at
+}
+
+// escape is a JSON Pointer reference token (RFC 6901).
+func escape(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
+}
+
+// externalRef finds a $ref that leaves the document.
+func externalRef(v any, at string) (string, bool) {
+	switch v := v.(type) {
+	case map[string]any:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if ref, ok := v[k].(string); k == "$ref" && ok && !strings.HasPrefix(ref, "#") {
+				return at + "/$ref", true
+			}
+			if p, ok := externalRef(v[k], at+"/"+escape(k)); ok {
+				return p, true
+			}
+		}
+	case []any:
+		for i, e := range v {
+			if p, ok := externalRef(e, fmt.Sprintf("%s/%d", at, i)); ok {
+				return p, true
+			}
+		}
+	}
+	return "", false
+}

@@ -1,0 +1,137 @@
+package contractdoc
+
+import (
+	"errors"
+	"fmt"
+	"net/mail"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/google/uuid"
+)
+
+// MaxErrors caps how many failing fields one refusal lists.
+const MaxErrors = 50
+
+// FieldError is one failing member of a submission.
+type FieldError struct {
+	// Pointer is the member's JSON Pointer ("" for the whole body).
+	Pointer string
+	Message string
+}
+
+// unsupportedMember matches kin-openapi's reason for a member that
+// additionalProperties: false refuses.
+var unsupportedMember = regexp.MustCompile(`^property ("(?:[^"\\]|\\.)*") is unsupported$`)
+
+// formatFn adapts a func to kin-openapi's format validator interface.
+type formatFn func(string) error
+
+func (f formatFn) Validate(v string) error { return f(v) }
+
+// formats are checked strictly: kin-openapi's default date pattern would
+// take 2023-02-30.
+var formats = map[string]openapi3.StringFormatValidator{
+	"date": formatFn(func(v string) error {
+		if _, err := time.Parse(time.DateOnly, v); err != nil {
+			return errors.New("must be a real calendar date in the format YYYY-MM-DD")
+		}
+		return nil
+	}),
+	"date-time": formatFn(func(v string) error {
+		if _, err := time.Parse(time.RFC3339Nano, v); err != nil {
+			return errors.New("must be an RFC 3339 date-time such as 2024-05-01T12:00:00Z")
+		}
+		return nil
+	}),
+	"email": formatFn(func(v string) error {
+		if a, err := mail.ParseAddress(v); err != nil || a.Address != v || a.Name != "" {
+			return errors.New("must be a plain email address such as name@example.com")
+		}
+		return nil
+	}),
+	"uuid": formatFn(func(v string) error {
+		if _, err := uuid.Parse(v); err != nil || len(v) != 36 {
+			return errors.New("must be a UUID such as 123e4567-e89b-12d3-a456-426614174000")
+		}
+		return nil
+	}),
+}
+
+// Validate checks a decoded submission (encoding/json's any) against the
+// operation's request schema and returns every failing member, at most
+// MaxErrors.
+func (o *Op) Validate(body any) []FieldError {
+	err := o.Request.VisitJSON(body,
+		openapi3.MultiErrors(), openapi3.VisitAsRequest(), openapi3.EnableFormatValidation(),
+		openapi3.WithStringFormatValidators(formats))
+	if err == nil {
+		return nil
+	}
+	var out []FieldError
+	add := func(err error) {
+		if len(out) >= MaxErrors {
+			return
+		}
+		var se *openapi3.SchemaError
+		if !errors.As(err, &se) {
+			out = append(out, FieldError{Message: err.Error()})
+			return
+		}
+		path := se.JSONPointer()
+		// kin-openapi names an unexpected member in its reason only.
+		if m := unsupportedMember.FindStringSubmatch(se.Reason); m != nil {
+			if name, err := strconv.Unquote(m[1]); err == nil {
+				out = append(out, FieldError{Pointer: pointer(append(path, name)), Message: "not allowed: the schema declares no such member"})
+				return
+			}
+		}
+		out = append(out, FieldError{Pointer: pointer(path), Message: reason(se)})
+	}
+	var multi openapi3.MultiError
+	if errors.As(err, &multi) {
+		for _, e := range flatten(multi) {
+			add(e)
+		}
+	} else {
+		add(err)
+	}
+	return out
+}
+
+// flatten unnests the MultiErrors kin-openapi returns for nested objects.
+func flatten(m openapi3.MultiError) []error {
+	var out []error
+	for _, e := range m {
+		// Only a MultiError itself: a oneOf's error wraps its alternatives'
+		// errors, and the member to name is the oneOf's, not theirs.
+		if inner, ok := e.(openapi3.MultiError); ok {
+			out = append(out, flatten(inner)...)
+		} else {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func pointer(tokens []string) string {
+	var b strings.Builder
+	for _, t := range tokens {
+		b.WriteString("/" + escape(t))
+	}
+	return b.String()
+}
+
+// reason is the error's message without kin-openapi's own schema dump.
+func reason(se *openapi3.SchemaError) string {
+	switch {
+	case se.SchemaField == "required":
+		return "required"
+	case se.Reason != "":
+		return se.Reason
+	}
+	return fmt.Sprintf("fails %s", se.SchemaField)
+}
