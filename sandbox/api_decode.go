@@ -57,7 +57,7 @@ func decodeBody(body []byte, into any) (unknown []string, err error) {
 	// Malformed JSON is a 400 first, whatever it repeats: json.Valid runs
 	// only on the rare body with a repeated member.
 	if dup, found := strictjson.FindDuplicate(body); found && json.Valid(body) {
-		return nil, duplicateError(dup)
+		return nil, duplicateError(dup, dottedPath(dup.Path))
 	}
 	target := reflect.TypeOf(into)
 	if decodeKnownObject(body, into) {
@@ -211,17 +211,25 @@ func jsonKind(b byte) string {
 	}
 }
 
-// duplicateError is the 422 for a member given more than once: the detail
-// names it as a JSON Pointer, errors by its dotted path, as every field.
-func duplicateError(dup strictjson.Duplicate) *requestError {
+// dottedPath spells a path as the built-in shapes name fields:
+// patient.dateOfBirth, conditions[0].code.
+func dottedPath(path []strictjson.Step) string {
 	field := ""
-	for _, step := range dup.Path {
+	for _, step := range path {
 		if step.InArray {
 			field += "[" + strconv.FormatInt(step.Index, 10) + "]"
 		} else {
 			field = joinPath(field, step.Name)
 		}
 	}
+	return field
+}
+
+// duplicateError is the 422 for a member given more than once: the detail
+// names it as a JSON Pointer, errors by field, spelled as the shapes in use
+// name fields (a dotted path for the built-in ones, the JSON Pointer under
+// a contract).
+func duplicateError(dup strictjson.Duplicate, field string) *requestError {
 	pointer := strconv.QuoteToASCII(dup.Pointer)
 	p := newProblem(http.StatusUnprocessableEntity, fmt.Sprintf(
 		"the member %s is given more than once (names are compared without regard to case); give each member once: nothing was stored", pointer))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/internal/strictjson"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/contractdoc"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
@@ -30,6 +31,13 @@ func (s *Server) readContractSubmission(w http.ResponseWriter, r *http.Request, 
 	}
 	if err != nil {
 		s.fail(w, r, err)
+		return nil, nil, now, false
+	}
+	// A repeated member would be stored as sent, both values, and read
+	// back by each client's decoder its own way: refuse it, as the
+	// built-in shapes do.
+	if dup, found := strictjson.FindDuplicate(raw); found {
+		s.fail(w, r, duplicateError(dup, dup.Pointer))
 		return nil, nil, now, false
 	}
 	var value map[string]any

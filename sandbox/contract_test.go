@@ -93,6 +93,26 @@ func TestContract_BirthDate(t *testing.T) {
 		t.Errorf("stored submission %s (%v), want it as sent: %s", stored.Submission, err, sent)
 	}
 
+	t.Run("a repeated member is refused by JSON Pointer, nothing stored", func(t *testing.T) {
+		before, _, err := s.Store.ListReferrals(partner, store.Page{Limit: 500})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := s.do(request{method: http.MethodPost, path: "/api/v1/referrals/", token: token, plain: true,
+			body: `{"trialId":"NCT05550001","patient":{"name":"Ada","birthDate":"1990-02-03","sex":"X","sex":"F"}}`})
+		p := wantProblem(t, r, http.StatusUnprocessableEntity, sandbox.ProblemTypeValidationFailed)
+		if got := errorFields(p); !slices.Equal(got, []string{"/patient/sex"}) {
+			t.Errorf("failing fields %v, want [/patient/sex]: %+v", got, p.Errors)
+		}
+		after, _, err := s.Store.ListReferrals(partner, store.Page{Limit: 500})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(after) != len(before) {
+			t.Errorf("%d referrals stored after the refusal, %d before", len(after), len(before))
+		}
+	})
+
 	t.Run("refusals name each field by JSON Pointer", func(t *testing.T) {
 		r := s.do(request{method: http.MethodPost, path: "/api/v1/referrals/", token: token, plain: true,
 			body: `{"trialId":"NO-SUCH-TRIAL","patient":{"birthDate":"1990-02-30","sex":"female","mrn":"123"},"priority":9}`})
