@@ -85,6 +85,9 @@ func (s *Server) withScenarios(next http.Handler) http.Handler {
 			return // the client gave up during the delay
 		}
 		switch {
+		case d.Fault == scenarios.FaultDropAfterCommit:
+			info.fault = string(d.Fault)
+			info.heldStatus, info.heldHeader = scenarios.DropAfterCommit(w, r, next)
 		case d.Fault != "":
 			info.fault = string(d.Fault)
 			scenarios.ApplyFault(w, r, d.Fault)

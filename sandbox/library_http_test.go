@@ -124,6 +124,23 @@ var scenarioChecks = map[string]func(t *testing.T, c libraryCase){
 			t.Errorf("API with a token issued before: %d, want 200", r.Status)
 		}
 	},
+	"lost-answers": func(t *testing.T, c libraryCase) {
+		write := func(tok string) request {
+			return request{method: http.MethodPost, path: "/api/v1/referrals/", token: tok, body: referralBody("TRIAL-CARDIO-001")}
+		}
+		for _, client := range []string{c.tok, c.tok2} {
+			e := c.s.lostWrite(write(client), "lost-"+client[len(client)-8:])
+			if e.Fault != "drop-after-commit" || e.Status != http.StatusCreated {
+				t.Errorf("first write: journal %q %d, want drop-after-commit of a 201", e.Fault, e.Status)
+			}
+			if r := c.s.do(write(client)); r.Status != http.StatusCreated {
+				t.Errorf("second write: %d, want 201", r.Status)
+			}
+		}
+		if r := c.s.do(request{path: trialsPath, token: c.tok}); r.Status != http.StatusOK {
+			t.Errorf("read: %d, want 200 (only writes lose answers)", r.Status)
+		}
+	},
 	"malformed-response": func(t *testing.T, c libraryCase) {
 		r, err := c.s.send(c.s.plain, request{path: trialsPath, token: c.tok})
 		if err != nil || r.Status != http.StatusOK {

@@ -116,6 +116,18 @@ var scenarioChecks = map[string]func(t *testing.T, e checked){
 		}
 		expectNormal(t, e, apiReq("a"))
 	},
+	"lost-answers": func(t *testing.T, e checked) {
+		write := func(client string) Request {
+			return Request{Method: "POST", Path: "/api/v1/referrals/", ClientID: client, Endpoint: EndpointAPI}
+		}
+		expectNormal(t, e, apiReq("a"), tokenReq)
+		for _, c := range []string{"a", "b"} {
+			if d, ok := e.Decide(context.Background(), write(c)); !ok || d.Fault != FaultDropAfterCommit {
+				t.Fatalf("first write of %s: %+v, %v", c, d, ok)
+			}
+			expectNormal(t, e, write(c))
+		}
+	},
 	"malformed-response": func(t *testing.T, e checked) {
 		if d, ok := e.Decide(context.Background(), apiReq("a")); !ok || d.Fault != FaultMalformed {
 			t.Fatalf("first call: %+v, %v", d, ok)

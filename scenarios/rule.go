@@ -139,7 +139,7 @@ func (r Rule) validateEffects() error {
 		}
 	}
 	if !r.Fault.valid() {
-		return fieldErr("fault", "%q is not one of reset, empty, hang, malformed", r.Fault)
+		return fieldErr("fault", "%q is not one of %s", r.Fault, faultNames)
 	}
 	if r.Fault != FaultNone && (r.Status != 0 || r.Error != "") {
 		return fieldErr("fault", "cannot be combined with status or error (a fault replaces the answer)")
