@@ -87,7 +87,9 @@ func (s *Server) withScenarios(next http.Handler) http.Handler {
 		switch {
 		case d.Fault == scenarios.FaultDropAfterCommit:
 			info.fault = string(d.Fault)
-			info.heldStatus, info.heldHeader = scenarios.DropAfterCommit(w, r, next)
+			scenarios.DropAfterCommit(w, r, next, func(status int, header http.Header) {
+				info.heldStatus, info.heldHeader = status, header
+			})
 		case d.Fault != "":
 			info.fault = string(d.Fault)
 			scenarios.ApplyFault(w, r, d.Fault)

@@ -117,16 +117,17 @@ func tcpConn(c net.Conn) *net.TCPConn {
 
 // DropAfterCommit serves r with next as usual, so whatever it stores is
 // stored, but keeps its answer: the connection is then reset (as
-// FaultReset) and the client gets no answer at all. It returns the status
-// and headers next answered with, which nobody received.
-func DropAfterCommit(w http.ResponseWriter, r *http.Request, next http.Handler) (int, http.Header) {
+// FaultReset) and the client gets no answer at all. committed is told the
+// status and headers next answered with, which nobody will receive,
+// before the connection goes: on HTTP/2 the reset aborts the handler.
+func DropAfterCommit(w http.ResponseWriter, r *http.Request, next http.Handler, committed func(status int, header http.Header)) {
 	held := &heldAnswer{header: http.Header{}}
 	next.ServeHTTP(held, r)
 	if held.status == 0 {
 		held.status = http.StatusOK
 	}
+	committed(held.status, held.header)
 	closeConn(w, true)
-	return held.status, held.header
 }
 
 // heldAnswer is a ResponseWriter that keeps the status and headers and
