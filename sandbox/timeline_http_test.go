@@ -146,3 +146,17 @@ func TestSharedTimelineAcrossReplicas(t *testing.T) {
 		}
 	}
 }
+
+// TestTimelineOnOneRequest: X-Sandbox-Scenario naming a timeline applies
+// its first phase that changes the answer, and activates nothing.
+func TestTimelineOnOneRequest(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	tok := s.token(partner)
+	r := s.do(request{path: trialsPath, token: tok, headers: map[string]string{"X-Sandbox-Scenario": "maintenance-window"}})
+	wantForced(t, r, 503, "300")
+	wantForced(t, s.do(request{path: trialsPath, token: tok}), 200, "")
+	if rules := s.timelines(); len(rules) != 0 {
+		t.Errorf("one request activated %+v", rules)
+	}
+}
