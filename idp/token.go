@@ -37,7 +37,7 @@ type Issued struct {
 
 // issue signs an Entra v2.0 app-only access token for client and resource.
 func (p *Provider) issue(client fixtures.Client, resource, issuer string) (Issued, error) {
-	lifetime := p.cfg.TokenLifetime
+	lifetime := personaLifetime(client.ClientID, p.cfg.TokenLifetime)
 	if client.TokenLifetimeSeconds > 0 {
 		lifetime = time.Duration(client.TokenLifetimeSeconds) * time.Second
 	}

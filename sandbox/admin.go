@@ -23,7 +23,7 @@ func (s *Server) adminRoutes(r *mux.Router) {
 		http.MethodGet:    admin(s.getRule),
 		http.MethodDelete: admin(s.noParams(s.deleteRule)),
 	})
-	s.handle(r, "/__sandbox/library", methods{http.MethodGet: admin(s.listLibrary)})
+	s.handle(r, "/__sandbox/library", methods{http.MethodGet: admin(s.listLibrary), http.MethodPost: admin(s.saveScenario)})
 	s.handle(r, "/__sandbox/library/{name}", methods{
 		http.MethodGet:    admin(s.getScenario),
 		http.MethodPost:   admin(s.activateScenario),

@@ -43,6 +43,7 @@ func (s *Server) createQualified(w http.ResponseWriter, r *http.Request, caller 
 		}},
 		AuditTrailTotal: 1,
 	}
+	noteSubmission(r, trialID, req.Patient)
 	err := s.store.CreateQualified(q)
 	if errors.Is(err, store.ErrConflict) {
 		w.Header().Set("Location", qualifiedPath(q.ExternalSourceID))

@@ -41,6 +41,7 @@ func (s *Server) createReferral(w http.ResponseWriter, r *http.Request, caller i
 		Patient:     req.Patient,
 		Notes:       req.Notes,
 	}
+	noteSubmission(r, trialID, req.Patient)
 	if err := s.store.CreateReferral(ref); err != nil {
 		s.fail(w, r, err)
 		return

@@ -85,6 +85,11 @@ func (s *Server) withScenarios(next http.Handler) http.Handler {
 			return // the client gave up during the delay
 		}
 		switch {
+		case d.Fault == scenarios.FaultDropAfterCommit:
+			info.fault = string(d.Fault)
+			scenarios.DropAfterCommit(w, r, next, func(status int, header http.Header) {
+				info.heldStatus, info.heldHeader = status, header
+			})
 		case d.Fault != "":
 			info.fault = string(d.Fault)
 			scenarios.ApplyFault(w, r, d.Fault)

@@ -32,6 +32,13 @@ type requestInfo struct {
 	refusal string
 	// upstream is the real service's answer (serve --upstream).
 	upstream *journal.Upstream
+	// heldStatus and heldHeader are the answer a drop-after-commit fault
+	// kept from the client: the journal shows what was committed.
+	heldStatus int
+	heldHeader http.Header
+	// submission identifies what a referral was submitted for (see
+	// submissionOf), for the resubmits-safely check.
+	submission string
 }
 
 type requestInfoKey struct{}
@@ -116,6 +123,14 @@ func (s *Server) journalEntry(r *http.Request, rec *statusRecorder, info *reques
 		TokenRefusal: info.refusal,
 		Upstream:     info.upstream,
 	}
+	answered := rec.Header()
+	if info.heldStatus != 0 {
+		e.Status, answered = info.heldStatus, info.heldHeader
+	}
+	if loc := answered.Get("Location"); loc != "" {
+		e.Location = s.redactor.Path(loc)
+	}
+	e.Submission = info.submission
 	if obs.ClientID != "" {
 		e.ClientID = obs.ClientID
 	}
@@ -137,7 +152,7 @@ func (s *Server) journalEntry(r *http.Request, rec *statusRecorder, info *reques
 	if !expires.IsZero() {
 		e.TokenExpiresAt = expires.UTC().Format(time.RFC3339)
 	}
-	if ra, err := strconv.Atoi(rec.Header().Get("Retry-After")); err == nil {
+	if ra, err := strconv.Atoi(answered.Get("Retry-After")); err == nil {
 		e.RetryAfterSeconds = ra
 	}
 	return e

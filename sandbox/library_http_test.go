@@ -127,6 +127,74 @@ var scenarioChecks = map[string]func(t *testing.T, c libraryCase){
 			t.Errorf("API with a token issued before: %d, want 200", r.Status)
 		}
 	},
+	"lost-answers": func(t *testing.T, c libraryCase) {
+		write := func(tok string) request {
+			return request{method: http.MethodPost, path: "/api/v1/referrals/", token: tok, body: referralBody("TRIAL-CARDIO-001")}
+		}
+		for _, client := range []string{c.tok, c.tok2} {
+			e := c.s.lostWrite(write(client), "lost-"+client[len(client)-8:])
+			if e.Fault != "drop-after-commit" || e.Status != http.StatusCreated {
+				t.Errorf("first write: journal %q %d, want drop-after-commit of a 201", e.Fault, e.Status)
+			}
+			if r := c.s.do(write(client)); r.Status != http.StatusCreated {
+				t.Errorf("second write: %d, want 201", r.Status)
+			}
+		}
+		if r := c.s.do(request{path: trialsPath, token: c.tok}); r.Status != http.StatusOK {
+			t.Errorf("read: %d, want 200 (only writes lose answers)", r.Status)
+		}
+	},
+	"maintenance-window": func(t *testing.T, c libraryCase) {
+		wantForced(t, c.s.do(request{path: trialsPath, token: c.tok}), 503, "300")
+		wantForced(t, c.s.do(request{path: pingPath, token: c.tok2}), 200, "")
+		accessTokenOf(t, c.s.postToken(tokenForm(partner, partner+"-secret", apiScope), nil))
+		c.s.advance(29 * time.Minute)
+		wantForced(t, c.s.do(request{path: trialsPath, token: c.tok2}), 503, "300")
+		c.s.advance(time.Minute)
+		wantForced(t, c.s.do(request{path: trialsPath, token: c.tok}), 200, "")
+	},
+	"outage-then-throttling": func(t *testing.T, c libraryCase) {
+		wantForced(t, c.s.do(request{path: trialsPath, token: c.tok}), 503, "30")
+		c.s.advance(5 * time.Minute)
+		wantForced(t, c.s.do(request{path: trialsPath, token: c.tok}), 429, "5")
+		c.s.advance(2 * time.Minute)
+		r := c.s.do(request{path: trialsPath, token: c.tok})
+		if r.Status != http.StatusOK || r.Header.Get("Sandbox-Rule") != c.ruleIDs[0] {
+			t.Errorf("slow phase: %d Sandbox-Rule %q, want a delayed 200 by %s", r.Status, r.Header.Get("Sandbox-Rule"), c.ruleIDs[0])
+		}
+		c.s.advance(10 * time.Minute)
+		if r := c.s.do(request{path: trialsPath, token: c.tok}); r.Status != http.StatusOK || r.Header.Get("Sandbox-Rule") != "" {
+			t.Errorf("recovered: %d Sandbox-Rule %q, want the normal answer", r.Status, r.Header.Get("Sandbox-Rule"))
+		}
+	},
+	"token-endpoint-outage": func(t *testing.T, c libraryCase) {
+		r := c.s.postToken(tokenForm(partner, partner+"-secret", apiScope), nil)
+		checkEntraError(t, r, http.StatusServiceUnavailable, "temporarily_unavailable")
+		checkForcedTokenHeaders(t, r, c.ruleIDs[0], http.StatusServiceUnavailable, 60)
+		wantForced(t, c.s.do(request{path: trialsPath, token: c.tok}), 200, "")
+		c.s.advance(15 * time.Minute)
+		accessTokenOf(t, c.s.postToken(tokenForm(partner, partner+"-secret", apiScope), nil))
+	},
+	"brownout": func(t *testing.T, c libraryCase) {
+		// The slow stretches (a median of 1.5 s a call) are counted at the
+		// engine (scenarios' TestEmbeddedScenarios); here, the phases.
+		listed := c.s.timelines()
+		if len(listed) != 2 || listed[0].TimelineNow == nil || listed[1].TimelineNow == nil ||
+			listed[0].TimelineNow.Phase != 0 || listed[1].TimelineNow.Phase != 0 {
+			t.Fatalf("brownout rules %+v, want two timelines in their first phase", listed)
+		}
+		c.s.advance(20 * time.Minute)
+		if r := c.s.do(request{path: trialsPath, token: c.tok}); r.Status != http.StatusOK || r.Header.Get("Sandbox-Rule") != "" {
+			t.Errorf("lull: %d Sandbox-Rule %q, want the normal answer", r.Status, r.Header.Get("Sandbox-Rule"))
+		}
+		c.s.advance(15 * time.Minute)
+		if r := c.s.do(request{path: trialsPath, token: c.tok}); r.Status != http.StatusOK || r.Header.Get("Sandbox-Rule") != "" {
+			t.Errorf("recovered: %d Sandbox-Rule %q, want the normal answer", r.Status, r.Header.Get("Sandbox-Rule"))
+		}
+		if listed := c.s.timelines(); len(listed) != 0 {
+			t.Errorf("after the brownout %+v are listed, want both timelines retired", listed)
+		}
+	},
 	"malformed-response": func(t *testing.T, c libraryCase) {
 		r, err := c.s.send(c.s.plain, request{path: trialsPath, token: c.tok})
 		if err != nil || r.Status != http.StatusOK {

@@ -77,6 +77,8 @@ func TestNegativeProbes(t *testing.T) {
 				// Bound to a client that never calls, so a rule the server
 				// accepts changes nothing for the probes after it.
 				return map[string]any{"clientId": "probe-nobody", "endpoint": "api", "status": 503, "times": 1}, true
+			case "saveScenario":
+				return map[string]any{"name": uniqueID, "description": "probe", "rules": []any{map[string]any{"clientId": "probe-nobody", "endpoint": "api", "status": 503}}}, true
 			case "activateScenario":
 				return map[string]any{"clientId": "probe-nobody"}, true
 			case "requestToken", "requestTokenWithoutTenant":

@@ -273,6 +273,7 @@ func (c *scriptedClient) script() {
 		c.call(http.MethodPost, "/api/v1/referrals/", referral)
 		c.get("/api/v1/referrals/")
 	}
+	c.loseAnswer(referral)
 	switch c.flaw {
 	case conformance.CheckNoCredentialsInURL:
 		c.note(c.flaw, c.get(trials+"?access_token="+url.QueryEscape(c.token))...)
@@ -411,4 +412,68 @@ func TestConformanceReportQuery(t *testing.T) {
 	if _, r := sb.report("?pingsPerMinute=2&maxAttempts=3"); r.Settings.PingsPerMinute != 2 || r.Settings.MaxAttempts != 3 {
 		t.Errorf("settings %+v", r.Settings)
 	}
+}
+
+// loseAnswer makes the client's next referral lose its answer
+// (drop-after-commit). The good client then reads its referrals back; the
+// flawed resubmits-safely client sends the same referral again.
+func (c *scriptedClient) loseAnswer(referral map[string]any) {
+	t := c.sb.t
+	t.Helper()
+	c.sleep(time.Second)
+	c.sb.addRule(map[string]any{"clientId": conformanceClient, "endpoint": "api", "method": "POST", "fault": "drop-after-commit", "times": 1})
+	c.ensureToken()
+	data, _ := json.Marshal(referral)
+	req, _ := http.NewRequest(http.MethodPost, c.sb.tls.URL+"/api/v1/referrals/", bytes.NewReader(data))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	lost := "lost-answer-1"
+	req.Header.Set(sandbox.RequestIDHeader, lost)
+	if resp, err := c.sb.tlsClient.Do(req); err == nil {
+		resp.Body.Close()
+		t.Fatalf("lost write answered %d, want no answer", resp.StatusCode)
+	}
+	c.sleep(time.Second)
+	if c.flaw != conformance.CheckResubmitsSafely {
+		c.get("/api/v1/referrals/")
+		return
+	}
+	again := c.call(http.MethodPost, "/api/v1/referrals/", referral)
+	locations := c.sb.journalLocations(lost, again[0])
+	c.note(c.flaw, lost, again[0], locations[0], locations[1])
+}
+
+// journalLocations reads the Location the journal holds for each request
+// id, waiting for entries the sandbox writes once a handler returned.
+func (sb *conformanceSandbox) journalLocations(ids ...string) []string {
+	sb.t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		resp, err := sb.tlsClient.Get(sb.adminBaseURL + "/__sandbox/requests?clientId=" + conformanceClient + "&limit=1000")
+		if err != nil {
+			sb.t.Fatal(err)
+		}
+		var page struct {
+			Requests []sandbox.JournalEntry `json:"requests"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&page)
+		resp.Body.Close()
+		if err != nil {
+			sb.t.Fatal(err)
+		}
+		byID := map[string]string{}
+		for _, e := range page.Requests {
+			byID[e.RequestID] = e.Location
+		}
+		out := make([]string, 0, len(ids))
+		for _, id := range ids {
+			if byID[id] != "" {
+				out = append(out, byID[id])
+			}
+		}
+		if len(out) == len(ids) {
+			return out
+		}
+	}
+	sb.t.Fatalf("the journal has no Location for %v", ids)
+	return nil
 }

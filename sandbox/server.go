@@ -175,6 +175,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.ClientClocks == nil {
 		cfg.ClientClocks = clock.NewPerClient(cfg.Clock)
 	}
+	cfg.Scenarios.UseClientClock(cfg.ClientClocks.Now)
 	if cfg.JournalSize <= 0 {
 		cfg.JournalSize = DefaultJournalSize
 	}

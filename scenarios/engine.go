@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -81,6 +82,11 @@ type Engine interface {
 	// position, e.g. "flaky.rules[0]". An unknown name gives
 	// ErrUnknownScenario.
 	DecideScenario(ctx context.Context, name string, req Request) (Decision, bool, error)
+
+	// UseClientClock makes timelines bound to a client run on that
+	// client's own clock (clock.PerClient.Now), as the sandbox's client
+	// clocks are made after the engine. Call it before serving.
+	UseClientClock(now func(clientID string) time.Time)
 }
 
 // Errors the engines return (wrapped).
@@ -117,6 +123,9 @@ type Config struct {
 	NewID func() string
 	// MaxRules caps the active rules; 0 means DefaultMaxRules.
 	MaxRules int
+	// ClientClock is a client's own clock (see clock.PerClient), which a
+	// timeline bound to that client runs on; nil means Clock for everyone.
+	ClientClock func(clientID string) time.Time
 }
 
 // withDefaults fills the unset fields.
@@ -129,6 +138,10 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Clock == nil {
 		c.Clock = clock.Func(time.Now)
+	}
+	if c.ClientClock == nil {
+		global := c.Clock
+		c.ClientClock = func(string) time.Time { return global.Now() }
 	}
 	return c
 }
@@ -147,6 +160,9 @@ type RuleStatus struct {
 	ClientHits  map[string]int `json:"clientHits,omitempty"`
 	AddedAt     time.Time      `json:"addedAt"`
 	LastFiredAt *time.Time     `json:"lastFiredAt,omitempty"`
+	// TimelineNow is where a timeline rule is: its current phase and the
+	// time left in it.
+	TimelineNow *TimelineNow `json:"timelineNow,omitempty"`
 }
 
 // perRequest is what both engines share for the per-request form of a
@@ -169,6 +185,13 @@ func (p *perRequest) DecideScenario(_ context.Context, name string, req Request)
 		return Decision{}, false, err
 	}
 	for i, r := range sc.Rules {
+		if len(r.Timeline) > 0 {
+			phase, ok := r.firstEffect()
+			if !ok {
+				continue
+			}
+			r = r.atPhase(phase)
+		}
 		if !r.Matches(req) {
 			continue
 		}
@@ -196,6 +219,15 @@ func cloneRule(r Rule) Rule {
 	if r.Delay != nil {
 		d := *r.Delay
 		r.Delay = &d
+	}
+	if r.Timeline != nil {
+		r.Timeline = slices.Clone(r.Timeline)
+		for i, p := range r.Timeline {
+			if p.Delay != nil {
+				d := *p.Delay
+				r.Timeline[i].Delay = &d
+			}
+		}
 	}
 	return r
 }

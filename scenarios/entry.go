@@ -9,6 +9,8 @@ type entry struct {
 	rule    Rule
 	binding string // client id of the scenario activation, "" if unbound
 	addedAt time.Time
+	// startedAt is when a timeline started, on its own clock.
+	startedAt time.Time
 	// gone marks an entry removed or retired after a request picked it as
 	// a candidate; that request skips it.
 	gone bool
@@ -34,12 +36,13 @@ func newEntry(r Rule, binding string, now time.Time) *entry {
 	return &entry{rule: r, binding: binding, addedAt: now}
 }
 
-// fire counts a request the rule matched and reports whether the rule fires
+// fire counts a request the rule matched, with r's counting (the rule's
+// own, or its current phase's), and reports whether the rule fires
 // on it: after its "after" count, within its "times", and when its
 // probability draw hits. The draw is derived from (seed, match counter), see probabilityDraw, exactly as the Redis script derives it.
-func (en *entry) fire(clientID string) bool {
+func (en *entry) fire(r Rule, clientID string) bool {
 	c := &en.counts
-	if en.rule.PerClient {
+	if r.PerClient {
 		if en.clients == nil {
 			en.clients = make(map[string]*counter)
 		}
@@ -51,13 +54,13 @@ func (en *entry) fire(clientID string) bool {
 	}
 	en.matches++
 	c.matches++
-	if c.matches <= en.rule.After {
+	if c.matches <= r.After {
 		return false
 	}
-	if en.rule.Times > 0 && c.hits >= en.rule.Times {
+	if r.Times > 0 && c.hits >= r.Times {
 		return false
 	}
-	if p := en.rule.Probability; p > 0 && p < 1 && probabilityDraw(en.rule.Seed, int64(en.matches)) >= p {
+	if p := r.Probability; p > 0 && p < 1 && probabilityDraw(r.Seed, int64(en.matches)) >= p {
 		return false
 	}
 	c.hits++

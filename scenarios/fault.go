@@ -17,7 +17,15 @@ const (
 	FaultEmpty     Fault = "empty"     // close without a response: the client sees EOF
 	FaultHang      Fault = "hang"      // hold the request until the client gives up
 	FaultMalformed Fault = "malformed" // 200 with a truncated JSON body
+	// FaultDropAfterCommit lets the request be handled and its result
+	// stored (a referral created, a token issued), then resets the
+	// connection instead of sending the answer: the write happened but
+	// the client cannot know. See DropAfterCommit.
+	FaultDropAfterCommit Fault = "drop-after-commit"
 )
+
+// faultNames lists the fault kinds, for error messages.
+const faultNames = "reset, empty, hang, malformed, drop-after-commit"
 
 // MalformedBody is the body of a FaultMalformed answer: the start of a trials
 // list, cut off mid-string, so any JSON decoder fails on it.
@@ -30,14 +38,15 @@ const hangLimit = 10 * time.Minute
 // valid reports whether f is a known fault kind (FaultNone included).
 func (f Fault) valid() bool {
 	switch f {
-	case FaultNone, FaultReset, FaultEmpty, FaultHang, FaultMalformed:
+	case FaultNone, FaultReset, FaultEmpty, FaultHang, FaultMalformed, FaultDropAfterCommit:
 		return true
 	}
 	return false
 }
 
 // ApplyFault answers r with fault f. Nothing must have been written to w yet.
-// FaultNone does nothing.
+// FaultNone does nothing; FaultDropAfterCommit needs the handler, see
+// DropAfterCommit.
 //
 // Reset and empty take the connection over (hijack) and close it, with
 // SO_LINGER 0 for reset so the kernel sends RST instead of FIN. Where the
@@ -104,4 +113,39 @@ func tcpConn(c net.Conn) *net.TCPConn {
 		c = u.NetConn()
 	}
 	return nil
+}
+
+// DropAfterCommit serves r with next as usual, so whatever it stores is
+// stored, but keeps its answer: the connection is then reset (as
+// FaultReset) and the client gets no answer at all. committed is told the
+// status and headers next answered with, which nobody will receive,
+// before the connection goes: on HTTP/2 the reset aborts the handler.
+func DropAfterCommit(w http.ResponseWriter, r *http.Request, next http.Handler, committed func(status int, header http.Header)) {
+	held := &heldAnswer{header: http.Header{}}
+	next.ServeHTTP(held, r)
+	if held.status == 0 {
+		held.status = http.StatusOK
+	}
+	committed(held.status, held.header)
+	closeConn(w, true)
+}
+
+// heldAnswer is a ResponseWriter that keeps the status and headers and
+// discards the body: the answer DropAfterCommit never sends.
+type heldAnswer struct {
+	header http.Header
+	status int
+}
+
+func (h *heldAnswer) Header() http.Header { return h.header }
+
+func (h *heldAnswer) WriteHeader(status int) {
+	if h.status == 0 {
+		h.status = status
+	}
+}
+
+func (h *heldAnswer) Write(b []byte) (int, error) {
+	h.WriteHeader(http.StatusOK)
+	return len(b), nil
 }

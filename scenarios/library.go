@@ -37,6 +37,7 @@ type Scenario struct {
 type Library struct {
 	mu     sync.RWMutex
 	byName map[string]Scenario
+	saved  int // how many Save added
 }
 
 // NewLibrary returns an empty Library.
@@ -170,38 +171,96 @@ func parseScenario(source string, data []byte) (Scenario, error) {
 		return Scenario{}, fmt.Errorf("scenario file %s: unexpected data after the scenario object", source)
 	}
 	sc.Source = source
-	if err := validateName(sc.Name); err != nil {
+	if err := validateScenario(sc); err != nil {
 		return Scenario{}, fmt.Errorf("scenario file %s: %w", source, err)
 	}
+	return sc, nil
+}
+
+// validateScenario checks a scenario's name, description and rules; the
+// error names the field, as "rules[1]: status: ...".
+func validateScenario(sc Scenario) error {
+	if err := validateName(sc.Name); err != nil {
+		return err
+	}
 	if strings.TrimSpace(sc.Description) == "" {
-		return Scenario{}, fmt.Errorf("scenario file %s: description: required", source)
+		return fieldErr("description", "required")
+	}
+	if len(sc.Description) > MaxDescriptionBytes {
+		return fieldErr("description", "%d bytes; at most %d", len(sc.Description), MaxDescriptionBytes)
 	}
 	if len(sc.Rules) == 0 {
-		return Scenario{}, fmt.Errorf("scenario file %s: rules: at least one rule required", source)
+		return fieldErr("rules", "at least one rule required")
+	}
+	if len(sc.Rules) > MaxScenarioRules {
+		return fieldErr("rules", "%d rules; at most %d", len(sc.Rules), MaxScenarioRules)
 	}
 	for i, r := range sc.Rules {
 		if r.ID != "" || r.Scenario != "" {
-			return Scenario{}, fmt.Errorf("scenario file %s: rules[%d]: id and scenario are set on activation, leave them out", source, i)
+			return fieldErr(fmt.Sprintf("rules[%d]", i), "id and scenario are set on activation, leave them out")
 		}
 		if err := r.Validate(); err != nil {
-			return Scenario{}, fmt.Errorf("scenario file %s: rules[%d]: %w", source, i, err)
+			var fe *FieldError
+			if errors.As(err, &fe) {
+				return fieldErr(fmt.Sprintf("rules[%d].%s", i, fe.Field), "%s", fe.Message)
+			}
+			return fmt.Errorf("rules[%d]: %w", i, err)
 		}
 	}
-	return sc, nil
+	return nil
+}
+
+// Bounds on the scenarios saved at run time (POST /__sandbox/library).
+const (
+	// MaxSavedScenarios bounds how many may be saved into one library.
+	MaxSavedScenarios = 100
+	// MaxScenarioRules bounds one scenario's rules.
+	MaxScenarioRules = 32
+)
+
+// Errors of Save (wrapped).
+var (
+	// ErrScenarioExists: the name is taken.
+	ErrScenarioExists = errors.New("a scenario with that name exists")
+	// ErrLibraryFull: MaxSavedScenarios are saved already.
+	ErrLibraryFull = errors.New("too many saved scenarios")
+)
+
+// Save adds sc, made at run time (POST /__sandbox/library: sent as JSON
+// or built from the journal), after the checks a scenario file gets: a
+// *FieldError names what is wrong. A taken name gives ErrScenarioExists;
+// more than MaxSavedScenarios saved, ErrLibraryFull.
+func (l *Library) Save(sc Scenario) error {
+	sc = cloneScenario(sc)
+	sc.Source = "saved through the admin API"
+	if err := validateScenario(sc); err != nil {
+		return err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, ok := l.byName[sc.Name]; ok {
+		return fmt.Errorf("%w: %s", ErrScenarioExists, sc.Name)
+	}
+	if l.saved >= MaxSavedScenarios {
+		return fmt.Errorf("%w: at most %d", ErrLibraryFull, MaxSavedScenarios)
+	}
+	l.saved++
+	l.byName[sc.Name] = sc
+	return nil
 }
 
 // validateName checks a scenario name: lower-case words joined by hyphens,
 // safe in a URL path and a header.
 func validateName(name string) error {
 	if name == "" {
-		return errors.New("name: required")
+		return fieldErr("name", "required")
 	}
 	if len(name) > maxNameLen {
-		return fmt.Errorf("name: %q is longer than %d characters", name, maxNameLen)
+		return fieldErr("name", "%q is longer than %d characters", name, maxNameLen)
 	}
 	for _, c := range name {
 		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
-			return fmt.Errorf("name: %q may only contain a-z, 0-9 and '-'", name)
+			return fieldErr("name", "%q may only contain a-z, 0-9 and '-'", name)
 		}
 	}
 	return nil

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/referrals-sandbox/referrals-sandbox/clock"
 )
 
 var (
@@ -116,6 +118,62 @@ var scenarioChecks = map[string]func(t *testing.T, e checked){
 		}
 		expectNormal(t, e, apiReq("a"))
 	},
+	"lost-answers": func(t *testing.T, e checked) {
+		write := func(client string) Request {
+			return Request{Method: "POST", Path: "/api/v1/referrals/", ClientID: client, Endpoint: EndpointAPI}
+		}
+		expectNormal(t, e, apiReq("a"), tokenReq)
+		for _, c := range []string{"a", "b"} {
+			if d, ok := e.Decide(context.Background(), write(c)); !ok || d.Fault != FaultDropAfterCommit {
+				t.Fatalf("first write of %s: %+v, %v", c, d, ok)
+			}
+			expectNormal(t, e, write(c))
+		}
+	},
+	"maintenance-window": func(t *testing.T, e checked) {
+		expectPhases(t, e, apiReq("a"), []phaseWant{{30 * time.Minute, 503, 300 * time.Second, false}})
+		expectNormal(t, e, tokenReq)
+	},
+	"outage-then-throttling": func(t *testing.T, e checked) {
+		expectNormal(t, e, tokenReq)
+		expectPhases(t, e, apiReq("a"), []phaseWant{
+			{5 * time.Minute, 503, 30 * time.Second, false},
+			{2 * time.Minute, 429, 5 * time.Second, false},
+			{10 * time.Minute, 0, 0, true},
+		})
+	},
+	"token-endpoint-outage": func(t *testing.T, e checked) {
+		expectNormal(t, e, apiReq("a"))
+		expectPhases(t, e, tokenReq, []phaseWant{{15 * time.Minute, 503, 60 * time.Second, false}})
+	},
+	"brownout": func(t *testing.T, e checked) {
+		window := func() (failed, slow int) {
+			for range 200 {
+				d, ok := e.Decide(context.Background(), apiReq("a"))
+				if !ok || d.Delay <= 0 {
+					t.Fatalf("brownout call: %+v, %v, want a slow answer", d, ok)
+				}
+				if d.Status == 503 {
+					failed++
+				}
+			}
+			return failed, 200
+		}
+		if failed, n := window(); failed < 25 || failed > 80 {
+			t.Errorf("%d of %d calls failed in the first stretch, want about a quarter", failed, n)
+		}
+		e.clk.Advance(20 * time.Minute)
+		expectNormal(t, e, apiReq("a"))
+		e.clk.Advance(5 * time.Minute)
+		if failed, n := window(); failed < 25 || failed > 80 {
+			t.Errorf("%d of %d calls failed in the second stretch, want about a quarter", failed, n)
+		}
+		e.clk.Advance(10 * time.Minute)
+		expectNormal(t, e, apiReq("a"))
+		if rs, _ := e.e.Rules(context.Background()); len(rs) != 0 {
+			t.Errorf("after the last phase %d rules are active, want them retired", len(rs))
+		}
+	},
 	"malformed-response": func(t *testing.T, e checked) {
 		if d, ok := e.Decide(context.Background(), apiReq("a")); !ok || d.Fault != FaultMalformed {
 			t.Fatalf("first call: %+v, %v", d, ok)
@@ -124,10 +182,12 @@ var scenarioChecks = map[string]func(t *testing.T, e checked){
 	},
 }
 
-// checked decides with a MemoryEngine, failing the test on an error.
+// checked decides with a MemoryEngine, failing the test on an error; clk
+// is the engine's clock, which timelines run on.
 type checked struct {
-	t *testing.T
-	e *MemoryEngine
+	t   *testing.T
+	e   *MemoryEngine
+	clk *clock.Adjustable
 }
 
 // Decide is Engine.Decide without the error, which fails the test.
@@ -180,11 +240,12 @@ func TestEmbeddedScenarios(t *testing.T) {
 			if !ok {
 				t.Fatal("no behaviour check for this scenario")
 			}
-			e := New(Config{Library: lib})
+			clk := clock.NewAdjustable(func() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) })
+			e := New(Config{Library: lib, Clock: clk})
 			if _, err := e.Activate(context.Background(), sc.Name, ""); err != nil {
 				t.Fatal(err)
 			}
-			check(t, checked{t, e})
+			check(t, checked{t, e, clk})
 		})
 	}
 }
@@ -269,5 +330,38 @@ func TestAddDir(t *testing.T) {
 	}
 	if err := NewLibrary().AddDir(filepath.Join(t.TempDir(), "missing")); err == nil {
 		t.Error("missing directory accepted")
+	}
+}
+
+// phaseWant is what one phase of a timeline answers: a status with its
+// Retry-After, or a delay alone.
+type phaseWant struct {
+	lasts      time.Duration
+	status     int
+	retryAfter time.Duration
+	delayed    bool
+}
+
+// expectPhases walks the engine's clock through phases, checking req's
+// decision at each phase's start and just before its end, and that the
+// rules have retired after the last.
+func expectPhases(t *testing.T, e checked, req Request, phases []phaseWant) {
+	t.Helper()
+	check := func(i int, p phaseWant) {
+		t.Helper()
+		d, ok := e.Decide(context.Background(), req)
+		if !ok || d.Status != p.status || d.RetryAfter != p.retryAfter || (d.Delay > 0) != p.delayed {
+			t.Fatalf("phase %d at %s: %+v, %v, want %+v", i, e.clk.Offset(), d, ok, p)
+		}
+	}
+	for i, p := range phases {
+		check(i, p)
+		e.clk.Advance(p.lasts - time.Second)
+		check(i, p)
+		e.clk.Advance(time.Second)
+	}
+	expectNormal(t, e, req)
+	if rs, _ := e.e.Rules(context.Background()); len(rs) != 0 {
+		t.Errorf("after the last phase %d rules are active, want them retired", len(rs))
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/referrals-sandbox/referrals-sandbox/clock"
 )
@@ -21,7 +22,10 @@ type MemoryEngine struct {
 	*perRequest
 	lib   *Library
 	clock clock.Clock
-	newID func() string
+	// clientNow is the clock of timelines bound to a client; guarded by
+	// mu (set by UseClientClock).
+	clientNow clientClock
+	newID     func() string
 	// maxRules caps len(entries); see checkRoom.
 	maxRules int
 
@@ -53,7 +57,7 @@ var _ Engine = (*MemoryEngine)(nil)
 // New returns a MemoryEngine with no active rules.
 func New(cfg Config) *MemoryEngine {
 	cfg = cfg.withDefaults()
-	e := &MemoryEngine{perRequest: newPerRequest(cfg.Library), lib: cfg.Library, clock: cfg.Clock, newID: cfg.NewID, maxRules: cfg.MaxRules}
+	e := &MemoryEngine{perRequest: newPerRequest(cfg.Library), lib: cfg.Library, clock: cfg.Clock, clientNow: cfg.ClientClock, newID: cfg.NewID, maxRules: cfg.MaxRules}
 	if e.newID == nil {
 		e.newID = func() string {
 			e.idSeq++
@@ -73,6 +77,7 @@ func (e *MemoryEngine) Add(_ context.Context, r Rule) (RuleStatus, error) {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.retireEnded()
 	if err := e.checkRoom(1, false); err != nil {
 		return RuleStatus{}, err
 	}
@@ -85,21 +90,22 @@ func (e *MemoryEngine) Add(_ context.Context, r Rule) (RuleStatus, error) {
 	} else if e.find(r.ID) >= 0 {
 		return RuleStatus{}, fmt.Errorf("id %q: %w", r.ID, ErrDuplicateID)
 	}
-	en := newEntry(r, "", e.clock.Now())
+	en := e.newEntry(r, "", e.clock.Now())
 	e.entries = append(e.entries, en)
 	e.changed()
-	return en.status(), nil
+	return en.statusAt(e.clientNow), nil
 }
 
 // Get implements Engine.Get.
 func (e *MemoryEngine) Get(_ context.Context, id string) (RuleStatus, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.retireEnded()
 	i := e.find(id)
 	if i < 0 {
 		return RuleStatus{}, fmt.Errorf("rule %q: %w", id, ErrNotFound)
 	}
-	return e.entries[i].status(), nil
+	return e.entries[i].statusAt(e.clientNow), nil
 }
 
 // Remove implements Engine.Remove.
@@ -127,9 +133,10 @@ func (e *MemoryEngine) Clear(context.Context) error {
 func (e *MemoryEngine) Rules(context.Context) ([]RuleStatus, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.retireEnded()
 	out := make([]RuleStatus, len(e.entries))
 	for i, en := range e.entries {
-		out[i] = en.status()
+		out[i] = en.statusAt(e.clientNow)
 	}
 	return out, nil
 }
@@ -144,10 +151,25 @@ func (e *MemoryEngine) Decide(_ context.Context, req Request) (Decision, bool, e
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for _, en := range candidates {
-		if en.gone || !en.fire(req.counterKey()) {
+		if en.gone {
 			continue
 		}
-		d := en.rule.decide(matchRNG(en.rule.Seed, int64(en.matches)))
+		r := en.rule
+		if len(r.Timeline) > 0 {
+			phase, _, live := en.timelineNow(e.clientNow)
+			if !live {
+				e.deleteEntries(func(x *entry) bool { return x == en })
+				continue
+			}
+			if !phase.hasEffect() || !phase.matchesBesidesPath(req) {
+				continue // a lull, or an effect this endpoint cannot have
+			}
+			r = phase
+		}
+		if !en.fire(r, req.counterKey()) {
+			continue
+		}
+		d := r.decide(matchRNG(r.Seed, int64(en.matches)))
 		en.lastFired = e.clock.Now()
 		if en.retired() {
 			e.deleteEntries(func(x *entry) bool { return x == en })
@@ -213,4 +235,29 @@ var errIDGenerator = errors.New("rule id generator keeps returning empty or take
 // find returns the index of active rule id, or -1. e.mu must be held.
 func (e *MemoryEngine) find(id string) int {
 	return slices.IndexFunc(e.entries, func(en *entry) bool { return en.rule.ID == id })
+}
+
+// UseClientClock implements Engine.UseClientClock.
+func (e *MemoryEngine) UseClientClock(now func(clientID string) time.Time) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.clientNow = now
+}
+
+// newEntry makes the active form of a validated rule r, starting its
+// timeline, if it has one, on its clock now. e.mu must be held.
+func (e *MemoryEngine) newEntry(r Rule, binding string, now time.Time) *entry {
+	en := newEntry(r, binding, now)
+	if len(r.Timeline) > 0 {
+		en.startedAt = e.clientNow(r.ClientID)
+	}
+	return en
+}
+
+// retireEnded drops the timelines whose last phase is over. e.mu must be
+// held.
+func (e *MemoryEngine) retireEnded() {
+	if slices.ContainsFunc(e.entries, func(en *entry) bool { return en.ended(e.clientNow) }) {
+		e.deleteEntries(func(en *entry) bool { return en.ended(e.clientNow) })
+	}
 }

@@ -14,6 +14,7 @@ func (e *MemoryEngine) Activate(_ context.Context, name, clientID string) ([]Rul
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.retireEnded()
 	// Room is counted without the activation this one replaces, and checked
 	// before it is removed, so a refused activation changes nothing.
 	replaced := e.countActivation(name, clientID)
@@ -40,7 +41,7 @@ func (e *MemoryEngine) Activate(_ context.Context, name, clientID string) ([]Rul
 		if clientID != "" {
 			r.ClientID = clientID
 		}
-		e.entries = append(e.entries, newEntry(r, clientID, now))
+		e.entries = append(e.entries, e.newEntry(r, clientID, now))
 		added = append(added, cloneRule(r))
 	}
 	e.activations = append(e.activations, Activation{Name: name, ClientID: clientID, ActivatedAt: now})

@@ -54,6 +54,8 @@ type storedRule struct {
 	Rule    Rule      `json:"rule"`
 	Binding string    `json:"binding,omitempty"`
 	AddedAt time.Time `json:"addedAt"`
+	// StartedAt is when a timeline started, on its own clock.
+	StartedAt time.Time `json:"startedAt,omitzero"`
 }
 
 // NewRedis returns the Engine whose rules, activations and counters live in
@@ -159,9 +161,27 @@ func (e *MemoryEngine) Shared(ctx context.Context, rdb *redis.Client, prefix str
 	if err != nil {
 		return nil, err
 	}
-	shared := NewRedis(rdb, prefix, settle, Config{Library: e.lib, Clock: e.clock, MaxRules: e.maxRules})
+	e.mu.Lock()
+	clientNow := e.clientNow
+	e.mu.Unlock()
+	shared := NewRedis(rdb, prefix, settle, Config{Library: e.lib, Clock: e.clock, ClientClock: clientNow, MaxRules: e.maxRules})
 	if err := shared.Adopt(ctx, acts); err != nil {
 		return nil, err
 	}
 	return shared, nil
+}
+
+// UseClientClock implements Engine.UseClientClock.
+func (s *RedisEngine) UseClientClock(now func(clientID string) time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cfg.ClientClock = now
+}
+
+// clientNow is the clock of timelines bound to a client.
+func (s *RedisEngine) clientNow(clientID string) time.Time {
+	s.mu.Lock()
+	now := s.cfg.ClientClock
+	s.mu.Unlock()
+	return now(clientID)
 }

@@ -82,9 +82,13 @@ func (s *RedisEngine) Rules(ctx context.Context) ([]RuleStatus, error) {
 	if err := s.withCounters(ctx, snap.entries); err != nil {
 		return nil, err
 	}
-	out := make([]RuleStatus, len(snap.entries))
-	for i, en := range snap.entries {
-		out[i] = en.status()
+	out := make([]RuleStatus, 0, len(snap.entries))
+	for _, en := range snap.entries {
+		// An ended timeline has retired; it leaves Redis with the next
+		// change of the rules (see MemoryEngine.retireEnded).
+		if !en.ended(s.clientNow) {
+			out = append(out, en.statusAt(s.clientNow))
+		}
 	}
 	return out, nil
 }
@@ -96,11 +100,11 @@ func (s *RedisEngine) Get(ctx context.Context, id string) (RuleStatus, error) {
 		return RuleStatus{}, err
 	}
 	for _, en := range snap.entries {
-		if en.rule.ID == id {
+		if en.rule.ID == id && !en.ended(s.clientNow) {
 			if err := s.withCounters(ctx, []*entry{en}); err != nil {
 				return RuleStatus{}, err
 			}
-			return en.status(), nil
+			return en.statusAt(s.clientNow), nil
 		}
 	}
 	return RuleStatus{}, fmt.Errorf("rule %q: %w", id, ErrNotFound)

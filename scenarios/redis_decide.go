@@ -42,6 +42,15 @@ func (s *RedisEngine) Decide(ctx context.Context, req Request) (Decision, bool, 
 	}
 	for _, en := range index.candidates(req) {
 		r := en.rule
+		if len(r.Timeline) > 0 {
+			// The phase is a function of the shared clocks and the start
+			// stored with the rule, so every replica picks the same one.
+			phase, _, live := en.timelineNow(s.clientNow)
+			if !live || !phase.hasEffect() || !phase.matchesBesidesPath(req) {
+				continue // retired (leaves Redis with the next change), or a lull
+			}
+			r = phase
+		}
 		perClient := "0"
 		if r.PerClient {
 			perClient = "1"

@@ -55,7 +55,9 @@ func (s *RedisEngine) load(ctx context.Context, run pipelineFunc) (snapshot, err
 		if err := json.Unmarshal([]byte(byID[id]), &sr); err != nil {
 			return snapshot{}, fmt.Errorf("%w: rule %q is stored malformed: %w", ErrUnavailable, id, err)
 		}
-		snap.entries = append(snap.entries, newEntry(sr.Rule, sr.Binding, sr.AddedAt))
+		en := newEntry(sr.Rule, sr.Binding, sr.AddedAt)
+		en.startedAt = sr.StartedAt
+		snap.entries = append(snap.entries, en)
 	}
 	for _, raw := range acts.Val() {
 		var a Activation
@@ -125,7 +127,9 @@ func (s *RedisEngine) mutate(ctx context.Context, change func(scratch *MemoryEng
 			if err != nil {
 				return err
 			}
+			s.mu.Lock()
 			cfg := s.cfg
+			s.mu.Unlock()
 			cfg.NewID = s.newID(ctx, &idErr)
 			scratch := New(cfg)
 			// Clones: the engine's deletes zero the slice tails, and write
@@ -206,7 +210,7 @@ func (s *RedisEngine) write(ctx context.Context, p redis.Pipeliner, before snaps
 	for _, en := range after.entries {
 		ids = append(ids, en.rule.ID)
 		if !old[en] {
-			raw, _ := json.Marshal(storedRule{Rule: en.rule, Binding: en.binding, AddedAt: en.addedAt}) // plain data
+			raw, _ := json.Marshal(storedRule{Rule: en.rule, Binding: en.binding, AddedAt: en.addedAt, StartedAt: en.startedAt}) // plain data
 			p.Del(ctx, s.counterKey(en.rule.ID))
 			p.HSet(ctx, s.defsKey, en.rule.ID, raw)
 		}

@@ -46,6 +46,13 @@ type Rule struct {
 	Probability float64 `json:"probability,omitempty"` // chance of firing; 0 means always
 	Seed        uint64  `json:"seed,omitempty"`        // PRNG seed; unset is seed 0
 	PerClient   bool    `json:"perClient,omitempty"`   // keep times/after per client id
+
+	// Timeline makes the rule's effects change with time: phases in order,
+	// each lasting its "for" on the rule's clock (the bound client's own
+	// clock, else the sandbox clock) from when the rule was added or
+	// activated. The effects then go in the phases, and the rule retires
+	// after the last one. See timeline.go.
+	Timeline []Phase `json:"timeline,omitempty"`
 }
 
 // FieldError is a Rule validation failure naming the JSON field at fault.
@@ -67,6 +74,9 @@ func fieldErr(field, format string, args ...any) error {
 // 401, 403, 429, 500, 503`.
 func (r Rule) Validate() error {
 	checks := []func() error{r.validateBounds, r.validateID, r.validateMatchers, r.validateEffects, r.validateCounting}
+	if len(r.Timeline) > 0 {
+		checks = []func() error{r.validateBounds, r.validateID, r.validateMatchers, r.validateTimeline}
+	}
 	for _, check := range checks {
 		if err := check(); err != nil {
 			return err
@@ -117,7 +127,7 @@ func (r Rule) validateMatchers() error {
 // fault, and that the rule does at least one thing.
 func (r Rule) validateEffects() error {
 	if r.Status == 0 && r.Error == "" && r.Delay == nil && r.Fault == FaultNone {
-		return fieldErr("rule", "must set at least one of status, error, delay or fault")
+		return fieldErr("rule", "must set at least one of status, error, delay, fault or timeline")
 	}
 	endpoint := r.Endpoint
 	if endpoint == "" {
@@ -139,7 +149,7 @@ func (r Rule) validateEffects() error {
 		}
 	}
 	if !r.Fault.valid() {
-		return fieldErr("fault", "%q is not one of reset, empty, hang, malformed", r.Fault)
+		return fieldErr("fault", "%q is not one of %s", r.Fault, faultNames)
 	}
 	if r.Fault != FaultNone && (r.Status != 0 || r.Error != "") {
 		return fieldErr("fault", "cannot be combined with status or error (a fault replaces the answer)")

@@ -98,6 +98,7 @@ func rules() []rule {
 		{CheckContentTypes, "POSTs send their content type; GETs send no body", true, checkContentTypes},
 		{CheckNoCredentialsInURL, "No credentials in URL query strings", true, checkNoCredentialsInURL},
 		{CheckHTTPSOnly, "Only HTTPS", true, checkHTTPSOnly},
+		{CheckResubmitsSafely, "After a lost answer, read back before resubmitting", false, checkResubmitsSafely},
 	}
 }
 

@@ -63,6 +63,15 @@ func script(flaw string, answer time.Duration) (entries []journal.Entry, evidenc
 		before()
 		s.post()
 	}
+	// A write whose answer is lost: the client reads back first.
+	s.wait(time.Second)
+	lost := s.post(lostAnswer("sub-1", "/api/v1/referrals/T/1"))
+	s.wait(time.Second)
+	if flaw == CheckResubmitsSafely {
+		broke(lost, s.post(submitted("sub-1", "/api/v1/referrals/T/2")), "/api/v1/referrals/T/1", "/api/v1/referrals/T/2")
+	} else {
+		call()
+	}
 	if flaw == CheckNoCredentialsInURL {
 		s.wait(time.Second)
 		broke(call(query("access_token=" + redact.Redacted + "&limit=5")))

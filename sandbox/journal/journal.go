@@ -59,6 +59,16 @@ type Entry struct {
 	// (POST /__sandbox/clock), so the report can tell a token that expired
 	// because the clock jumped.
 	ClockOffsetSeconds float64 `json:"clockOffsetSeconds,omitempty"`
+	// Location is the Location header of the answer (a created or
+	// conflicting record), also when a drop-after-commit fault kept the
+	// answer from the client: Status and Location then say what was
+	// committed, Fault that nobody received it.
+	Location string `json:"location,omitempty"`
+	// Submission is a digest of the trial and the patient a referral was
+	// submitted for (see the sandbox's submissionOf), never the patient
+	// data itself: equal digests are the same patient referred to the same
+	// trial.
+	Submission string `json:"submission,omitempty"`
 	// Upstream is the real service's answer when the sandbox forwarded
 	// the request (serve --upstream); see upstream.go.
 	Upstream *Upstream `json:"upstream,omitempty"`

@@ -65,6 +65,10 @@ func Run(t *testing.T, open Opener) {
 		})
 	}
 	t.Run("RuleCap", func(t *testing.T) { testRuleCap(t, withCap) })
+	base := scenarios.Config{Library: lib}
+	t.Run("TimelineThroughClockMoves", func(t *testing.T) { testTimelineThroughClockMoves(t, open, base) })
+	t.Run("TimelinePerClient", func(t *testing.T) { testTimelinePerClient(t, open, base) })
+	t.Run("TimelineValidation", func(t *testing.T) { testTimelineValidation(t, open, base) })
 }
 
 // mustAdd adds r or fails the test.

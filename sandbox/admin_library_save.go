@@ -1,0 +1,119 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
+	"github.com/referrals-sandbox/referrals-sandbox/scenarios"
+)
+
+// savedScenario is the body of POST /__sandbox/library: a scenario as GET
+// /__sandbox/library/{name} shows it (to move one from another sandbox),
+// or a name and a journal window to build its timeline from.
+type savedScenario struct {
+	Name        string           `json:"name"`
+	Description string           `json:"description"`
+	Rules       []scenarios.Rule `json:"rules"`
+	FromJournal *journalWindow   `json:"fromJournal"`
+}
+
+// journalWindow selects the journaled answers a timeline replays.
+type journalWindow struct {
+	Since    string `json:"since"`
+	Until    string `json:"until"`
+	ClientID string `json:"clientId"`
+}
+
+// saveScenario answers POST /__sandbox/library: it adds a scenario to this
+// sandbox's library, 201 with the scenario and its Location.
+func (s *Server) saveScenario(w http.ResponseWriter, r *http.Request) {
+	var body savedScenario
+	if err := decodeAdminBody(r, &body); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	sc := scenarios.Scenario{Name: body.Name, Description: body.Description, Rules: body.Rules}
+	if body.FromJournal != nil {
+		if body.Rules != nil {
+			s.problem(w, r, validationProblem([]FieldError{{Field: "rules", Message: "give rules or fromJournal, not both"}}))
+			return
+		}
+		var err error
+		sc, err = s.replayJournal(r, body)
+		if err != nil {
+			s.saveFailed(w, r, err)
+			return
+		}
+	}
+	if err := s.library.Save(sc); err != nil {
+		s.saveFailed(w, r, err)
+		return
+	}
+	saved, _ := s.library.Get(sc.Name)
+	w.Header().Set("Location", "/__sandbox/library/"+sc.Name)
+	writeJSON(w, http.StatusCreated, saved)
+}
+
+// saveFailed answers a scenario that could not be saved: 409 for a taken
+// name, 422 naming the field otherwise, and a journal failure as the 503
+// it is.
+func (s *Server) saveFailed(w http.ResponseWriter, r *http.Request, err error) {
+	var fe *scenarios.FieldError
+	switch {
+	case errors.Is(err, scenarios.ErrScenarioExists):
+		s.problem(w, r, newProblem(http.StatusConflict, err.Error()+"; choose another name"))
+	case errors.Is(err, scenarios.ErrLibraryFull):
+		s.problem(w, r, newProblem(http.StatusUnprocessableEntity, err.Error()))
+	case errors.As(err, &fe):
+		s.problem(w, r, validationProblem([]FieldError{{Field: fe.Field, Message: fe.Message}}))
+	default:
+		s.fail(w, r, err)
+	}
+}
+
+// replayJournal builds the timeline that replays the answers the journal
+// holds for body's window.
+func (s *Server) replayJournal(r *http.Request, body savedScenario) (scenarios.Scenario, error) {
+	win := body.FromJournal
+	since, err1 := time.Parse(time.RFC3339Nano, win.Since)
+	until, err2 := time.Parse(time.RFC3339Nano, win.Until)
+	switch {
+	case err1 != nil:
+		return scenarios.Scenario{}, &scenarios.FieldError{Field: "fromJournal.since", Message: "must be an RFC 3339 time such as 2026-11-21T14:00:00Z"}
+	case err2 != nil:
+		return scenarios.Scenario{}, &scenarios.FieldError{Field: "fromJournal.until", Message: "must be an RFC 3339 time such as 2026-11-21T14:30:00Z"}
+	case !until.After(since):
+		return scenarios.Scenario{}, &scenarios.FieldError{Field: "fromJournal.until", Message: "must be after since"}
+	case until.Sub(since) > scenarios.MaxPhaseDuration:
+		return scenarios.Scenario{}, &scenarios.FieldError{Field: "fromJournal.until", Message: fmt.Sprintf("the window may last at most %s", scenarios.MaxPhaseDuration)}
+	}
+	entries, err := s.journal.Find(r.Context(), journal.Filter{ClientID: win.ClientID, Since: since})
+	if err != nil {
+		return scenarios.Scenario{}, err // the journal failed: never an empty window
+	}
+	answers := make([]scenarios.Answer, 0, len(entries))
+	for _, e := range entries {
+		at, err := time.Parse(time.RFC3339Nano, e.At)
+		if err != nil {
+			continue // an entry without a time cannot be placed in a timeline
+		}
+		answers = append(answers, scenarios.Answer{
+			At: at, Endpoint: scenarios.Endpoint(e.Endpoint), Status: e.Status, RetryAfterSeconds: e.RetryAfterSeconds,
+			Duration: time.Duration(e.DurationMs * float64(time.Millisecond)), Fault: scenarios.Fault(e.Fault),
+		})
+	}
+	description := body.Description
+	if description == "" {
+		who := "every client"
+		if win.ClientID != "" {
+			who = win.ClientID
+		}
+		description = fmt.Sprintf("Replays the answers %s got from %s to %s (%d journaled requests), with their timing.",
+			who, since.UTC().Format(fixtures.TimestampLayout), until.UTC().Format(fixtures.TimestampLayout), len(answers))
+	}
+	return scenarios.ReplayTimeline(body.Name, description, answers, since, until)
+}

@@ -1,0 +1,106 @@
+package sandbox_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/scenarios"
+)
+
+// TestTimelineFromJournalRoundTrip: the answers a window of the journal
+// got are saved as a timeline on one sandbox, moved as JSON to another,
+// and replayed there with their timing.
+func TestTimelineFromJournalRoundTrip(t *testing.T) {
+	t.Parallel()
+	a := newSandbox(t)
+	tok := a.token(partner)
+	a.addRule(map[string]any{"endpoint": "api", "status": 503, "retryAfterSeconds": 7, "times": 2})
+	wantForced(t, a.do(request{path: trialsPath, token: tok}), 503, "7")
+	a.advance(time.Minute)
+	wantForced(t, a.do(request{path: trialsPath, token: tok}), 503, "7")
+	a.advance(time.Minute)
+	wantForced(t, a.do(request{path: trialsPath, token: tok}), 200, "")
+	a.advance(3 * time.Minute)
+	var since time.Time
+	for _, e := range a.journal(nil) {
+		if e.Endpoint == "api" {
+			since, _ = time.Parse(time.RFC3339Nano, e.At)
+			break
+		}
+	}
+	until := since.Add(5 * time.Minute)
+	window := map[string]any{"since": since.Format(fixtures.TimestampLayout), "until": until.Format(fixtures.TimestampLayout), "clientId": partner}
+	r := a.admin(http.MethodPost, "/__sandbox/library", map[string]any{"name": "replayed-outage", "fromJournal": window})
+	if r.Status != http.StatusCreated || r.Header.Get("Location") != "/__sandbox/library/replayed-outage" {
+		t.Fatalf("save from the journal: %d Location %q %s", r.Status, r.Header.Get("Location"), r.Body)
+	}
+	var saved scenarios.Scenario
+	a.admin(http.MethodGet, "/__sandbox/library/replayed-outage", nil).decode(t, &saved)
+	if len(saved.Rules) != 1 || saved.Rules[0].Endpoint != "api" || len(saved.Rules[0].Timeline) != 2 || saved.Description == "" {
+		t.Fatalf("saved %+v, want one API timeline of two phases, described", saved)
+	}
+	outage, lull := saved.Rules[0].Timeline[0], saved.Rules[0].Timeline[1]
+	if outage.Status != 503 || outage.RetryAfterSeconds != 7 || outage.For.D() < 2*time.Minute || outage.For.D() > 2*time.Minute+5*time.Second {
+		t.Errorf("first phase %+v, want 503 with Retry-After 7 for the 2 minutes they lasted", outage)
+	}
+	if lull.Status != 0 || lull.Delay != nil || outage.For+lull.For != scenarios.Duration(5*time.Minute) {
+		t.Errorf("second phase %+v, want normal answers to the end of the window", lull)
+	}
+
+	// Moved as JSON to another sandbox, where it replays.
+	raw := a.admin(http.MethodGet, "/__sandbox/library/replayed-outage", nil).Body
+	var body map[string]any
+	if err := json.Unmarshal(raw, &body); err != nil {
+		t.Fatal(err)
+	}
+	b := newSandbox(t)
+	if r := b.admin(http.MethodPost, "/__sandbox/library", body); r.Status != http.StatusCreated {
+		t.Fatalf("save on the other sandbox: %d %s", r.Status, r.Body)
+	}
+	btok := b.token(partner2)
+	b.activate("replayed-outage", partner2)
+	wantForced(t, b.do(request{path: trialsPath, token: btok}), 503, "7")
+	b.advance(outage.For.D())
+	wantForced(t, b.do(request{path: trialsPath, token: btok}), 200, "")
+	if r := b.admin(http.MethodPost, "/__sandbox/library", body); r.Status != http.StatusConflict {
+		t.Errorf("saving the name again: %d, want 409", r.Status)
+	}
+}
+
+// TestSaveScenarioRefusals: what cannot be saved is a clear 4xx naming
+// the field, and nothing is saved.
+func TestSaveScenarioRefusals(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	tok := s.token(partner)
+	wantForced(t, s.do(request{path: trialsPath, token: tok}), 200, "")
+	now := s.Clock.Now()
+	quiet := map[string]any{"since": now.Add(-time.Hour).Format(time.RFC3339), "until": now.Add(time.Minute).Format(time.RFC3339)}
+	for _, tc := range []struct {
+		name  string
+		body  map[string]any
+		field string
+	}{
+		{"nothing to replay", map[string]any{"name": "quiet", "fromJournal": quiet}, "fromJournal"},
+		{"bad since", map[string]any{"name": "x", "fromJournal": map[string]any{"since": "yesterday", "until": quiet["until"]}}, "fromJournal.since"},
+		{"until before since", map[string]any{"name": "x", "fromJournal": map[string]any{"since": quiet["until"], "until": quiet["since"]}}, "fromJournal.until"},
+		{"both", map[string]any{"name": "x", "fromJournal": quiet, "rules": []any{map[string]any{"status": 503}}}, "rules"},
+		{"bad rule", map[string]any{"name": "x", "description": "d", "rules": []any{map[string]any{"status": 418}}}, "rules[0].status"},
+	} {
+		r := s.adminInvalid(http.MethodPost, "/__sandbox/library", tc.body)
+		if r.Status != http.StatusUnprocessableEntity {
+			t.Errorf("%s: %d %s, want 422", tc.name, r.Status, r.Body)
+			continue
+		}
+		wantFieldError(t, r.problem(t), tc.field)
+	}
+	if r := s.admin(http.MethodGet, "/__sandbox/library/quiet", nil); r.Status != http.StatusNotFound {
+		t.Errorf("a refused scenario was saved: %d", r.Status)
+	}
+	if r := s.adminInvalid(http.MethodPost, "/__sandbox/library", map[string]any{"name": "flaky", "description": "d", "rules": []any{map[string]any{"status": 503}}}); r.Status != http.StatusConflict {
+		t.Errorf("an embedded scenario's name: %d, want 409", r.Status)
+	}
+}
