@@ -25,6 +25,8 @@ type Cluster struct {
 	Masters int
 	// URL is its --redis-cluster URL (every node a seed).
 	URL string
+	// replicas is how many replicas each master was created with.
+	replicas int
 }
 
 // StartCluster runs a cluster of masters masters, each with replicas
@@ -42,7 +44,7 @@ func StartCluster(t testing.TB, masters, replicas int) *Cluster {
 		}
 		t.Skip("redistest: redis-server or redis-cli is not installed (apt-get install redis-server; .ci/run installs it)")
 	}
-	c := &Cluster{Masters: masters}
+	c := &Cluster{Masters: masters, replicas: replicas}
 	var addrs []string
 	for range masters * (1 + replicas) {
 		port, err := freePort()
@@ -81,8 +83,10 @@ func StartCluster(t testing.TB, masters, replicas int) *Cluster {
 	return c
 }
 
-// WaitHealthy waits until every live node reports cluster_state:ok and
-// sees every slot served (after a start or a failover).
+// WaitHealthy waits until every live node reports cluster_state:ok (every
+// slot served) and every live master has as many replicas online as it was
+// created with, live nodes permitting (after a start, a failover or a
+// restart), so a WAIT for them can succeed.
 func (c *Cluster) WaitHealthy(t testing.TB) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
@@ -97,6 +101,10 @@ func (c *Cluster) WaitHealthy(t testing.TB) {
 				ok = false
 				break
 			}
+			if !c.replicasOnline(s) {
+				ok = false
+				break
+			}
 		}
 		if ok {
 			return
@@ -106,6 +114,26 @@ func (c *Cluster) WaitHealthy(t testing.TB) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// replicasOnline reports whether s, if a master, has its replicas online
+// (as many as the cluster was created with, or as live nodes allow).
+func (c *Cluster) replicasOnline(s *Server) bool {
+	out, err := exec.Command("redis-cli", "-p", port(s.Addr), "info", "replication").Output()
+	if err != nil {
+		return false
+	}
+	if !bytes.Contains(out, []byte("role:master")) {
+		return true
+	}
+	live := 0
+	for _, n := range c.Nodes {
+		if n.cmd != nil {
+			live++
+		}
+	}
+	want := min(c.replicas, live-c.Masters)
+	return bytes.Count(out, []byte("state=online")) >= want
 }
 
 // NewClient returns a cluster client of c, closed at t.Cleanup.
