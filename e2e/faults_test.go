@@ -24,6 +24,9 @@ import (
 //     register history that must be linearizable (porcupine): an
 //     acknowledged referral never read as missing, or read then gone;
 //   - a times: N rule gives exactly N forced answers over the run;
+//   - every acknowledged rule change and clock move is seen by every
+//     later request through every replica, and none answered 2xx that did
+//     not happen (faults_admin_test.go);
 //   - no answer other than the expected success, a 404 only where a
 //     record may not exist, and 503 with Retry-After.
 //
@@ -49,6 +52,8 @@ func TestFaults(t *testing.T) {
 		wg.Go(func() { h.writer(w, stop) })
 	}
 	wg.Go(func() { h.ruleCaller(stop) })
+	admin := &adminChecker{h: h}
+	wg.Go(func() { admin.run(stop) })
 	nemesisDone := make(chan struct{})
 	go func() { defer close(nemesisDone); h.nemesis(duration, stop) }()
 	<-nemesisDone
@@ -62,8 +67,9 @@ func TestFaults(t *testing.T) {
 	if forced != times {
 		h.anomaly("times: %d rule gave %d forced answers over the run (%d requests)", times, forced, h.ruleCalls.Load())
 	}
-	t.Logf("faults: %s; operations: %d writes acknowledged, %d reads, %d rule calls, %d answers 503, %d transport errors; anomalies: %d",
-		h.faultSummary(), h.acked.Load(), h.reads.Load(), h.ruleCalls.Load(), h.unavailable.Load(), h.transportErrs.Load(), len(h.anomalies))
+	t.Logf("faults: %s; operations: %d writes acknowledged, %d reads, %d rule calls, %d rule changes, %d clock moves acknowledged (%d admin changes of unknown outcome), %d answers 503, %d transport errors; anomalies: %d",
+		h.faultSummary(), h.acked.Load(), h.reads.Load(), h.ruleCalls.Load(), admin.rulesChanged, admin.clocksMoved, admin.adminUnknown,
+		h.unavailable.Load(), h.transportErrs.Load(), len(h.anomalies))
 	for _, a := range h.anomalies {
 		t.Error(a)
 	}
