@@ -45,6 +45,9 @@ type faultHarness struct {
 	ackedKeys []string
 	anomalies []string
 	faults    map[string]int
+	// timesRules and timesUnknown count the times rules added with 201
+	// and with an unknown outcome.
+	timesRules, timesUnknown int
 }
 
 // faultReplica is one sandbox binary and its own proxy to Redis; it keeps
