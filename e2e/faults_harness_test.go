@@ -38,7 +38,7 @@ type faultHarness struct {
 	replicas []*faultReplica
 	c        *http.Client
 
-	acked, reads, ruleCalls, forced, unavailable, transportErrs atomic.Int64
+	acked, reads, ruleCalls, forced, ruleUnanswered, unavailable, transportErrs atomic.Int64
 
 	mu        sync.Mutex
 	history   []recordOp

@@ -58,8 +58,8 @@ func TestFaults(t *testing.T) {
 
 	h.checkRecords()
 	h.checkTimes()
-	t.Logf("faults: %s; operations: %d writes acknowledged, %d reads, %d rule calls (%d forced, %d times rules), %d rule changes, %d clock moves acknowledged (%d admin changes of unknown outcome), %d answers 503, %d transport errors; anomalies: %d",
-		h.faultSummary(), h.acked.Load(), h.reads.Load(), h.ruleCalls.Load(), h.forced.Load(), h.timesRules, admin.rulesChanged, admin.clocksMoved, admin.adminUnknown,
+	t.Logf("faults: %s; operations: %d writes acknowledged, %d reads, %d rule calls (%d forced, %d unanswered, %d times rules), %d rule changes, %d clock moves acknowledged (%d admin changes of unknown outcome), %d answers 503, %d transport errors; anomalies: %d",
+		h.faultSummary(), h.acked.Load(), h.reads.Load(), h.ruleCalls.Load(), h.forced.Load(), h.ruleUnanswered.Load(), h.timesRules, admin.rulesChanged, admin.clocksMoved, admin.adminUnknown,
 		h.unavailable.Load(), h.transportErrs.Load(), len(h.anomalies))
 	for _, a := range h.anomalies {
 		t.Error(a)
@@ -99,6 +99,9 @@ func (h *faultHarness) callRule(i int) bool {
 	r := h.replica(i)
 	a, err := h.get(r, "/api/v1/referrals/trials")
 	if err != nil {
+		// No answer (the replica was killed or stopped mid-request): the
+		// decision may have been made and spent, and could not reach us.
+		h.ruleUnanswered.Add(1)
 		return true
 	}
 	switch {
