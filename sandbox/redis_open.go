@@ -35,7 +35,7 @@ func (in *Instance) openStore(opts Options) error {
 	if opts.RedisWait < 0 {
 		return errors.New("--redis-wait must not be negative")
 	}
-	client, location, err := dialRedis(opts)
+	client, location, addr, err := dialRedis(opts)
 	if err != nil {
 		return err
 	}
@@ -51,7 +51,7 @@ func (in *Instance) openStore(opts Options) error {
 	}
 	st, err := openRedisStore(client, prefix, opts.RedisTimeout)
 	if err != nil {
-		return errors.Join(fmt.Errorf("redis at %s: %w", location, err), client.Close())
+		return errors.Join(fmt.Errorf("redis at %s: %w", addr, err), client.Close())
 	}
 	in.Redis, in.store, in.SharedMode, in.redisPrefix = client, st, location, prefix
 	return nil
@@ -59,8 +59,10 @@ func (in *Instance) openStore(opts Options) error {
 
 // dialRedis connects to the Redis (--redis) or Redis Cluster
 // (--redis-cluster) of the shared mode and checks it answers. Errors name
-// host:port, never the URL, which may hold a password.
-func dialRedis(opts Options) (redis.UniversalClient, string, error) {
+// host:port, never the URL, which may hold a password. It returns the
+// client, its location for the ready line (RedisLocation or
+// RedisClusterLocation) and its host:port (or the seeds) for errors.
+func dialRedis(opts Options) (client redis.UniversalClient, location, addr string, err error) {
 	// Every Redis call is bounded by --redis-timeout: go-redis's socket
 	// timeouts (3s by default) would otherwise cut a long script short (a
 	// Reset loading many records), and the store's context deadline is
@@ -70,12 +72,10 @@ func dialRedis(opts Options) (redis.UniversalClient, string, error) {
 	if timeout == 0 {
 		timeout = store.DefaultRedisTimeout
 	}
-	var client redis.UniversalClient
-	var location string
 	if opts.RedisClusterURL != "" {
 		copts, err := parseRedisClusterURL(opts.RedisClusterURL)
 		if err != nil {
-			return nil, "", err
+			return nil, "", "", err
 		}
 		copts.ReadTimeout = orDefault(copts.ReadTimeout, timeout)
 		copts.WriteTimeout = orDefault(copts.WriteTimeout, timeout)
@@ -86,11 +86,11 @@ func dialRedis(opts Options) (redis.UniversalClient, string, error) {
 			// so it goes to every node client: see redis_wait.go.
 			cluster.OnNewNode(func(node *redis.Client) { node.AddHook(newWaitHook(node, opts.RedisWait, timeout, waitMarker(opts))) })
 		}
-		client, location = cluster, RedisClusterLocation(opts.RedisClusterURL)
+		client, location, addr = cluster, RedisClusterLocation(opts.RedisClusterURL), strings.Join(copts.Addrs, ",")
 	} else {
 		ropts, err := parseRedisURL(opts.RedisURL)
 		if err != nil {
-			return nil, "", err
+			return nil, "", "", err
 		}
 		ropts.ReadTimeout = orDefault(ropts.ReadTimeout, timeout)
 		ropts.WriteTimeout = orDefault(ropts.WriteTimeout, timeout)
@@ -99,14 +99,14 @@ func dialRedis(opts Options) (redis.UniversalClient, string, error) {
 		if opts.RedisWait > 0 {
 			single.AddHook(newWaitHook(single, opts.RedisWait, timeout, waitMarker(opts)))
 		}
-		client, location = single, RedisLocation(opts.RedisURL)
+		client, location, addr = single, RedisLocation(opts.RedisURL), ropts.Addr
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), redisPingTimeout)
 	defer cancel()
 	if err := client.Ping(ctx).Err(); err != nil {
-		return nil, "", errors.Join(fmt.Errorf("redis at %s does not answer: %w", location, err), client.Close())
+		return nil, "", "", errors.Join(fmt.Errorf("redis at %s does not answer: %w", addr, err), client.Close())
 	}
-	return client, location, nil
+	return client, location, addr, nil
 }
 
 // waitMarker is the key waitHook writes after a transaction: under the

@@ -18,7 +18,7 @@ func BenchmarkRedisWait(b *testing.B) {
 	for _, wait := range []int{0, 1} {
 		b.Run(fmt.Sprintf("wait=%d", wait), func(b *testing.B) {
 			opts := Options{RedisClusterURL: cluster.URL, RedisWait: wait, RedisPrefix: fmt.Sprintf("bench-wait-%d:", wait)}
-			client, _, err := dialRedis(opts)
+			client, _, _, err := dialRedis(opts)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -50,7 +50,7 @@ func TestRedisWaitWithoutReplicaFails(t *testing.T) {
 		wait    int
 		wantErr bool
 	}{{0, false}, {1, true}} {
-		client, _, err := dialRedis(Options{RedisURL: srv.URL, RedisWait: tc.wait, RedisTimeout: 500 * time.Millisecond})
+		client, _, _, err := dialRedis(Options{RedisURL: srv.URL, RedisWait: tc.wait, RedisTimeout: 500 * time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
 		}
