@@ -44,13 +44,13 @@ const CallMemory = 2 * time.Minute
 // next request. Offsets are integers of nanoseconds moved with
 // INCRBY/HINCRBY, so concurrent advances through different replicas add up.
 type Redis struct {
-	rdb    *redis.Client
+	rdb    redis.UniversalClient
 	keys   RedisKeys
 	clocks *PerClient
 }
 
 // NewRedis returns the shared clock in rdb under keys, applied to clocks.
-func NewRedis(rdb *redis.Client, keys RedisKeys, clocks *PerClient) *Redis {
+func NewRedis(rdb redis.UniversalClient, keys RedisKeys, clocks *PerClient) *Redis {
 	return &Redis{rdb: rdb, keys: keys, clocks: clocks}
 }
 

@@ -16,7 +16,7 @@ import (
 // separate bump once failed after the change, and replicas disagreed about
 // a deleted client for good).
 type RedisClients struct {
-	rdb *redis.Client
+	rdb redis.UniversalClient
 	// clients is the hash of clients; version the key replicas read.
 	clients, version string
 }
@@ -26,7 +26,7 @@ type RedisClients struct {
 func RedisClientsVersionKey(prefix string) string { return prefix + "clients:version" }
 
 // NewRedisClients returns the runtime clients kept in rdb under prefix.
-func NewRedisClients(rdb *redis.Client, prefix string) *RedisClients {
+func NewRedisClients(rdb redis.UniversalClient, prefix string) *RedisClients {
 	return &RedisClients{rdb: rdb, clients: prefix + "clients:runtime", version: RedisClientsVersionKey(prefix)}
 }
 

@@ -176,7 +176,7 @@ func onBackend(t *testing.T, cfg *sandbox.Config) (release func()) {
 // store or Redis with its own (a file store, replicas on a Redis it
 // controls): such a test tests its own backend, and runs once, in the
 // memory pass.
-func ownsBackend(cfg sandbox.Config, harnessStore store.Store, harnessRedis *redis.Client) bool {
+func ownsBackend(cfg sandbox.Config, harnessStore store.Store, harnessRedis redis.UniversalClient) bool {
 	return cfg.Store != harnessStore || cfg.Redis != harnessRedis
 }
 

@@ -60,6 +60,16 @@ type Options struct {
 	// RedisURL (--redis) puts the store in Redis, shared by every replica
 	// given the same URL and prefix; "" keeps the embedded store.
 	RedisURL string
+	// RedisClusterURL (--redis-cluster) puts the shared state on a Redis
+	// Cluster, in go-redis's ParseClusterURL form
+	// (redis://[:password@]host:port?addr=host2:port2); it excludes
+	// RedisURL. Every key then carries RedisPrefix as its hash tag, so
+	// each script and transaction stays within one slot.
+	RedisClusterURL string
+	// RedisWait, when positive, follows every write with WAIT RedisWait:
+	// the write is acknowledged only once that many replicas have it
+	// (--redis-wait), or it fails.
+	RedisWait int
 	// RedisPrefix starts every key (default store.DefaultRedisPrefix).
 	RedisPrefix string
 	// RedisTimeout bounds each Redis operation (default
@@ -93,6 +103,9 @@ type Instance struct {
 	CACertPEM []byte
 	CAPath    string
 	store     store.Store
+	// redisPrefix is the prefix the shared state's keys really start with:
+	// --redis-prefix, wrapped in a hash tag on a cluster.
+	redisPrefix string
 	// privateTLSDir is the directory Open created for CAPath, removed by
 	// Close; "" when the caller chose the directory.
 	privateTLSDir string
@@ -100,7 +113,7 @@ type Instance struct {
 	// Redis is the client of the shared mode, nil without --redis; the
 	// parts of the sandbox shared between replicas take it. Its socket
 	// timeouts are --redis-timeout and it obeys context deadlines.
-	Redis *redis.Client
+	Redis redis.UniversalClient
 	// SharedMode is where the shared state lives (RedisLocation: no
 	// password), "" without --redis.
 	SharedMode string
@@ -166,6 +179,9 @@ func Open(opts Options) (*Instance, error) {
 	}
 	if err := in.openStore(opts); err != nil {
 		return nil, errors.Join(err, in.removePrivateTLSDir())
+	}
+	if in.redisPrefix != "" {
+		opts.RedisPrefix = in.redisPrefix
 	}
 	in.Server, err = New(Config{
 		Provider: provider, Fixtures: set, Clock: opts.Clock, Logger: opts.Logger, Store: in.store,

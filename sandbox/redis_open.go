@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/referrals-sandbox/referrals-sandbox/internal/redisslot"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
@@ -17,10 +18,10 @@ import (
 // start-up at once rather than after a dial timeout per retry.
 const redisPingTimeout = 3 * time.Second
 
-// openStore opens the Redis store with --redis, else the data file or
-// memory.
+// openStore opens the Redis store with --redis or --redis-cluster, else
+// the data file or memory.
 func (in *Instance) openStore(opts Options) error {
-	if opts.RedisURL == "" {
+	if opts.RedisURL == "" && opts.RedisClusterURL == "" {
 		var err error
 		in.store, err = openStore(opts.DataFile, opts.Logger)
 		return err
@@ -28,22 +29,40 @@ func (in *Instance) openStore(opts Options) error {
 	if opts.DataFile != "" {
 		return errors.New("--data and --redis exclude each other: the records live in one place")
 	}
-	client, st, err := openRedis(opts)
+	if opts.RedisURL != "" && opts.RedisClusterURL != "" {
+		return errors.New("--redis and --redis-cluster exclude each other: the shared state lives on one Redis or one cluster")
+	}
+	if opts.RedisWait < 0 {
+		return errors.New("--redis-wait must not be negative")
+	}
+	client, location, addr, err := dialRedis(opts)
 	if err != nil {
 		return err
 	}
-	in.Redis, in.store, in.SharedMode = client, st, RedisLocation(opts.RedisURL)
+	prefix := opts.RedisPrefix
+	if prefix == "" {
+		prefix = store.DefaultRedisPrefix
+	}
+	if opts.RedisClusterURL != "" {
+		if err := redisslot.ValidPrefix(prefix); err != nil {
+			return errors.Join(err, client.Close())
+		}
+		prefix = redisslot.Tag(prefix)
+	}
+	st, err := openRedisStore(client, prefix, opts.RedisTimeout)
+	if err != nil {
+		return errors.Join(fmt.Errorf("redis at %s: %w", addr, err), client.Close())
+	}
+	in.Redis, in.store, in.SharedMode, in.redisPrefix = client, st, location, prefix
 	return nil
 }
 
-// openRedis connects to the Redis of the shared mode (--redis), checks it
-// answers and opens the record store on it. Errors name host:port, never
-// the URL, which may hold a password.
-func openRedis(opts Options) (*redis.Client, *store.RedisStore, error) {
-	ropts, err := parseRedisURL(opts.RedisURL)
-	if err != nil {
-		return nil, nil, err
-	}
+// dialRedis connects to the Redis (--redis) or Redis Cluster
+// (--redis-cluster) of the shared mode and checks it answers. Errors name
+// host:port, never the URL, which may hold a password. It returns the
+// client, its location for the ready line (RedisLocation or
+// RedisClusterLocation) and its host:port (or the seeds) for errors.
+func dialRedis(opts Options) (client redis.UniversalClient, location, addr string, err error) {
 	// Every Redis call is bounded by --redis-timeout: go-redis's socket
 	// timeouts (3s by default) would otherwise cut a long script short (a
 	// Reset loading many records), and the store's context deadline is
@@ -53,53 +72,118 @@ func openRedis(opts Options) (*redis.Client, *store.RedisStore, error) {
 	if timeout == 0 {
 		timeout = store.DefaultRedisTimeout
 	}
-	if ropts.ReadTimeout == 0 {
-		ropts.ReadTimeout = timeout
+	if opts.RedisClusterURL != "" {
+		copts, err := parseRedisClusterURL(opts.RedisClusterURL)
+		if err != nil {
+			return nil, "", "", err
+		}
+		copts.ReadTimeout = orDefault(copts.ReadTimeout, timeout)
+		copts.WriteTimeout = orDefault(copts.WriteTimeout, timeout)
+		copts.ContextTimeoutEnabled = true
+		cluster := redis.NewClusterClient(copts)
+		if opts.RedisWait > 0 {
+			// WAIT counts the replicas of the connection it is sent on,
+			// so it goes to every node client: see redis_wait.go.
+			cluster.OnNewNode(func(node *redis.Client) { node.AddHook(newWaitHook(node, opts.RedisWait, timeout, waitMarker(opts))) })
+		}
+		client, location, addr = cluster, RedisClusterLocation(opts.RedisClusterURL), strings.Join(copts.Addrs, ",")
+	} else {
+		ropts, err := parseRedisURL(opts.RedisURL)
+		if err != nil {
+			return nil, "", "", err
+		}
+		ropts.ReadTimeout = orDefault(ropts.ReadTimeout, timeout)
+		ropts.WriteTimeout = orDefault(ropts.WriteTimeout, timeout)
+		ropts.ContextTimeoutEnabled = true
+		single := redis.NewClient(ropts)
+		if opts.RedisWait > 0 {
+			single.AddHook(newWaitHook(single, opts.RedisWait, timeout, waitMarker(opts)))
+		}
+		client, location, addr = single, RedisLocation(opts.RedisURL), ropts.Addr
 	}
-	if ropts.WriteTimeout == 0 {
-		ropts.WriteTimeout = timeout
-	}
-	ropts.ContextTimeoutEnabled = true
-	client := redis.NewClient(ropts)
 	ctx, cancel := context.WithTimeout(context.Background(), redisPingTimeout)
 	defer cancel()
 	if err := client.Ping(ctx).Err(); err != nil {
-		return nil, nil, errors.Join(fmt.Errorf("redis at %s does not answer: %w", ropts.Addr, err), client.Close())
+		return nil, "", "", errors.Join(fmt.Errorf("redis at %s does not answer: %w", addr, err), client.Close())
 	}
-	var storeOpts []store.RedisOption
-	if opts.RedisPrefix != "" {
-		storeOpts = append(storeOpts, store.WithRedisPrefix(opts.RedisPrefix))
+	return client, location, addr, nil
+}
+
+// waitMarker is the key waitHook writes after a transaction: under the
+// sandbox's prefix, in its slot on a cluster.
+func waitMarker(opts Options) string {
+	prefix := opts.RedisPrefix
+	if prefix == "" {
+		prefix = store.DefaultRedisPrefix
 	}
-	if opts.RedisTimeout != 0 {
-		storeOpts = append(storeOpts, store.WithRedisTimeout(opts.RedisTimeout))
+	if opts.RedisClusterURL != "" {
+		prefix = redisslot.Tag(prefix)
 	}
-	st, err := store.OpenRedis(client, storeOpts...)
-	if err != nil {
-		return nil, nil, errors.Join(fmt.Errorf("redis at %s: %w", ropts.Addr, err), client.Close())
+	return prefix + "wait-marker"
+}
+
+// openRedisStore opens the record store under prefix.
+func openRedisStore(client redis.UniversalClient, prefix string, timeout time.Duration) (*store.RedisStore, error) {
+	storeOpts := []store.RedisOption{store.WithRedisPrefix(prefix)}
+	if timeout != 0 {
+		storeOpts = append(storeOpts, store.WithRedisTimeout(timeout))
 	}
-	return client, st, nil
+	return store.OpenRedis(client, storeOpts...)
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d == 0 {
+		return def
+	}
+	return d
 }
 
 // parseRedisURL parses a redis:// or rediss:// URL with redis.ParseURL. Its
 // errors may quote the URL, password included, so they are replaced by
 // one naming only what is wrong.
 func parseRedisURL(raw string) (*redis.Options, error) {
-	u, err := url.Parse(raw)
+	u, err := checkRedisScheme("--redis", raw)
 	if err != nil {
-		return nil, errors.New("--redis is not a URL; want redis://[:password@]host:port/db or rediss://...")
-	}
-	if u.Scheme != "redis" && u.Scheme != "rediss" {
-		return nil, fmt.Errorf("--redis must start with redis:// or rediss://, not %q", u.Scheme+"://")
+		return nil, err
 	}
 	ropts, err := redis.ParseURL(raw)
 	if err != nil {
-		msg := err.Error()
-		if p, ok := u.User.Password(); ok && p != "" {
-			msg = strings.ReplaceAll(msg, p, "xxxxx")
-		}
-		return nil, fmt.Errorf("--redis %s: %s", RedisLocation(raw), msg)
+		return nil, fmt.Errorf("--redis %s: %s", RedisLocation(raw), hidePassword(u, err))
 	}
 	return ropts, nil
+}
+
+// parseRedisClusterURL parses a --redis-cluster URL with
+// redis.ParseClusterURL, its errors cleaned as parseRedisURL's.
+func parseRedisClusterURL(raw string) (*redis.ClusterOptions, error) {
+	u, err := checkRedisScheme("--redis-cluster", raw)
+	if err != nil {
+		return nil, err
+	}
+	copts, err := redis.ParseClusterURL(raw)
+	if err != nil {
+		return nil, fmt.Errorf("--redis-cluster %s: %s", RedisClusterLocation(raw), hidePassword(u, err))
+	}
+	return copts, nil
+}
+
+func checkRedisScheme(flag, raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s is not a URL; want redis://[:password@]host:port... or rediss://...", flag)
+	}
+	if u.Scheme != "redis" && u.Scheme != "rediss" {
+		return nil, fmt.Errorf("%s must start with redis:// or rediss://, not %q", flag, u.Scheme+"://")
+	}
+	return u, nil
+}
+
+func hidePassword(u *url.URL, err error) string {
+	msg := err.Error()
+	if p, ok := u.User.Password(); ok && p != "" {
+		msg = strings.ReplaceAll(msg, p, "xxxxx")
+	}
+	return msg
 }
 
 // RedisLocation is where a --redis URL points, as logs and the ready line
@@ -118,4 +202,16 @@ func RedisLocation(raw string) string {
 		host += ":6379"
 	}
 	return u.Scheme + "://" + host + "/" + db
+}
+
+// RedisClusterLocation is where a --redis-cluster URL points, as logs and
+// the ready line show it: "cluster " and the seed nodes, without user name
+// or password.
+func RedisClusterLocation(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparseable URL)"
+	}
+	addrs := append([]string{u.Host}, u.Query()["addr"]...)
+	return "cluster " + u.Scheme + "://" + strings.Join(addrs, ",")
 }

@@ -85,7 +85,7 @@ type Config struct {
 	// --redis): the clocks, the runtime clients' version and the rate limit
 	// buckets (shared_state.go), the failure rules and the journal
 	// (shared.go). nil keeps everything in this process, as before.
-	Redis *redis.Client
+	Redis redis.UniversalClient
 	// RedisPrefix starts every key the shared state keeps in Redis (default
 	// store.DefaultRedisPrefix), the record store's included, so that one
 	// Redis database holds several sandboxes.

@@ -35,7 +35,7 @@ import (
 // The window is measured on the monotonic real clock, never the sandbox's
 // adjustable one: it is about when Redis saw what, not about token times.
 type sharedState struct {
-	rdb      *redis.Client
+	rdb      redis.UniversalClient
 	keys     sharedKeys
 	clocks   *clock.PerClient
 	clock    *clock.Redis
@@ -70,7 +70,7 @@ type sharedVersions struct {
 const maxReadBatch = 1024
 
 // newSharedState returns the shared state of one replica.
-func newSharedState(rdb *redis.Client, prefix string, clocks *clock.PerClient, provider *idp.Provider, rulesVersion string) *sharedState {
+func newSharedState(rdb redis.UniversalClient, prefix string, clocks *clock.PerClient, provider *idp.Provider, rulesVersion string) *sharedState {
 	keys := newSharedKeys(prefix)
 	sh := &sharedState{rdb: rdb, keys: keys, clocks: clocks, clock: clock.NewRedis(rdb, keys.clock, clocks), provider: provider, rulesVersion: rulesVersion}
 	sh.reads = batch.New(maxReadBatch, sh.readBatch)

@@ -27,7 +27,7 @@ const redisKeysPart = "scenarios:"
 type RedisEngine struct {
 	*perRequest
 	cfg Config
-	rdb *redis.Client
+	rdb redis.UniversalClient
 	// Keys, all under the prefix given to NewRedis.
 	keys                                         string
 	verKey, orderKey, defsKey, actsKey, idSeqKey string
@@ -65,7 +65,7 @@ type storedRule struct {
 // decide with a version read up to settle before a request arrived (see
 // WithRulesVersion), so after that wait every request any replica starts
 // sees the change. cfg.NewID is ignored: ids come from one shared sequence.
-func NewRedis(rdb *redis.Client, prefix string, settle time.Duration, cfg Config) *RedisEngine {
+func NewRedis(rdb redis.UniversalClient, prefix string, settle time.Duration, cfg Config) *RedisEngine {
 	cfg = cfg.withDefaults()
 	cfg.NewID = nil
 	keys := prefix + redisKeysPart
@@ -74,8 +74,8 @@ func NewRedis(rdb *redis.Client, prefix string, settle time.Duration, cfg Config
 		cfg:         cfg,
 		rdb:         rdb,
 		settle:      settle,
-		callTTL:     callTTL(rdb.Options()),
-		stallBudget: stallBudget(rdb.Options()),
+		callTTL:     callTTL(retryOptions(rdb)),
+		stallBudget: stallBudget(retryOptions(rdb)),
 		keys:        keys,
 		verKey:      keys + "version",
 		orderKey:    keys + "order",
@@ -156,7 +156,7 @@ func (s *RedisEngine) current(ctx context.Context) (*ruleIndex, error) {
 // Shared returns the RedisEngine with e's library, clock and cap, and e's
 // activations (the start-up scenarios) adopted (see Adopt); e's other rules
 // are not copied.
-func (e *MemoryEngine) Shared(ctx context.Context, rdb *redis.Client, prefix string, settle time.Duration) (*RedisEngine, error) {
+func (e *MemoryEngine) Shared(ctx context.Context, rdb redis.UniversalClient, prefix string, settle time.Duration) (*RedisEngine, error) {
 	acts, err := e.Active(ctx)
 	if err != nil {
 		return nil, err

@@ -113,6 +113,29 @@ func newCallID() string {
 	return hex.EncodeToString(b[:])
 }
 
+// retryOptions are the timeouts and retries go-redis applies to one
+// command of rdb. A cluster client sends a command up to MaxRedirects+1
+// times (redirections and transient errors), each time through a node
+// client that retries MaxRetries times itself, so its attempts multiply.
+func retryOptions(rdb redis.UniversalClient) *redis.Options {
+	switch c := rdb.(type) {
+	case *redis.Client:
+		return c.Options()
+	case *redis.ClusterClient:
+		o := c.Options()
+		return &redis.Options{
+			MaxRetries:      (max(o.MaxRetries, 0)+1)*(max(o.MaxRedirects, 0)+1) - 1,
+			ReadTimeout:     o.ReadTimeout,
+			WriteTimeout:    o.WriteTimeout,
+			MaxRetryBackoff: o.MaxRetryBackoff,
+		}
+	default:
+		// Unknown clients (a ring, a failover client): assume go-redis's
+		// defaults, three retries of three-second timeouts.
+		return &redis.Options{MaxRetries: 3, ReadTimeout: 3 * time.Second, WriteTimeout: 3 * time.Second, MaxRetryBackoff: 512 * time.Millisecond}
+	}
+}
+
 // retryWindow is how long go-redis may go on with one command: every
 // attempt waiting for its write and read timeouts, with backoff between
 // them. A timeout of 0 (none; Options has its defaults filled in) counts as

@@ -130,7 +130,7 @@ func (s *RedisEngine) mutate(ctx context.Context, change func(scratch *MemoryEng
 			s.mu.Lock()
 			cfg := s.cfg
 			s.mu.Unlock()
-			cfg.NewID = s.newID(ctx, &idErr)
+			cfg.NewID = s.newID(ctx, tx, &idErr)
 			scratch := New(cfg)
 			// Clones: the engine's deletes zero the slice tails, and write
 			// compares against the state as loaded.
@@ -174,13 +174,17 @@ func (s *RedisEngine) mutate(ctx context.Context, change func(scratch *MemoryEng
 
 // newID numbers rules from one shared sequence, so replicas never hand out
 // the same id. A failed INCR is kept in *failed (and the id is empty), for
-// mutate to report as the Redis failure it is.
-func (s *RedisEngine) newID(ctx context.Context, failed *error) func() string {
+// mutate to report as the Redis failure it is. It draws on rdb, the
+// connection mutate holds for its WATCH: drawing on another from the pool
+// while every connection is held by a WATCH would wait for ever (a
+// cluster node's pool is half a single client's, so a dozen concurrent
+// rule changes did).
+func (s *RedisEngine) newID(ctx context.Context, rdb redis.Cmdable, failed *error) func() string {
 	return func() string {
 		if *failed != nil {
 			return ""
 		}
-		n, err := s.rdb.Incr(ctx, s.idSeqKey).Result()
+		n, err := rdb.Incr(ctx, s.idSeqKey).Result()
 		if err != nil {
 			*failed = err
 			return ""

@@ -72,6 +72,8 @@ func addServeFlags(o *options, c *serveConfig) {
 	o.String(&so.TLSCertFile, "tls-cert", "", "PEM certificate to serve with --tls instead of the local CA's")
 	o.String(&so.TLSKeyFile, "tls-key", "", "PEM private key of --tls-cert")
 	o.String(&so.RedisURL, "redis", "", "shared mode: keep the records in this Redis (redis://[:password@]host:port/db or rediss:// for TLS), shared by every replica given it; excludes --data")
+	o.String(&so.RedisClusterURL, "redis-cluster", "", "shared mode on a Redis Cluster: seed nodes as redis://[:password@]host:port?addr=host2:port2&addr=host3:port3 (or rediss://); every key carries --redis-prefix as its hash tag; excludes --redis and --data")
+	o.Int(&so.RedisWait, "redis-wait", 0, "follow every Redis write with WAIT N: acknowledge a change only once N replicas have it, so a failover cannot lose it (0: asynchronous replication, Redis's default)")
 	o.String(&so.RedisPrefix, "redis-prefix", store.DefaultRedisPrefix, "prefix of every key the sandbox writes in Redis, so one Redis database holds several sandboxes")
 	o.Duration(&so.RedisTimeout, "redis-timeout", store.DefaultRedisTimeout, "time limit of each Redis operation")
 	o.Duration(&c.shutdownGrace, "shutdown-grace", 10*time.Second, "how long SIGTERM waits for requests in flight")
@@ -105,7 +107,15 @@ func (c *serveConfig) check() error {
 		return fmt.Errorf("%w: --data and --redis exclude each other: the records live either in a file or in Redis", errUsage)
 	case so.RedisURL != "" && !strings.HasPrefix(so.RedisURL, "redis://") && !strings.HasPrefix(so.RedisURL, "rediss://"):
 		return fmt.Errorf("%w: --redis must start with redis:// or rediss://", errUsage)
-	case so.RedisURL != "" && (so.RedisPrefix == "" || so.RedisTimeout <= 0):
+	case so.RedisClusterURL != "" && so.RedisURL != "":
+		return fmt.Errorf("%w: --redis and --redis-cluster exclude each other", errUsage)
+	case so.RedisClusterURL != "" && so.DataFile != "":
+		return fmt.Errorf("%w: --data and --redis-cluster exclude each other: the records live either in a file or in Redis", errUsage)
+	case so.RedisClusterURL != "" && !strings.HasPrefix(so.RedisClusterURL, "redis://") && !strings.HasPrefix(so.RedisClusterURL, "rediss://"):
+		return fmt.Errorf("%w: --redis-cluster must start with redis:// or rediss://", errUsage)
+	case so.RedisWait < 0:
+		return fmt.Errorf("%w: --redis-wait must not be negative", errUsage)
+	case (so.RedisURL != "" || so.RedisClusterURL != "") && (so.RedisPrefix == "" || so.RedisTimeout <= 0):
 		return fmt.Errorf("%w: --redis-prefix must not be empty and --redis-timeout must be positive", errUsage)
 	case (c.upstream == "") != (c.upstreamAuth == ""):
 		return fmt.Errorf("%w: --upstream and --upstream-auth-url go together", errUsage)

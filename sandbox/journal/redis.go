@@ -34,7 +34,7 @@ const readBatch = 500
 // per script call (writer); reads wait for the queue, so a replica reads
 // its own entries at once and the others' once their writers have run.
 type RedisJournal struct {
-	rdb        *redis.Client
+	rdb        redis.UniversalClient
 	maxEntries int
 	maxBytes   int64
 	// Keys, all under the prefix given to NewRedis.
@@ -47,7 +47,7 @@ type RedisJournal struct {
 
 // NewRedis returns the shared journal over rdb, its keys starting with
 // prefix, with NewBounded's bounds.
-func NewRedis(rdb *redis.Client, prefix string, maxEntries int, maxBytes int64) *RedisJournal {
+func NewRedis(rdb redis.UniversalClient, prefix string, maxEntries int, maxBytes int64) *RedisJournal {
 	keys := prefix + redisKeysPart
 	j := &RedisJournal{
 		rdb: rdb, maxEntries: max(maxEntries, 1), maxBytes: max(maxBytes, MinMaxBytes),

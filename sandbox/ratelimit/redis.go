@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/referrals-sandbox/referrals-sandbox/internal/redisslot"
 	"strconv"
 	"strings"
 	"time"
@@ -25,7 +26,7 @@ const CallMemory = 2 * time.Minute
 // unlike the Memory store. There is at most one per client, and a deleted
 // client's is dropped.
 type Redis struct {
-	rdb *redis.Client
+	rdb redis.UniversalClient
 	// prefix starts every bucket's key, calls the keys of recorded calls.
 	prefix, calls string
 }
@@ -33,7 +34,7 @@ type Redis struct {
 // NewRedis returns the buckets kept in rdb under prefix (e.g.
 // "referrals-sandbox:ratelimit:"); the calls are recorded under
 // prefix's twin ending "-call:" rather than ":", apart from the buckets.
-func NewRedis(rdb *redis.Client, prefix string) *Redis {
+func NewRedis(rdb redis.UniversalClient, prefix string) *Redis {
 	return &Redis{rdb: rdb, prefix: prefix, calls: strings.TrimSuffix(prefix, ":") + "-call:"}
 }
 
@@ -112,7 +113,11 @@ func (r *Redis) Forget(ctx context.Context, key string) error {
 // failure part way leaves some buckets full and others not: the caller
 // reports it, and a retry finishes the job.
 func (r *Redis) Reset(ctx context.Context) error {
-	iter := r.rdb.Scan(ctx, 0, globEscape(r.prefix)+"*", 1000).Iterator()
+	scan, err := redisslot.ScanClient(ctx, r.rdb, r.prefix)
+	if err != nil {
+		return err
+	}
+	iter := scan.Scan(ctx, 0, globEscape(r.prefix)+"*", 1000).Iterator()
 	for iter.Next(ctx) {
 		if err := r.rdb.Del(ctx, iter.Val()).Err(); err != nil {
 			return err

@@ -39,7 +39,7 @@ const DefaultRedisTimeout = 10 * time.Second
 // Scripts build key names from the prefix and generation, which a single
 // Redis (or a primary with replicas) allows and Redis Cluster does not.
 type RedisStore struct {
-	client  *redis.Client
+	client  redis.UniversalClient
 	prefix  string
 	genKey  string
 	timeout time.Duration
@@ -68,7 +68,7 @@ func WithRedisTimeout(d time.Duration) RedisOption {
 // Reset left behind (generations that are not current and not being
 // built). The store does not own client: Close leaves it open for the other
 // parts of the sandbox that share it.
-func OpenRedis(client *redis.Client, opts ...RedisOption) (*RedisStore, error) {
+func OpenRedis(client redis.UniversalClient, opts ...RedisOption) (*RedisStore, error) {
 	s := &RedisStore{client: client, prefix: DefaultRedisPrefix, timeout: DefaultRedisTimeout}
 	for _, o := range opts {
 		o(s)

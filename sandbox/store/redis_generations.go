@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"github.com/referrals-sandbox/referrals-sandbox/internal/redisslot"
 	"strconv"
 	"strings"
 	"time"
@@ -24,7 +25,11 @@ func (s *RedisStore) generationKeys(gen string) string {
 func (s *RedisStore) deleteGeneration(gen string) error {
 	ctx, cancel := s.ctx()
 	defer cancel()
-	iter := s.client.Scan(ctx, 0, s.generationKeys(gen), 1000).Iterator()
+	scan, err := redisslot.ScanClient(ctx, s.client, s.genKey)
+	if err != nil {
+		return fmt.Errorf("delete generation %s: %w", gen, unreachable(err))
+	}
+	iter := scan.Scan(ctx, 0, s.generationKeys(gen), 1000).Iterator()
 	batch := make([]string, 0, 1000)
 	flush := func() error {
 		if len(batch) == 0 {
@@ -91,7 +96,11 @@ func (s *RedisStore) deleteStaleGenerations() error {
 	ctx, cancel := s.ctx()
 	defer cancel()
 	found := map[string]bool{}
-	iter := s.client.Scan(ctx, 0, s.prefix+"g*", 1000).Iterator()
+	scan, err := redisslot.ScanClient(ctx, s.client, s.genKey)
+	if err != nil {
+		return fmt.Errorf("list generations: %w", unreachable(err))
+	}
+	iter := scan.Scan(ctx, 0, s.prefix+"g*", 1000).Iterator()
 	for iter.Next(ctx) {
 		if gen, ok := s.generationOf(iter.Val()); ok && !keep[gen] {
 			found[gen] = true

@@ -1,0 +1,164 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// adminChecker changes admin state through one replica and checks every
+// later request through every replica sees it:
+//
+//   - a rule added (201) is listed by every replica afterwards, and once
+//     deleted (2xx) by none: no 2xx for a change that did not happen;
+//   - the sandbox clock, advanced by one second at a time, never reads
+//     behind the acknowledged advances nor ahead of all those attempted.
+type adminChecker struct {
+	h *faultHarness
+
+	mu           sync.Mutex
+	ackedAdvance time.Duration // sum of advances answered 2xx
+	triedAdvance time.Duration // sum of advances sent
+	rulesChanged int
+	clocksMoved  int
+	adminUnknown int
+}
+
+// run loops until stop.
+func (c *adminChecker) run(stop <-chan struct{}) {
+	rng := rand.New(rand.NewPCG(7, 24))
+	for n := 0; ; n++ {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		c.ruleRoundTrip(n, rng)
+		c.clockStep(rng)
+	}
+}
+
+func (c *adminChecker) call(r *faultReplica, method, path string, body any) (answer, bool) {
+	var data []byte
+	ct := ""
+	if body != nil {
+		data, _ = json.Marshal(body)
+		ct = jsonType
+	}
+	a, err := do(c.h.t.Context(), c.h.c, method, r.base()+path, "", ct, data, nil)
+	if err != nil {
+		c.h.transportErrs.Add(1)
+		return a, false
+	}
+	if a.status == http.StatusServiceUnavailable {
+		c.h.check503(a, method+" "+path)
+		return a, false
+	}
+	return a, true
+}
+
+// ruleRoundTrip adds a rule that matches nothing the workload sends,
+// checks every replica lists it, deletes it and checks none does.
+func (c *adminChecker) ruleRoundTrip(n int, rng *rand.Rand) {
+	h := c.h
+	r := h.replica(rng.IntN(len(h.replicas)))
+	a, ok := c.call(r, http.MethodPost, "/__sandbox/scenarios", map[string]any{
+		"endpoint": "api", "path": fmt.Sprintf("/api/v1/referrals/faults-%d", n), "status": http.StatusUnauthorized,
+	})
+	if !ok {
+		c.unknown()
+		return
+	}
+	if a.status != http.StatusCreated {
+		h.anomaly("add a rule through %s: %d %s", r.base(), a.status, truncate(a.body))
+		return
+	}
+	var added struct{ ID string }
+	if err := json.Unmarshal(a.body, &added); err != nil || added.ID == "" {
+		h.anomaly("add a rule: 201 without an id: %s", truncate(a.body))
+		return
+	}
+	c.expectListed(added.ID, true)
+	d := h.replica(rng.IntN(len(h.replicas)))
+	a, ok = c.call(d, http.MethodDelete, "/__sandbox/scenarios/"+added.ID, map[string]any{})
+	if !ok {
+		c.unknown()
+		return
+	}
+	if a.status/100 != 2 {
+		h.anomaly("delete rule %s through %s: %d %s", added.ID, d.base(), a.status, truncate(a.body))
+		return
+	}
+	c.expectListed(added.ID, false)
+	c.mu.Lock()
+	c.rulesChanged += 2
+	c.mu.Unlock()
+}
+
+// expectListed checks every replica's rule list holds id (or not).
+func (c *adminChecker) expectListed(id string, want bool) {
+	for _, r := range c.h.replicas {
+		a, ok := c.call(r, http.MethodGet, "/__sandbox/scenarios", nil)
+		if !ok {
+			continue
+		}
+		if got := strings.Contains(string(a.body), `"`+id+`"`); a.status != http.StatusOK || got != want {
+			c.h.anomaly("after rule %s was acknowledged %s, %s lists it: %v (%d)", id, map[bool]string{true: "added", false: "deleted"}[want], r.base(), got, a.status)
+		}
+	}
+}
+
+// clockStep advances the sandbox clock by a second through one replica,
+// then reads it through every replica.
+func (c *adminChecker) clockStep(rng *rand.Rand) {
+	h := c.h
+	r := h.replica(rng.IntN(len(h.replicas)))
+	c.mu.Lock()
+	c.triedAdvance += time.Second
+	c.mu.Unlock()
+	a, ok := c.call(r, http.MethodPost, "/__sandbox/clock", map[string]any{"advance": "1s"})
+	switch {
+	case !ok:
+		c.unknown()
+	case a.status/100 != 2:
+		h.anomaly("advance the clock through %s: %d %s", r.base(), a.status, truncate(a.body))
+		return
+	default:
+		c.mu.Lock()
+		c.ackedAdvance += time.Second
+		c.clocksMoved++
+		c.mu.Unlock()
+	}
+	for _, r := range h.replicas {
+		c.mu.Lock()
+		low, high := c.ackedAdvance, c.triedAdvance
+		c.mu.Unlock()
+		a, ok := c.call(r, http.MethodGet, "/__sandbox/clock", nil)
+		if !ok {
+			continue
+		}
+		var v struct{ Offset string }
+		if err := json.Unmarshal(a.body, &v); err != nil || a.status != http.StatusOK {
+			h.anomaly("read the clock through %s: %d %s", r.base(), a.status, truncate(a.body))
+			continue
+		}
+		off, err := time.ParseDuration(v.Offset)
+		if err != nil {
+			h.anomaly("clock offset %q through %s: %v", v.Offset, r.base(), err)
+			continue
+		}
+		if off < low || off > high+time.Second {
+			h.anomaly("the clock through %s reads offset %s; acknowledged advances make %s, attempted ones %s", r.base(), off, low, high)
+		}
+	}
+}
+
+func (c *adminChecker) unknown() {
+	c.mu.Lock()
+	c.adminUnknown++
+	c.mu.Unlock()
+}

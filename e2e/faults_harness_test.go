@@ -1,0 +1,255 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"os/exec"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	toxiproxy "github.com/Shopify/toxiproxy/v2"
+	"github.com/Shopify/toxiproxy/v2/collectors"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+
+	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/internal/redistest"
+	"github.com/referrals-sandbox/referrals-sandbox/internal/testutil"
+)
+
+// faultRequestTimeout bounds each request of the suite: a request to a
+// SIGSTOPped replica ends as a transport error, which the checkers count
+// as an operation of unknown outcome.
+const faultRequestTimeout = 8 * time.Second
+
+// faultHarness is the replicas, their proxies, Redis and what the
+// workers saw.
+type faultHarness struct {
+	t        *testing.T
+	redis    *redistest.Server
+	replicas []*faultReplica
+	c        *http.Client
+
+	acked, reads, ruleCalls, forced, ruleUnanswered, unavailable, transportErrs atomic.Int64
+
+	mu        sync.Mutex
+	history   []recordOp
+	ackedKeys []string
+	anomalies []string
+	faults    map[string]int
+	// timesRules and timesUnknown count the times rules added with 201
+	// and with an unknown outcome.
+	timesRules, timesUnknown int
+}
+
+// faultReplica is one sandbox binary and its own proxy to Redis; it keeps
+// its port across restarts, so tokens it issued stay valid.
+type faultReplica struct {
+	port  int
+	proxy *toxiproxy.Proxy
+	args  []string
+
+	mu    sync.Mutex
+	proc  *exec.Cmd
+	done  chan struct{}
+	token string
+}
+
+func (r *faultReplica) base() string { return "http://127.0.0.1:" + strconv.Itoa(r.port) }
+
+func startFaultHarness(t *testing.T, n int) *faultHarness {
+	t.Helper()
+	h := &faultHarness{t: t, redis: redistest.Start(t), c: newClient(32), faults: map[string]int{}}
+	h.c.Timeout = faultRequestTimeout
+	server := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(prometheus.NewRegistry()), zerolog.Nop())
+	server.Metrics.ProxyMetrics = collectors.NewProxyMetricCollectors()
+	for i := range n {
+		proxy := toxiproxy.NewProxy(server, fmt.Sprintf("replica-%d", i), "127.0.0.1:0", h.redis.Addr)
+		if err := proxy.Start(); err != nil {
+			t.Fatalf("start the proxy: %v", err)
+		}
+		t.Cleanup(proxy.Stop)
+		r := &faultReplica{port: freePort(t), proxy: proxy}
+		r.args = []string{"serve", "--addr", "127.0.0.1:" + strconv.Itoa(r.port), "--rate-limit", "0", "--log-format", "json", "--log-level", "warn",
+			"--redis", "redis://" + proxy.Listen + "/0", "--redis-timeout", "2s"}
+		h.start(r)
+		t.Cleanup(func() { h.kill(r) })
+		r.token = mustToken(t, h.c, r.base(), partners[0].id, partners[0].secret)
+		h.replicas = append(h.replicas, r)
+	}
+	return h
+}
+
+// start runs r's binary and waits until it answers its health check.
+func (h *faultHarness) start(r *faultReplica) {
+	h.t.Helper()
+	cmd := exec.Command(sandboxBinary, r.args...)
+	stderr := &testutil.LockedBuffer{}
+	cmd.Stdout, cmd.Stderr = io.Discard, stderr
+	if err := cmd.Start(); err != nil {
+		h.t.Fatalf("start a replica: %v", err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	r.mu.Lock()
+	r.proc, r.done = cmd, done
+	r.mu.Unlock()
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		a, err := do(h.t.Context(), h.c, http.MethodGet, r.base()+"/__sandbox/health", "", "", nil, nil)
+		if err == nil && a.status == http.StatusOK {
+			return
+		}
+		select {
+		case <-done:
+			h.t.Fatalf("a replica exited at start:\n%s", stderr)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	h.t.Fatalf("a replica did not become healthy within 60s:\n%s", stderr)
+}
+
+func (h *faultHarness) kill(r *faultReplica) {
+	r.mu.Lock()
+	cmd, done := r.proc, r.done
+	r.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	_ = cmd.Process.Signal(syscall.SIGCONT)
+	_ = cmd.Process.Kill()
+	<-done
+}
+
+func (h *faultHarness) signal(r *faultReplica, sig syscall.Signal) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_ = r.proc.Process.Signal(sig)
+}
+
+func (h *faultHarness) replica(i int) *faultReplica { return h.replicas[i%len(h.replicas)] }
+
+func (h *faultHarness) anomaly(format string, args ...any) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.anomalies = append(h.anomalies, fmt.Sprintf(format, args...))
+}
+
+// check503 holds a 503 to the documented shape: Retry-After set.
+func (h *faultHarness) check503(a answer, what string) {
+	h.unavailable.Add(1)
+	if a.header.Get("Retry-After") == "" {
+		h.anomaly("%s: 503 without Retry-After: %s", what, truncate(a.body))
+	}
+}
+
+func (h *faultHarness) get(r *faultReplica, path string) (answer, error) {
+	a, err := do(h.t.Context(), h.c, http.MethodGet, r.base()+path, r.token, "", nil, nil)
+	if err != nil {
+		h.transportErrs.Add(1)
+	}
+	return a, err
+}
+
+// admin calls the admin API through the first replica, retrying 503s.
+func (h *faultHarness) admin(method, path string, body any) answer {
+	h.t.Helper()
+	data, err := json.Marshal(body)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	a, err := do(h.t.Context(), h.c, method, h.replicas[0].base()+path, "", jsonType, data, nil)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return a
+}
+
+// writeOne submits a referral through a random replica and records the
+// acknowledged write, then reads it back through another.
+func (h *faultHarness) writeOne(w, n int, rng *rand.Rand) {
+	r := h.replica(rng.IntN(len(h.replicas)))
+	req := referralRequest{TrialID: "TRIAL-CARDIO-001", Notes: fmt.Sprintf("faults-w%d-%d", w, n),
+		Patient: fixtures.Patient{FirstName: "Kim", LastName: fmt.Sprintf("Writer%d", w), DateOfBirth: "1970-01-01", Gender: "unknown"}}
+	body, _ := json.Marshal(req)
+	call := time.Now().UnixNano()
+	a, err := do(h.t.Context(), h.c, http.MethodPost, r.base()+"/api/v1/referrals/", r.token, jsonType, body, nil)
+	ret := time.Now().UnixNano()
+	switch {
+	case err != nil:
+		h.transportErrs.Add(1)
+		return // unknown outcome: its id is unknown, so no read can name it
+	case a.status == http.StatusServiceUnavailable:
+		h.check503(a, "POST /api/v1/referrals/")
+		return
+	case a.status != http.StatusCreated:
+		h.anomaly("POST /api/v1/referrals/ through %s: %d %s", r.base(), a.status, truncate(a.body))
+		return
+	}
+	key := a.header.Get("Location")
+	if key == "" {
+		h.anomaly("POST /api/v1/referrals/ answered 201 without Location")
+		return
+	}
+	h.acked.Add(1)
+	h.mu.Lock()
+	h.history = append(h.history, recordOp{client: w, key: key, write: true, value: normalise(a.body), call: call, ret: ret})
+	h.ackedKeys = append(h.ackedKeys, key)
+	h.mu.Unlock()
+	h.readOne(w, key, rng)
+}
+
+func (h *faultHarness) randomAcked(rng *rand.Rand) (string, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.ackedKeys) == 0 {
+		return "", false
+	}
+	return h.ackedKeys[rng.IntN(len(h.ackedKeys))], true
+}
+
+// readOne reads key through a random replica and records what it saw.
+func (h *faultHarness) readOne(w int, key string, rng *rand.Rand) {
+	r := h.replica(rng.IntN(len(h.replicas)))
+	call := time.Now().UnixNano()
+	a, err := h.get(r, key)
+	ret := time.Now().UnixNano()
+	if err != nil {
+		return
+	}
+	h.reads.Add(1)
+	op := recordOp{client: w, key: key, call: call, ret: ret}
+	switch a.status {
+	case http.StatusOK:
+		op.value = normalise(a.body)
+	case http.StatusNotFound:
+		op.value = "" // missing
+	case http.StatusServiceUnavailable:
+		h.check503(a, "GET "+key)
+		return
+	default:
+		h.anomaly("GET %s through %s: %d %s", key, r.base(), a.status, truncate(a.body))
+		return
+	}
+	h.mu.Lock()
+	h.history = append(h.history, op)
+	h.mu.Unlock()
+}
+
+// normalise is a referral's body without fields a read may add (none
+// today; the whole body is compared).
+func normalise(b []byte) string {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, b); err != nil {
+		return string(b)
+	}
+	return buf.String()
+}

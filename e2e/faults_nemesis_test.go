@@ -1,0 +1,148 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// faultKinds are the faults the nemesis injects, one at a time.
+var faultKinds = []string{
+	"latency", "reset_peer", "partition", "replica_sigstop", "replica_sigkill",
+	"redis_sigstop", "redis_sigkill_aof_restart",
+}
+
+// nemesis injects one fault after another until duration has passed,
+// each for a window of one to three seconds, then heals it and waits a
+// second of calm.
+func (h *faultHarness) nemesis(duration time.Duration, stop <-chan struct{}) {
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 24))
+	end := time.Now().Add(duration)
+	for time.Now().Before(end) {
+		kind := faultKinds[rng.IntN(len(faultKinds))]
+		r := h.replica(rng.IntN(len(h.replicas)))
+		window := time.Second + time.Duration(rng.Int64N(int64(2*time.Second)))
+		h.addTimesRule()
+		h.inject(kind, r, window)
+		h.mu.Lock()
+		h.faults[kind]++
+		h.mu.Unlock()
+		time.Sleep(time.Second)
+	}
+}
+
+// inject applies one fault to r (or to Redis) for window, then heals it.
+func (h *faultHarness) inject(kind string, r *faultReplica, window time.Duration) {
+	switch kind {
+	case "latency":
+		h.toxic(r, "latency", `{"latency": 300, "jitter": 200}`, window)
+	case "reset_peer":
+		h.toxic(r, "reset_peer", `{"timeout": 0}`, window)
+	case "partition":
+		// timeout 0: data is held and the connection stays open, as when
+		// a network partition drops every packet.
+		h.toxic(r, "timeout", `{"timeout": 0}`, window)
+	case "replica_sigstop":
+		h.signal(r, syscall.SIGSTOP)
+		time.Sleep(window)
+		h.signal(r, syscall.SIGCONT)
+	case "replica_sigkill":
+		h.kill(r)
+		time.Sleep(window / 2)
+		h.start(r)
+	case "redis_sigstop":
+		// Longer than --redis-timeout (2s): commands time out on the
+		// client and still run when Redis resumes (issue 24's case).
+		h.redis.Freeze(h.t)
+		time.Sleep(window + 2*time.Second)
+		h.redis.Thaw(h.t)
+	case "redis_sigkill_aof_restart":
+		h.redis.Kill(h.t)
+		time.Sleep(window / 2)
+		h.redis.Restart(h.t)
+	default:
+		panic("unknown fault " + kind)
+	}
+}
+
+// timesPerRule is the times of the rule added before each fault.
+const timesPerRule = 200
+
+// addTimesRule adds a times: 200 rule forcing 403 on the rule caller's
+// path, so the rule caller (about 150 calls a second) spends it during the
+// fault window that follows. An add whose outcome is unknown
+// (503, no answer) widens the expected count instead.
+func (h *faultHarness) addTimesRule() {
+	body, _ := json.Marshal(map[string]any{"endpoint": "api", "path": "/api/v1/referrals/trials", "status": http.StatusForbidden, "times": timesPerRule})
+	a, err := do(h.t.Context(), h.c, http.MethodPost, h.replicas[0].base()+"/__sandbox/scenarios", "", jsonType, body, nil)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch {
+	case err == nil && a.status == http.StatusCreated:
+		h.timesRules++
+	case err == nil && a.status != http.StatusServiceUnavailable:
+		h.anomalies = append(h.anomalies, fmt.Sprintf("add a times rule: %d %s", a.status, truncate(a.body)))
+	default:
+		h.timesUnknown++
+	}
+}
+
+// checkTimes: once every rule is spent, the forced answers are exactly
+// timesPerRule per acknowledged rule (plus up to timesPerRule per add of
+// unknown outcome), less at most one per rule call that got no answer at
+// all (its replica killed or stopped mid-request: a decision made but
+// undeliverable). A 503 or any other answer never spends a count.
+func (h *faultHarness) checkTimes() {
+	h.mu.Lock()
+	acked, unknown := h.timesRules, h.timesUnknown
+	h.mu.Unlock()
+	forced, unanswered := h.forced.Load(), h.ruleUnanswered.Load()
+	low, high := int64(acked*timesPerRule), int64((acked+unknown)*timesPerRule)
+	if forced < low-unanswered || forced > high {
+		h.anomaly("times: %d rules of times: %d acknowledged (%d of unknown outcome) gave %d forced answers and %d calls no answer, want %d..%d forced",
+			acked, timesPerRule, unknown, forced, unanswered, low-unanswered, high)
+	}
+}
+
+// toxic adds a toxic of typ to both directions of r's link to Redis for
+// window.
+func (h *faultHarness) toxic(r *faultReplica, typ, attributes string, window time.Duration) {
+	var names []string
+	for _, stream := range []string{"downstream", "upstream"} {
+		name := fmt.Sprintf("%s-%s", typ, stream)
+		body := fmt.Sprintf(`{"name": %q, "type": %q, "stream": %q, "attributes": %s}`, name, typ, stream, attributes)
+		if _, err := r.proxy.Toxics.AddToxicJson(strings.NewReader(body)); err != nil {
+			h.t.Errorf("add toxic %s: %v", name, err)
+			continue
+		}
+		names = append(names, name)
+	}
+	time.Sleep(window)
+	for _, name := range names {
+		if err := r.proxy.Toxics.RemoveToxic(context.Background(), name); err != nil {
+			h.t.Errorf("remove toxic %s: %v", name, err)
+		}
+	}
+}
+
+// heal waits until every replica answers its health check again.
+func (h *faultHarness) heal() {
+	for _, r := range h.replicas {
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			a, err := do(h.t.Context(), h.c, "GET", r.base()+"/__sandbox/health", "", "", nil, nil)
+			if err == nil && a.status == 200 {
+				break
+			}
+			if time.Now().After(deadline) {
+				h.t.Fatalf("replica %s is not healthy 30s after the last fault", r.base())
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+}
