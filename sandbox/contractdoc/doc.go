@@ -9,4 +9,7 @@
 // external or recursive references, unknown x-sandbox values) refuses the
 // document with the JSON Pointer of the construct, so nothing in a contract
 // is silently ignored.
+//
+// This package is not a stable API: it changes with the sandbox's
+// internals. The Go API to build on is package sandboxtest.
 package contractdoc
