@@ -6,8 +6,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-
-	"github.com/brianvoe/gofakeit/v7"
 )
 
 // Recorded is one exchange with the real service from a recording (serve
@@ -45,18 +43,7 @@ func (r Recorded) probeName() string {
 // token where the recorded request had one) and compared in form as a
 // live probe is. cfg.Upstream is not used: nothing goes to the real service.
 func RunRecording(ctx context.Context, cfg Config, recorded []Recorded) (*Report, error) {
-	if cfg.MaxRPS <= 0 {
-		cfg.MaxRPS = DefaultMaxRPS
-	}
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = DefaultTimeout
-	}
-	if cfg.Transport == nil {
-		cfg.Transport = http.DefaultTransport
-	}
-	if cfg.Faker == nil {
-		cfg.Faker = gofakeit.New(0)
-	}
+	cfg = cfg.withDefaults()
 	client := &http.Client{Transport: cfg.Transport, Timeout: cfg.Timeout,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	sb := &side{target: cfg.Sandbox, pacer: newPacer(cfg.Sandbox.Name, cfg.Sandbox.RootURL, client, cfg.MaxRPS, cfg.Wait)}

@@ -88,18 +88,7 @@ var ErrRefused = errors.New("credentials refused")
 // error means the comparison could not be made (a side unreachable, the
 // credentials refused, the write trial unknown): exit status 2, not 1.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
-	if cfg.MaxRPS <= 0 {
-		cfg.MaxRPS = DefaultMaxRPS
-	}
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = DefaultTimeout
-	}
-	if cfg.Transport == nil {
-		cfg.Transport = http.DefaultTransport
-	}
-	if cfg.Faker == nil {
-		cfg.Faker = gofakeit.New(0)
-	}
+	cfg = cfg.withDefaults()
 	client := &http.Client{
 		Transport: cfg.Transport,
 		Timeout:   cfg.Timeout,
@@ -345,4 +334,22 @@ func ExpiredBy(authURL string, creds Credentials, expire func()) func(context.Co
 		expire()
 		return t.AccessToken, nil
 	}
+}
+
+// withDefaults fills what cfg leaves unset: the pace, the timeout, the
+// transport and the faker that names synthetic patients.
+func (cfg Config) withDefaults() Config {
+	if cfg.MaxRPS <= 0 {
+		cfg.MaxRPS = DefaultMaxRPS
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.Transport == nil {
+		cfg.Transport = http.DefaultTransport
+	}
+	if cfg.Faker == nil {
+		cfg.Faker = gofakeit.New(0)
+	}
+	return cfg
 }

@@ -44,19 +44,7 @@ func (s *Server) createQualified(w http.ResponseWriter, r *http.Request, caller 
 		AuditTrailTotal: 1,
 	}
 	noteSubmission(r, trialID, req.Patient)
-	err := s.store.CreateQualified(q)
-	if errors.Is(err, store.ErrConflict) {
-		w.Header().Set("Location", qualifiedPath(q.ExternalSourceID))
-		s.problem(w, r, newProblem(http.StatusConflict,
-			"a qualified referral with this externalSourceId was already submitted; it is at the Location header"))
-		return
-	}
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	w.Header().Set("Location", qualifiedPath(q.ExternalSourceID))
-	s.writeQualified(w, r, http.StatusCreated, contractdoc.CreateQualified, q)
+	s.storeQualified(w, r, q)
 }
 
 func (s *Server) listQualified(w http.ResponseWriter, r *http.Request, caller idp.Principal) {
@@ -106,4 +94,23 @@ func (s *Server) viewedBy(r *http.Request, caller idp.Principal) *fixtures.Audit
 
 func qualifiedPath(externalSourceID string) string {
 	return "/api/v1/referrals/qualified/" + url.PathEscape(externalSourceID)
+}
+
+// storeQualified stores a new qualified referral and answers 201 with it
+// and its Location, or 409 with the Location of the record a partner
+// already submitted under the same externalSourceId (left unchanged).
+func (s *Server) storeQualified(w http.ResponseWriter, r *http.Request, q fixtures.QualifiedReferral) {
+	err := s.store.CreateQualified(q)
+	if errors.Is(err, store.ErrConflict) {
+		w.Header().Set("Location", qualifiedPath(q.ExternalSourceID))
+		s.problem(w, r, newProblem(http.StatusConflict,
+			"a qualified referral with this externalSourceId was already submitted; it is at the Location header"))
+		return
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	w.Header().Set("Location", qualifiedPath(q.ExternalSourceID))
+	s.writeQualified(w, r, http.StatusCreated, contractdoc.CreateQualified, q)
 }

@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"encoding/json"
-	"errors"
 	"net/http"
 	"time"
 
@@ -12,7 +11,6 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/strictjson"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/contractdoc"
-	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
 // readContractSubmission reads a submission to an operation a contract took
@@ -139,17 +137,5 @@ func (s *Server) createQualifiedByContract(w http.ResponseWriter, r *http.Reques
 		AuditTrailTotal: 1,
 		Submission:      raw,
 	}
-	err := s.store.CreateQualified(q)
-	if errors.Is(err, store.ErrConflict) {
-		w.Header().Set("Location", qualifiedPath(q.ExternalSourceID))
-		s.problem(w, r, newProblem(http.StatusConflict,
-			"a qualified referral with this externalSourceId was already submitted; it is at the Location header"))
-		return
-	}
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	w.Header().Set("Location", qualifiedPath(q.ExternalSourceID))
-	s.writeQualified(w, r, http.StatusCreated, contractdoc.CreateQualified, q)
+	s.storeQualified(w, r, q)
 }
