@@ -99,6 +99,27 @@ var ruleCalls = []adminCall{
 		},
 	},
 	{
+		// Without an id the sandbox makes one: a retried add must not
+		// store the rule twice under two ids.
+		name:    "add a rule without an id",
+		tidy:    clearRules,
+		prepare: func(_ *testing.T, _ *testSandbox, i int) string { return fmt.Sprintf("/never/gen-%d", i) },
+		call: func(s *testSandbox, path string) *response {
+			return plainAdmin(s, http.MethodPost, "/__sandbox/scenarios", map[string]any{"path": path, "status": 500})
+		},
+		took: func(t *testing.T, obs *testSandbox, path string) bool {
+			var v struct{ Rules []struct{ Path string } }
+			obs.admin(http.MethodGet, "/__sandbox/scenarios", nil).decode(t, &v)
+			n := 0
+			for _, r := range v.Rules {
+				if r.Path == path {
+					n++
+				}
+			}
+			return n == 1
+		},
+	},
+	{
 		name: "delete a rule",
 		tidy: clearRules,
 		prepare: func(_ *testing.T, obs *testSandbox, i int) string {
@@ -140,6 +161,22 @@ var ruleCalls = []adminCall{
 		took: func(t *testing.T, obs *testSandbox, id string) bool {
 			_, active := ruleIDs(t, obs)
 			return countOf(active, "flaky/"+id) == 0
+		},
+	},
+	{
+		name: "deactivate a scenario everywhere",
+		tidy: clearRules,
+		prepare: func(_ *testing.T, obs *testSandbox, _ int) string {
+			obs.activate("slow-network", "")
+			obs.activate("slow-network", "ci-everywhere")
+			return ""
+		},
+		call: func(s *testSandbox, _ string) *response {
+			return plainAdmin(s, http.MethodDelete, "/__sandbox/library/slow-network", nil)
+		},
+		took: func(t *testing.T, obs *testSandbox, _ string) bool {
+			_, active := ruleIDs(t, obs)
+			return countOf(active, "slow-network/") == 0 && countOf(active, "slow-network/ci-everywhere") == 0
 		},
 	},
 	{
