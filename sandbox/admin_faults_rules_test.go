@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/referrals-sandbox/referrals-sandbox/internal/redistest"
 )
 
 // The admin calls on the rules, the library's activations and the journal,
@@ -359,4 +361,35 @@ func TestRuleCallsUnderRedisFaults(t *testing.T) {
 func TestRuleCallsWithWritesRefused(t *testing.T) {
 	t.Parallel()
 	callsWithWritesRefused(t, ruleCalls)
+}
+
+// TestJournalReadFailingPartWayIsNotAPage: a journal read takes 500
+// entries a command; when a later command fails, the answer is a 503 with
+// Retry-After or the whole page, never the first batch presented as all
+// there is.
+func TestJournalReadFailingPartWayIsNotAPage(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	proxy := redistest.NewFaultProxy(t, srv)
+	subject, obs := faultPair(t, srv, proxy)
+	journaled(t, obs, partner, 600)
+	faults := []redistest.Fault{redistest.Drop, redistest.ErrorReply, redistest.LoseReply}
+	for _, tc := range []struct{ query, command string }{
+		{"afterId=0&" + partnerPage, "XRANGE"},
+		{partnerPage, "XREVRANGE"},
+	} {
+		c := adminCall{
+			name:     "GET /__sandbox/requests?" + tc.query,
+			answered: wholePage,
+		}
+		for _, fault := range faults {
+			proxy.ArmMatching(func(cmd []string) bool { return cmd[0] == tc.command }, 2, fault)
+			r := plainAdmin(subject, http.MethodGet, "/__sandbox/requests?"+tc.query, nil)
+			if !proxy.Fired() {
+				t.Fatalf("%s: no second %s to fail", c.name, tc.command)
+			}
+			proxy.Arm(0, redistest.Drop)
+			judge(t, c, fmt.Sprintf("second %s failed (fault %d)", tc.command, fault), r, obs, tc.query)
+		}
+	}
 }
