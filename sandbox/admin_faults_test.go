@@ -26,6 +26,19 @@ type adminCall struct {
 	// took reports, through the observer, whether the call's change is
 	// there, exactly as asked (an advance made twice is not).
 	took func(t *testing.T, obs *testSandbox, id string) bool
+	// answered, for a read, replaces took: whether its successful answer
+	// r is the whole truth the observer sees (no empty list, no short
+	// page, no missing rule).
+	answered func(t *testing.T, r *response, obs *testSandbox, id string) bool
+	// tidy, when set, removes what the call and its preparation left, so
+	// that a thousand rounds stay under the sandbox's bounds.
+	tidy func(obs *testSandbox, id string)
+	// forced, when not 0, is the status a rule forces on the call: that
+	// answer is judged by took, as a success is.
+	forced int
+	// undoesOthers marks a call that would undo the others' changes (a
+	// reset, a clear): under CLIENT PAUSE it runs on its own.
+	undoesOthers bool
 }
 
 // clockOffset is a clock's offset as the observer shows it.
@@ -168,6 +181,7 @@ var adminCalls = []adminCall{
 		call: func(s *testSandbox, _ string) *response {
 			return plainAdmin(s, http.MethodPost, "/__sandbox/reset", nil)
 		},
+		undoesOthers: true,
 		took: func(t *testing.T, obs *testSandbox, id string) bool {
 			o, _ := clockOffset(t, obs, "")
 			return o == "0s" && obs.admin(http.MethodGet, "/__sandbox/clients/"+id, nil).Status == http.StatusNotFound
@@ -180,6 +194,14 @@ var adminCalls = []adminCall{
 func judge(t *testing.T, c adminCall, how string, r *response, obs *testSandbox, id string) {
 	t.Helper()
 	switch {
+	case c.forced != 0 && r.Status == c.forced:
+		if !c.took(t, obs, id) {
+			t.Errorf("%s, %s: answered the forced %d but its rule was not used up exactly once", c.name, how, r.Status)
+		}
+	case r.Status >= 200 && r.Status < 300 && c.answered != nil:
+		if !c.answered(t, r, obs, id) {
+			t.Errorf("%s, %s: answered %d %.300s, not what is there", c.name, how, r.Status, r.Body)
+		}
 	case r.Status >= 200 && r.Status < 300:
 		if !c.took(t, obs, id) {
 			t.Errorf("%s, %s: answered %d but the change is not there as asked", c.name, how, r.Status)
@@ -220,13 +242,20 @@ func faultPair(t *testing.T, srv *redistest.Server, proxy *redistest.FaultProxy,
 // fails each command every way (three times as long).
 func TestAdminCallsUnderRedisFaults(t *testing.T) {
 	t.Parallel()
+	callsUnderRedisFaults(t, adminCalls)
+}
+
+// callsUnderRedisFaults arms a fault proxy at every command of each call
+// in turn and judges each answer (see TestAdminCallsUnderRedisFaults).
+func callsUnderRedisFaults(t *testing.T, calls []adminCall) {
+	t.Helper()
 	srv := redistest.Start(t)
 	proxy := redistest.NewFaultProxy(t, srv)
 	subject, obs := faultPair(t, srv, proxy)
 	faults := []redistest.Fault{redistest.Drop, redistest.ErrorReply, redistest.LoseReply}
 	names := map[redistest.Fault]string{redistest.Drop: "connection closed", redistest.ErrorReply: "error answered", redistest.LoseReply: "reply lost"}
 	i := 0
-	for _, c := range adminCalls {
+	for _, c := range calls {
 		for round := range faults {
 			for n := 1; ; n++ {
 				fault := faults[(round+n)%len(faults)]
@@ -237,7 +266,19 @@ func TestAdminCallsUnderRedisFaults(t *testing.T) {
 				fired := proxy.Fired()
 				proxy.Arm(0, redistest.Drop)
 				judge(t, c, fmt.Sprintf("command %d %s", n, names[fault]), r, obs, id)
+				if c.tidy != nil {
+					c.tidy(obs, id)
+				}
 				if !fired {
+					// Past the call's last command nothing failed: the
+					// call must have done its work, or every 503 above
+					// proves nothing.
+					if r.Status != c.forced && (r.Status < 200 || r.Status > 299) {
+						t.Errorf("%s, no fault: answered %d %.300s", c.name, r.Status, r.Body)
+					}
+					if testing.Verbose() {
+						t.Logf("%s: %d commands", c.name, n-1)
+					}
 					break // past the call's last command
 				}
 			}
@@ -254,6 +295,13 @@ func TestAdminCallsUnderRedisFaults(t *testing.T) {
 // success for a change that took effect.
 func TestAdminCallsWithWritesRefused(t *testing.T) {
 	t.Parallel()
+	callsWithWritesRefused(t, adminCalls)
+}
+
+// callsWithWritesRefused runs each call against a Redis refusing writes,
+// both ways, and judges each answer (see TestAdminCallsWithWritesRefused).
+func callsWithWritesRefused(t *testing.T, calls []adminCall) {
+	t.Helper()
 	ctx := context.Background()
 	t.Run("maxmemory", func(t *testing.T) {
 		t.Parallel()
@@ -261,7 +309,7 @@ func TestAdminCallsWithWritesRefused(t *testing.T) {
 		proxy := redistest.NewFaultProxy(t, srv) // counts nothing here: only routes
 		subject, obs := faultPair(t, srv, proxy)
 		admin := srv.NewClient(t)
-		for i, c := range adminCalls {
+		for i, c := range calls {
 			id := c.prepare(t, obs, i)
 			if err := admin.ConfigSet(ctx, "maxmemory-policy", "noeviction").Err(); err != nil {
 				t.Fatal(err)
@@ -285,9 +333,9 @@ func TestAdminCallsWithWritesRefused(t *testing.T) {
 		subject, obs := faultPair(t, srv, proxy, redis.Options{Addr: proxy.Addr, ContextTimeoutEnabled: true,
 			ReadTimeout: 250 * time.Millisecond, WriteTimeout: 250 * time.Millisecond})
 		admin := srv.NewClient(t)
-		// The calls run together under one pause; the whole-sandbox reset
-		// would undo the others, so it has a pause of its own.
-		for _, batch := range [][]adminCall{adminCalls[:len(adminCalls)-1], adminCalls[len(adminCalls)-1:]} {
+		// The calls run together under one pause; each that would undo
+		// the others has a pause of its own.
+		for _, batch := range pauseBatches(calls) {
 			ids := make([]string, len(batch))
 			for i, c := range batch {
 				ids[i] = c.prepare(t, obs, 1000+i)
@@ -310,4 +358,20 @@ func TestAdminCallsWithWritesRefused(t *testing.T) {
 			}
 		}
 	})
+}
+
+// pauseBatches groups calls to run together under one CLIENT PAUSE: every
+// call that leaves the others' changes alone in one batch, then each call
+// that undoes them on its own.
+func pauseBatches(calls []adminCall) [][]adminCall {
+	var together []adminCall
+	var alone [][]adminCall
+	for _, c := range calls {
+		if c.undoesOthers {
+			alone = append(alone, []adminCall{c})
+		} else {
+			together = append(together, c)
+		}
+	}
+	return append([][]adminCall{together}, alone...)
 }

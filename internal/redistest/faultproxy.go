@@ -23,7 +23,8 @@ const (
 	Drop Fault = iota
 	// ErrorReply makes Redis answer the command with an error instead of
 	// running it (the proxy sends an unknown command in its place, so the
-	// error comes back in order behind the replies already due).
+	// error comes back in order behind the replies already due). At MULTI
+	// or EXEC, which Redis never refuses that way, it is Drop.
 	ErrorReply
 	// LoseReply forwards the command and closes the client's connection
 	// before its reply: the command runs, and the client never learns it
@@ -220,6 +221,14 @@ func (p *FaultProxy) record(cmd []string) (Fault, bool) {
 	}
 	if p.fail > 0 && p.counted == p.fail && !p.fired {
 		p.fired = true
+		if p.fault == ErrorReply && (cmd[0] == "MULTI" || cmd[0] == "EXEC") {
+			// Redis never answers these with an error and stays in (or
+			// out of) a transaction: an error in MULTI's place would run
+			// the queued commands one by one, in EXEC's it would leave the
+			// connection inside MULTI for the next call. A failure there
+			// is a closed connection.
+			return Drop, true
+		}
 		return p.fault, true
 	}
 	return 0, false

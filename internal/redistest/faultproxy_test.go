@@ -42,3 +42,37 @@ func TestFaultProxy(t *testing.T) {
 		_ = rdb.Close()
 	}
 }
+
+// TestFaultProxyErrorNeverLeavesATransactionOpen: an error answered in
+// place of MULTI or EXEC would leave what Redis never leaves, a connection
+// still inside MULTI (or a transaction's commands run one by one); go-redis
+// returns that connection to its pool, and the next command on it, of
+// another call, gets QUEUED for an answer. The proxy closes the connection
+// instead, as a failure there would.
+func TestFaultProxyErrorNeverLeavesATransactionOpen(t *testing.T) {
+	s := Start(t)
+	p := NewFaultProxy(t, s)
+	direct := s.NewClient(t)
+	ctx := context.Background()
+	for _, at := range []string{"MULTI", "EXEC"} {
+		rdb := redis.NewClient(&redis.Options{Addr: p.Addr, MaxRetries: -1, PoolSize: 1})
+		if err := rdb.Ping(ctx).Err(); err != nil {
+			t.Fatal(err)
+		}
+		p.ArmMatching(func(cmd []string) bool { return cmd[0] == at }, 1, ErrorReply)
+		_, err := rdb.TxPipelined(ctx, func(tx redis.Pipeliner) error {
+			tx.Set(ctx, "tx", at, 0)
+			return nil
+		})
+		if err == nil || !p.Fired() {
+			t.Errorf("error at %s: the transaction answered %v (fired %v)", at, err, p.Fired())
+		}
+		if got, _ := direct.Get(ctx, "tx").Result(); got == at {
+			t.Errorf("error at %s: the transaction's command ran", at)
+		}
+		if got, err := rdb.Incr(ctx, "after-"+at).Result(); err != nil || got != 1 {
+			t.Errorf("error at %s: the next command on the pool answered %d, %v", at, got, err)
+		}
+		_ = rdb.Close()
+	}
+}
