@@ -118,7 +118,8 @@ type Server struct {
 	shared     *sharedState // nil unless Config.Redis
 	hosts      hostPolicy
 	handler    http.Handler
-	router     *mux.Router // the routes, for the metrics' operation label
+	router     *mux.Router           // the routes, for the metrics' operation label
+	exact      map[string]exactRoute // routes served without the router
 	metrics    *metrics
 	// redactor hides credentials, by name and by value, in journal entries
 	// and log lines (the identity provider's, so both use one).
@@ -258,7 +259,8 @@ func (s *Server) routes() http.Handler {
 	// Outermost first: every response gets a request id; the metrics count
 	// every answer, refusals included; the journal sees the final answer,
 	// including forced ones and 429s.
-	return withRequestID(s.withMetrics(s.withShared(s.withAdminGuard(s.withJournal(s.withMetricsInfo(s.withHTTPSOnly(s.withScenarios(s.withUpstream(s.withRateLimit(r))))))))))
+	s.exact = exactRoutes(r)
+	return withRequestID(s.withMetrics(s.withShared(s.withAdminGuard(s.withJournal(s.withMetricsInfo(s.withHTTPSOnly(s.withScenarios(s.withUpstream(s.withRateLimit(http.HandlerFunc(s.serveRoutes)))))))))))
 }
 
 // serveCA serves the local CA certificate clients trust (--tls).
