@@ -9,6 +9,7 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/internal/logthrottle"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redact"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
+	"sync/atomic"
 
 	"errors"
 	"fmt"
@@ -120,7 +121,9 @@ type Server struct {
 	handler    http.Handler
 	router     *mux.Router           // the routes, for the metrics' operation label
 	exact      map[string]exactRoute // routes served without the router
-	metrics    *metrics
+	// lastIssuers caches the issuers of the last base URL (see issuers).
+	lastIssuers atomic.Pointer[baseIssuers]
+	metrics     *metrics
 	// redactor hides credentials, by name and by value, in journal entries
 	// and log lines (the identity provider's, so both use one).
 	redactor *redact.Redactor

@@ -146,15 +146,22 @@ func (x *Redactor) Query(raw string) string {
 
 // Path replaces each path segment that holds a credential.
 func (x *Redactor) Path(p string) string {
-	segments := strings.Split(p, "/")
-	changed := false
-	for i, seg := range segments {
+	// Most paths hold no credential: look before splitting.
+	clean := true
+	for seg := range strings.SplitSeq(p, "/") {
 		if x.holdsCredential(seg) {
-			segments[i], changed = Redacted, true
+			clean = false
+			break
 		}
 	}
-	if !changed {
+	if clean {
 		return p
+	}
+	segments := strings.Split(p, "/")
+	for i, seg := range segments {
+		if x.holdsCredential(seg) {
+			segments[i] = Redacted
+		}
 	}
 	return strings.Join(segments, "/")
 }
