@@ -9,10 +9,14 @@ import (
 	"github.com/tidwall/buntdb"
 )
 
-// maxVerified bounds the verified-records cache: a few pages of many
-// clients. Its entries share the store's own strings, so a full cache
-// holds at most maxVerified records the store has since replaced.
-const maxVerified = 10_000
+// maxVerified and maxVerifiedBytes bound the verified-records cache: a
+// few pages of many clients. Its entries share the store's own strings,
+// so what it can keep alive beyond the store is the values the store has
+// since replaced or deleted: at most maxVerifiedBytes.
+const (
+	maxVerified      = 10_000
+	maxVerifiedBytes = 8 << 20
+)
 
 // verifiedRecords remembers stored values whose JSON is already what the
 // API writes for the record (json.Marshal of the decoded record), so a
@@ -23,6 +27,7 @@ const maxVerified = 10_000
 type verifiedRecords struct {
 	mu     sync.Mutex
 	values map[string]string // key -> the stored value verified
+	bytes  int               // of the keys and values held
 }
 
 func (c *verifiedRecords) has(key, value string) bool {
@@ -35,10 +40,15 @@ func (c *verifiedRecords) has(key, value string) bool {
 func (c *verifiedRecords) add(key, value string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.values == nil || len(c.values) >= maxVerified {
-		c.values = make(map[string]string) // start again rather than track age
+	if c.values == nil || len(c.values) >= maxVerified || c.bytes+len(key)+len(value) > maxVerifiedBytes {
+		// Start again rather than track age.
+		c.values, c.bytes = make(map[string]string), 0
+	}
+	if old, ok := c.values[key]; ok {
+		c.bytes -= len(key) + len(old)
 	}
 	c.values[key] = value
+	c.bytes += len(key) + len(value)
 }
 
 // ListReferralsJSON is ListReferrals with each referral as the API encodes
