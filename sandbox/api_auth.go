@@ -118,6 +118,20 @@ func bearerToken(r *http.Request) string {
 
 // issuers are the iss values accepted on r: tokens issued at the address the
 // request came in on, or at the public URL.
+// The last base's list is kept (one entry, so a client sending many Host
+// names cannot grow it): most requests come in through one address.
 func (s *Server) issuers(r *http.Request) []string {
-	return []string{s.cfg.Provider.Issuer(s.cfg.Provider.BaseURL(r))}
+	base := s.cfg.Provider.BaseURL(r)
+	if last := s.lastIssuers.Load(); last != nil && last.base == base {
+		return last.issuers
+	}
+	list := []string{s.cfg.Provider.Issuer(base)}
+	s.lastIssuers.Store(&baseIssuers{base: base, issuers: list})
+	return list
+}
+
+// baseIssuers are the issuers accepted through one base URL.
+type baseIssuers struct {
+	base    string
+	issuers []string
 }

@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"context"
 	"net/http"
 	"time"
 
@@ -26,8 +25,6 @@ type metricsNote struct {
 	obs       *idp.Observation
 }
 
-type metricsNoteKey struct{}
-
 // withMetrics counts every request, including those refused before they
 // reach a route (admin guard, rate limit, forced answers), once its answer
 // is written or a fault has ended it. Latency is real elapsed time, not the
@@ -35,10 +32,12 @@ type metricsNoteKey struct{}
 func (s *Server) withMetrics(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		note := &metricsNote{}
-		rec := &statusRecorder{ResponseWriter: w}
+		st, r := withState(r)
+		note := &st.note
+		st.metricsRec = statusRecorder{ResponseWriter: w}
+		rec := &st.metricsRec
 		defer func() { s.metrics.observe(s.outcome(r, rec.status, note, time.Since(start))) }()
-		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), metricsNoteKey{}, note)))
+		next.ServeHTTP(rec, r)
 	})
 }
 
@@ -46,9 +45,8 @@ func (s *Server) withMetrics(next http.Handler) http.Handler {
 // and the provider's observation up to withMetrics.
 func (s *Server) withMetricsInfo(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if note, ok := r.Context().Value(metricsNoteKey{}).(*metricsNote); ok {
-			note.info = infoFrom(r.Context())
-			note.obs = idp.ObservationFrom(r.Context())
+		if st := stateFrom(r.Context()); st != nil {
+			st.note.info, st.note.obs = &st.info, &st.obs
 		}
 		next.ServeHTTP(w, r)
 	})
@@ -58,9 +56,9 @@ func (s *Server) withMetricsInfo(next http.Handler) http.Handler {
 // records that route's template as the request's operation.
 func noteRoute(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if note, ok := r.Context().Value(metricsNoteKey{}).(*metricsNote); ok {
+		if st := stateFrom(r.Context()); st != nil {
 			if tpl, err := mux.CurrentRoute(r).GetPathTemplate(); err == nil {
-				note.operation = tpl
+				st.note.operation = tpl
 			}
 		}
 		next.ServeHTTP(w, r)

@@ -41,14 +41,12 @@ type requestInfo struct {
 	submission string
 }
 
-type requestInfoKey struct{}
-
+// infoFrom returns the request's info; a throwaway one outside the chain.
 func infoFrom(ctx context.Context) *requestInfo {
-	info, _ := ctx.Value(requestInfoKey{}).(*requestInfo)
-	if info == nil {
-		return &requestInfo{}
+	if st := stateFrom(ctx); st != nil {
+		return &st.info
 	}
-	return info
+	return &requestInfo{}
 }
 
 // statusRecorder remembers the status a handler wrote. Unwrap lets
@@ -79,17 +77,17 @@ func (w *statusRecorder) Unwrap() http.ResponseWriter { return w.ResponseWriter 
 // fault aborted.
 func (s *Server) withJournal(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		info := &requestInfo{endpoint: string(endpointOf(r))}
+		st, r := withState(r)
+		info, obs := &st.info, &st.obs
+		*info = requestInfo{endpoint: string(endpointOf(r))}
 		s.identify(r, info)
-		obs := &idp.Observation{}
-		ctx := idp.WithObservation(context.WithValue(r.Context(), requestInfoKey{}, info), obs)
-		r = r.WithContext(ctx)
 		if !journaled(r) {
 			next.ServeHTTP(w, r)
 			return
 		}
 		start := s.now(info.claimed.ClientID)
-		rec := &statusRecorder{ResponseWriter: w}
+		st.journalRec = statusRecorder{ResponseWriter: w}
+		rec := &st.journalRec
 		defer func() {
 			if err := s.journal.Add(r.Context(), s.journalEntry(r, rec, info, obs, start)); err != nil {
 				s.log.Error("journal a request", "request_id", requestID(r), "err", err)
@@ -152,8 +150,10 @@ func (s *Server) journalEntry(r *http.Request, rec *statusRecorder, info *reques
 	if !expires.IsZero() {
 		e.TokenExpiresAt = expires.UTC().Format(time.RFC3339)
 	}
-	if ra, err := strconv.Atoi(answered.Get("Retry-After")); err == nil {
-		e.RetryAfterSeconds = ra
+	if v := answered.Get("Retry-After"); v != "" {
+		if ra, err := strconv.Atoi(v); err == nil {
+			e.RetryAfterSeconds = ra
+		}
 	}
 	return e
 }

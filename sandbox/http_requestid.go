@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"context"
 	"net/http"
 	"regexp"
 
@@ -16,22 +15,24 @@ const RequestIDHeader = "X-Request-Id"
 // printable, so it can be echoed in headers and bodies safely.
 var clientRequestID = regexp.MustCompile(`^[A-Za-z0-9._:\-]{1,128}$`)
 
-type requestIDKey struct{}
-
 // withRequestID gives every request an id, echoing the client's when valid.
 func withRequestID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.Header.Get(RequestIDHeader)
-		if !clientRequestID.MatchString(id) {
+		if id == "" || !clientRequestID.MatchString(id) {
 			id = uuid.NewString()
 		}
 		w.Header().Set(RequestIDHeader, id)
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id)))
+		st, r := withState(r)
+		st.id = id
+		next.ServeHTTP(w, r)
 	})
 }
 
 // requestID returns the id withRequestID assigned to r.
 func requestID(r *http.Request) string {
-	id, _ := r.Context().Value(requestIDKey{}).(string)
-	return id
+	if st := stateFrom(r.Context()); st != nil {
+		return st.id
+	}
+	return ""
 }

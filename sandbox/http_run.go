@@ -21,6 +21,9 @@ func runOf(r *http.Request) string {
 	if v := r.Header.Get(RunHeader); v != "" {
 		return v
 	}
+	if !strings.Contains(r.URL.RawQuery, "run") {
+		return "" // spares parsing every query
+	}
 	return r.URL.Query().Get("run")
 }
 

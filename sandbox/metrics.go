@@ -138,10 +138,7 @@ type requestOutcome struct {
 // observe counts one answered request.
 func (m *metrics) observe(o requestOutcome) {
 	client := m.clients.value(o.client)
-	status := "none"
-	if o.status != 0 {
-		status = strconv.Itoa(o.status)
-	}
+	status := statusLabel(o.status)
 	m.requests.WithLabelValues(o.operation, metricMethod(o.method), status, client).Inc()
 	m.duration.WithLabelValues(o.operation).Observe(o.elapsed.Seconds())
 	if o.rule != "" {
@@ -229,4 +226,25 @@ func (c journalCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(journalEntriesDesc, prometheus.GaugeValue, float64(entries))
 	ch <- prometheus.MustNewConstMetric(journalBytesDesc, prometheus.GaugeValue, float64(bytes))
+}
+
+// statusLabels are the labels of the statuses HTTP defines, made once so
+// that counting a request allocates no label.
+var statusLabels = func() (l [600]string) {
+	for i := 100; i < len(l); i++ {
+		l[i] = strconv.Itoa(i)
+	}
+	return l
+}()
+
+// statusLabel is the status label of status: "none" when no answer was
+// written.
+func statusLabel(status int) string {
+	switch {
+	case status == 0:
+		return "none"
+	case status >= 100 && status < len(statusLabels):
+		return statusLabels[status]
+	}
+	return strconv.Itoa(status)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/internal/logthrottle"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redact"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
+	"sync/atomic"
 
 	"errors"
 	"fmt"
@@ -126,8 +127,11 @@ type Server struct {
 	hosts      hostPolicy
 	contract   contractShapes
 	handler    http.Handler
-	router     *mux.Router // the routes, for the metrics' operation label
-	metrics    *metrics
+	router     *mux.Router           // the routes, for the metrics' operation label
+	exact      map[string]exactRoute // routes served without the router
+	// lastIssuers caches the issuers of the last base URL (see issuers).
+	lastIssuers atomic.Pointer[baseIssuers]
+	metrics     *metrics
 	// redactor hides credentials, by name and by value, in journal entries
 	// and log lines (the identity provider's, so both use one).
 	redactor *redact.Redactor
@@ -272,7 +276,8 @@ func (s *Server) routes() http.Handler {
 	// Outermost first: every response gets a request id; the metrics count
 	// every answer, refusals included; the journal sees the final answer,
 	// including forced ones and 429s.
-	return withRequestID(s.withMetrics(s.withShared(s.withAdminGuard(s.withJournal(s.withMetricsInfo(s.withHTTPSOnly(s.withScenarios(s.withUpstream(s.withRateLimit(r))))))))))
+	s.exact = exactRoutes(r)
+	return withRequestID(s.withMetrics(s.withShared(s.withAdminGuard(s.withJournal(s.withMetricsInfo(s.withHTTPSOnly(s.withScenarios(s.withUpstream(s.withRateLimit(http.HandlerFunc(s.serveRoutes)))))))))))
 }
 
 // serveCA serves the local CA certificate clients trust (--tls).

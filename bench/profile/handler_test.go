@@ -115,3 +115,34 @@ func BenchmarkOpen(b *testing.B) {
 		}
 	}
 }
+
+// discardWriter is a ResponseWriter that keeps nothing but its headers, so
+// the allocations BenchmarkServerTrials counts are the sandbox's own.
+type discardWriter struct {
+	header http.Header
+	status int
+}
+
+func (w *discardWriter) Header() http.Header         { return w.header }
+func (w *discardWriter) Write(b []byte) (int, error) { return len(b), nil }
+func (w *discardWriter) WriteHeader(status int)      { w.status = status }
+
+// BenchmarkServerTrials is GET /api/v1/referrals/trials with one request
+// value and a writer that keeps nothing: its allocs/op are what the
+// sandbox itself allocates per authenticated GET (target: at most 10),
+// without httptest's request parsing and recorder.
+func BenchmarkServerTrials(b *testing.B) {
+	in, token := openBench(b)
+	req := httptest.NewRequest(http.MethodGet, "http://127.0.0.1:8080/api/v1/referrals/trials", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	w := &discardWriter{header: http.Header{}}
+	b.ReportAllocs()
+	for b.Loop() {
+		clear(w.header)
+		w.status = 0
+		in.Server.ServeHTTP(w, req)
+		if w.status != 0 && w.status != http.StatusOK {
+			b.Fatalf("trials: %d", w.status)
+		}
+	}
+}

@@ -5,6 +5,7 @@
 package redact
 
 import (
+	"bytes"
 	"net/http"
 	"net/url"
 	"strings"
@@ -36,12 +37,32 @@ var credentialWords = []string{
 // a credential by its name alone: one of credentialNames, or a name holding
 // one of credentialWords. The conformance report uses the same list.
 func IsCredentialName(name string) bool {
-	n := strings.ToLower(name)
-	if credentialNames[n] {
+	// Lower-case into a stack buffer: the journal asks this of every
+	// header of every request, and strings.ToLower allocates for each
+	// canonical (capitalised) header name.
+	// Non-ASCII names take strings.ToLower, whose Unicode folding (the
+	// Kelvin sign becomes "k") the lists are matched against.
+	var buf [64]byte
+	n := buf[:0]
+	if len(name) > len(buf) {
+		n = make([]byte, 0, len(name))
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if c >= 0x80 {
+			n = append(n[:0], strings.ToLower(name)...)
+			break
+		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		n = append(n, c)
+	}
+	if credentialNames[string(n)] {
 		return true
 	}
 	for _, w := range credentialWords {
-		if strings.Contains(n, w) {
+		if bytes.Contains(n, []byte(w)) {
 			return true
 		}
 	}
@@ -125,15 +146,22 @@ func (x *Redactor) Query(raw string) string {
 
 // Path replaces each path segment that holds a credential.
 func (x *Redactor) Path(p string) string {
-	segments := strings.Split(p, "/")
-	changed := false
-	for i, seg := range segments {
+	// Most paths hold no credential: look before splitting.
+	clean := true
+	for seg := range strings.SplitSeq(p, "/") {
 		if x.holdsCredential(seg) {
-			segments[i], changed = Redacted, true
+			clean = false
+			break
 		}
 	}
-	if !changed {
+	if clean {
 		return p
+	}
+	segments := strings.Split(p, "/")
+	for i, seg := range segments {
+		if x.holdsCredential(seg) {
+			segments[i] = Redacted
+		}
 	}
 	return strings.Join(segments, "/")
 }

@@ -94,19 +94,34 @@ func jsonLen(s string) int {
 // a 60 KB request line alive, outside the byte budget.
 func truncate(e *Entry) {
 	var cut []string
-	for _, f := range []struct {
+	fields := [...]struct {
 		name string
 		v    *string
 	}{
 		{"method", &e.Method}, {"path", &e.Path}, {"query", &e.Query}, {"endpoint", &e.Endpoint},
 		{"clientId", &e.ClientID}, {"namedClientId", &e.NamedClientID}, {"tokenId", &e.TokenID}, {"tokenExpiresAt", &e.TokenExpiresAt},
 		{"fault", &e.Fault}, {"ruleId", &e.RuleID}, {"scenario", &e.Scenario}, {"requestId", &e.RequestID},
-	} {
+	}
+	total := 0
+	for _, f := range fields {
 		shortened, ok := cutValue(*f.v)
-		*f.v = strings.Clone(shortened)
+		*f.v = shortened
+		total += len(shortened)
 		if ok {
 			cut = append(cut, f.name)
 		}
+	}
+	// One copy holds every field (one allocation per entry, not one per
+	// field); the fields are slices of it and live and die with the entry.
+	var b strings.Builder
+	b.Grow(total)
+	for _, f := range fields {
+		b.WriteString(*f.v)
+	}
+	all := b.String()
+	for _, f := range fields {
+		n := len(*f.v)
+		*f.v, all = all[:n], all[n:]
 	}
 	if headers, cutHeaders := truncateHeaders(e.Headers); cutHeaders != nil {
 		e.Headers = headers

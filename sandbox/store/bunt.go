@@ -27,6 +27,8 @@ type BuntStore struct {
 	cfg     config
 	lock    *fileLock // nil in memory
 	bad     badKeys
+	// verified lets listings write records through (see encoded.go).
+	verified verifiedRecords
 }
 
 var _ Store = (*BuntStore)(nil)

@@ -1,0 +1,50 @@
+package sandbox
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/gorilla/mux"
+)
+
+// exactRoute is a route without variables, served without the router.
+type exactRoute struct {
+	operation string // the route's template, the metrics' operation label
+	handler   http.Handler
+}
+
+// exactRoutes finds the routes of r whose path has no variables and that
+// r itself would choose for that exact path. Serving them from a map
+// spares gorilla/mux's matching and the two contexts and request copies
+// it attaches per request (route and variables), which no such route's
+// handler reads: 8 of an authenticated GET's allocations.
+func exactRoutes(r *mux.Router) map[string]exactRoute {
+	exact := map[string]exactRoute{}
+	_ = r.Walk(func(route *mux.Route, _ *mux.Router, _ []*mux.Route) error {
+		tpl, err := route.GetPathTemplate()
+		if err != nil || strings.ContainsAny(tpl, "{}") || route.GetHandler() == nil {
+			return nil
+		}
+		var m mux.RouteMatch
+		req := &http.Request{Method: http.MethodGet, URL: &url.URL{Path: tpl}, Header: http.Header{}}
+		if r.Match(req, &m) && m.Route == route && len(m.Vars) == 0 {
+			exact[tpl] = exactRoute{operation: tpl, handler: route.GetHandler()}
+		}
+		return nil
+	})
+	return exact
+}
+
+// serveRoutes answers r from its exact route when it has one, else through
+// the router.
+func (s *Server) serveRoutes(w http.ResponseWriter, r *http.Request) {
+	if e, ok := s.exact[r.URL.EscapedPath()]; ok {
+		if st := stateFrom(r.Context()); st != nil {
+			st.note.operation = e.operation
+		}
+		e.handler.ServeHTTP(w, r)
+		return
+	}
+	s.router.ServeHTTP(w, r)
+}
