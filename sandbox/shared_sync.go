@@ -12,7 +12,7 @@ import (
 
 	"github.com/referrals-sandbox/referrals-sandbox/clock"
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
-	"github.com/referrals-sandbox/referrals-sandbox/internal/batch"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/internal/batch"
 )
 
 // sharedState brings one replica in step with the others before each

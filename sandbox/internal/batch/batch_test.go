@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/referrals-sandbox/referrals-sandbox/internal/batch"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/internal/batch"
 )
 
 // Every caller gets its own result, and concurrent callers share batches.
