@@ -57,7 +57,8 @@ func (s *Server) listReferrals(w http.ResponseWriter, r *http.Request, caller id
 		s.fail(w, r, err)
 		return
 	}
-	if l, ok := s.store.(referralsJSONLister); ok {
+	// The stored JSON is the built-in shape: a contract's shape is rendered.
+	if l, ok := s.store.(referralsJSONLister); ok && !s.contract.shapes(referralKind) {
 		items, next, err := l.ListReferralsJSON(caller.ClientID, page)
 		if err != nil {
 			s.fail(w, r, listError(err))
