@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -57,6 +58,7 @@ func TestClusterKeySpread(t *testing.T) {
 		}
 	}
 	perMaster := map[string]map[string]int{} // master -> sandbox -> keys
+	var mu sync.Mutex                        // ForEachMaster calls fn on every master at once
 	err := rdb.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
 		counts := map[string]int{}
 		iter := node.Scan(ctx, 0, "*", 1000).Iterator()
@@ -64,7 +66,9 @@ func TestClusterKeySpread(t *testing.T) {
 			tag, _, _ := strings.Cut(strings.TrimPrefix(iter.Val(), "{"), "}")
 			counts[tag]++
 		}
+		mu.Lock()
 		perMaster[node.Options().Addr] = counts
+		mu.Unlock()
 		return iter.Err()
 	})
 	if err != nil {

@@ -174,7 +174,7 @@ func (s *Server) Kill(t testing.TB) {
 		return
 	}
 	_ = s.cmd.Process.Kill()
-	_ = s.cmd.Wait()
+	<-s.exited // start's goroutine waits for the process; a second Wait races it
 	s.cmd = nil
 }
 
