@@ -1,7 +1,9 @@
 package sandbox
 
 import (
+	"bufio"
 	"context"
+	"net"
 	"net/http"
 	"strconv"
 	"time"
@@ -54,6 +56,23 @@ func infoFrom(ctx context.Context) *requestInfo {
 type statusRecorder struct {
 	http.ResponseWriter
 	status int
+	// end, when set, is stamped as a fault takes the connection over.
+	end *requestEnd
+}
+
+// requestEnd is when a request ended for its client, on the sandbox clock
+// the client lives by, for the journal's duration.
+type requestEnd struct {
+	s    *Server
+	info *requestInfo
+	at   time.Time
+}
+
+// stamp sets the end once: the first stamp wins.
+func (e *requestEnd) stamp() {
+	if e.at.IsZero() {
+		e.at = e.s.now(e.info.claimed.ClientID)
+	}
 }
 
 func (w *statusRecorder) WriteHeader(status int) {
@@ -72,6 +91,17 @@ func (w *statusRecorder) Write(b []byte) (int, error) {
 
 func (w *statusRecorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
+// Hijack stamps the end before handing the connection over. A fault that
+// closes the connection ends the exchange for the client there and then,
+// while the handler may run on for a while: the journal must not date the
+// request's end after requests the client sent once it saw the close.
+func (w *statusRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	if w.end != nil {
+		w.end.stamp()
+	}
+	return http.NewResponseController(w.ResponseWriter).Hijack()
+}
+
 // withJournal identifies the caller (for failure rules, rate limits and the
 // journal) and records every request except the sandbox's own, even one a
 // fault aborted.
@@ -86,10 +116,12 @@ func (s *Server) withJournal(next http.Handler) http.Handler {
 			return
 		}
 		start := s.now(info.claimed.ClientID)
-		st.journalRec = statusRecorder{ResponseWriter: w}
+		st.end = requestEnd{s: s, info: info}
+		st.journalRec = statusRecorder{ResponseWriter: w, end: &st.end}
 		rec := &st.journalRec
 		defer func() {
-			if err := s.journal.Add(r.Context(), s.journalEntry(r, rec, info, obs, start)); err != nil {
+			st.end.stamp()
+			if err := s.journal.Add(r.Context(), s.journalEntry(r, rec, info, obs, start, st.end.at)); err != nil {
 				s.log.Error("journal a request", "request_id", requestID(r), "err", err)
 			}
 		}()
@@ -97,8 +129,7 @@ func (s *Server) withJournal(next http.Handler) http.Handler {
 	})
 }
 
-func (s *Server) journalEntry(r *http.Request, rec *statusRecorder, info *requestInfo, obs *idp.Observation, start time.Time) JournalEntry {
-	now := s.now(info.claimed.ClientID)
+func (s *Server) journalEntry(r *http.Request, rec *statusRecorder, info *requestInfo, obs *idp.Observation, start, end time.Time) JournalEntry {
 	e := JournalEntry{
 		At:           start.UTC().Format(fixtures.TimestampLayout),
 		Method:       r.Method,
@@ -111,7 +142,7 @@ func (s *Server) journalEntry(r *http.Request, rec *statusRecorder, info *reques
 		Fault:        info.fault,
 		RuleID:       info.ruleID,
 		Scenario:     info.scenario,
-		DurationMs:   float64(now.Sub(start).Microseconds()) / 1000,
+		DurationMs:   float64(end.Sub(start).Microseconds()) / 1000,
 		RequestID:    requestID(r),
 		TLS:          r.TLS != nil,
 		RequestBytes: r.ContentLength,

@@ -19,6 +19,7 @@ type requestState struct {
 	obs        idp.Observation
 	metricsRec statusRecorder
 	journalRec statusRecorder
+	end        requestEnd
 }
 
 type requestStateKey struct{}

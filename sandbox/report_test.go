@@ -444,8 +444,23 @@ func (c *scriptedClient) loseAnswer(referral map[string]any) {
 }
 
 // journalLocations reads the Location the journal holds for each request
-// id, waiting for entries the sandbox writes once a handler returned.
+// id.
 func (sb *conformanceSandbox) journalLocations(ids ...string) []string {
+	sb.t.Helper()
+	entries := sb.journalEntries(ids...)
+	out := make([]string, 0, len(ids))
+	for _, id := range ids {
+		if entries[id].Location == "" {
+			sb.t.Fatalf("the journal has no Location for %s", id)
+		}
+		out = append(out, entries[id].Location)
+	}
+	return out
+}
+
+// journalEntries reads the journal's entries for the request ids, waiting
+// for entries the sandbox writes once a handler returned.
+func (sb *conformanceSandbox) journalEntries(ids ...string) map[string]sandbox.JournalEntry {
 	sb.t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		resp, err := sb.tlsClient.Get(sb.adminBaseURL + "/__sandbox/requests?clientId=" + conformanceClient + "&limit=1000")
@@ -460,20 +475,20 @@ func (sb *conformanceSandbox) journalLocations(ids ...string) []string {
 		if err != nil {
 			sb.t.Fatal(err)
 		}
-		byID := map[string]string{}
+		byID := map[string]sandbox.JournalEntry{}
 		for _, e := range page.Requests {
-			byID[e.RequestID] = e.Location
+			byID[e.RequestID] = e
 		}
-		out := make([]string, 0, len(ids))
+		found := 0
 		for _, id := range ids {
-			if byID[id] != "" {
-				out = append(out, byID[id])
+			if _, ok := byID[id]; ok {
+				found++
 			}
 		}
-		if len(out) == len(ids) {
-			return out
+		if found == len(ids) {
+			return byID
 		}
 	}
-	sb.t.Fatalf("the journal has no Location for %v", ids)
+	sb.t.Fatalf("the journal lacks some of %v", ids)
 	return nil
 }
