@@ -64,7 +64,7 @@ func (s *RedisStore) Seed(set *fixtures.Set) error {
 func (s *RedisStore) Load(set *fixtures.Set) error {
 	records, err := redisSet(set)
 	if err == nil && len(records) > 0 {
-		err = s.write("", "", true, records)
+		err = s.write("", "", refuseTaken, records)
 	}
 	if err != nil {
 		return fmt.Errorf("load fixtures: %w", err)
@@ -80,7 +80,7 @@ func (s *RedisStore) ResetClient(clientID string, set *fixtures.Set) error {
 		err = fmt.Errorf("%w: empty client id", ErrInvalid)
 	}
 	if err == nil {
-		err = s.write("", clientID, false, records)
+		err = s.write("", clientID, overwriteTaken, records)
 	}
 	if err != nil {
 		return fmt.Errorf("reset client %q: %w", clientID, err)
@@ -110,7 +110,7 @@ func (s *RedisStore) reset(set *fixtures.Set) error {
 		return err
 	}
 	gen := fmt.Sprint(res)
-	if err := s.write(gen, "", false, records); err != nil {
+	if err := s.write(gen, "", overwriteTaken, records); err != nil {
 		return errors.Join(err, s.dropGeneration(gen))
 	}
 	old, err := s.run(flipGenerationScript, gen)

@@ -78,14 +78,22 @@ func encodeAudit(entries []fixtures.AuditEntry) ([]string, error) {
 	return out, nil
 }
 
-// write runs writeScript for records; check refuses taken keys.
-func (s *RedisStore) write(gen, clearClient string, check bool, records []redisRecord) error {
-	args := []any{gen, "", "", "0"}
+// takenKeys is what writeScript does with a record whose key is taken.
+type takenKeys string
+
+const (
+	overwriteTaken takenKeys = "0" // replace it
+	refuseTaken    takenKeys = "1" // refuse the whole write
+	// refuseTakenUnlessSame refuses it unless it holds this very record
+	// and trail: the earlier run of a create whose reply was lost.
+	refuseTakenUnlessSame takenKeys = "2"
+)
+
+// write runs writeScript for records.
+func (s *RedisStore) write(gen, clearClient string, taken takenKeys, records []redisRecord) error {
+	args := []any{gen, "", "", string(taken)}
 	if clearClient != "" {
 		args[1], args[2] = escape(clearClient), clearClient
-	}
-	if check {
-		args[3] = "1"
 	}
 	for _, r := range records {
 		args = append(args, r.args()...)
@@ -108,7 +116,7 @@ func (s *RedisStore) write(gen, clearClient string, check bool, records []redisR
 func (s *RedisStore) CreateReferral(r fixtures.Referral) error {
 	rec, err := redisReferralRecord(r)
 	if err == nil {
-		err = s.write("", "", true, []redisRecord{rec})
+		err = s.write("", "", refuseTakenUnlessSame, []redisRecord{rec})
 	}
 	if err != nil {
 		return fmt.Errorf("create referral %q of client %q: %w", r.OutcomesID, r.ClientID, err)
@@ -120,7 +128,7 @@ func (s *RedisStore) CreateReferral(r fixtures.Referral) error {
 func (s *RedisStore) CreateQualified(q fixtures.QualifiedReferral) error {
 	rec, err := redisQualifiedRecord(q)
 	if err == nil {
-		err = s.write("", "", true, []redisRecord{rec})
+		err = s.write("", "", refuseTakenUnlessSame, []redisRecord{rec})
 	}
 	if err != nil {
 		return fmt.Errorf("create qualified referral %q of client %q: %w", q.ExternalSourceID, q.ClientID, err)

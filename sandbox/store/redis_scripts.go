@@ -18,10 +18,16 @@ local function idOf(member) return string.match(member, '([^:]*)$') end
 
 // writeScript loads records. ARGV: prefix, generation (” for the current
 // one), escaped client to clear first (” for none), that client's id,
-// '1' to refuse records whose key is taken, then per record: kind (r or
+// what to do with a record whose key is taken ('0' overwrite, '1' refuse,
+// '2' refuse unless it holds this record), then per record: kind (r or
 // q), escaped client, escaped id, index member, client id, JSON, number
 // of audit entries, the entries. It answers {'ok'} or {'conflict', key}
-// having written nothing.
+// having written nothing. With '2', records already stored byte for byte
+// as given answer {'ok'} without a write: go-redis retries a script whose
+// reply was lost, and the retry of a create that took effect must not
+// answer the client that its own record conflicts, nor append its audit
+// trail twice. A record and its trail carry the time and the request id
+// of their submission, so two submissions are never byte-identical.
 var writeScript = redis.NewScript(luaBase + `
 if ARGV[2] ~= '' then base = P .. 'g' .. ARGV[2] .. ':' end
 local function each(f)
@@ -32,13 +38,24 @@ local function each(f)
     i = i + 7 + n
   end
 end
-if ARGV[5] == '1' then
-  local conflict = nil
-  each(function(kind, ec, eid)
+if ARGV[5] ~= '0' then
+  local function sameTrail(a, first, n)
+    local held = redis.call('LRANGE', a, 0, -1)
+    if #held ~= n then return false end
+    for j = 0, n - 1 do if held[j + 1] ~= ARGV[first + j] then return false end end
+    return true
+  end
+  local conflict, same, count = nil, 0, 0
+  each(function(kind, ec, eid, member, client, json, first, n)
     local key = base .. kind .. ':' .. ec .. ':' .. eid
-    if conflict == nil and redis.call('EXISTS', key) == 1 then conflict = key end
+    count = count + 1
+    local held = redis.call('GET', key)
+    if held == json and ARGV[5] == '2' and sameTrail(base .. 'a:' .. ec .. ':' .. eid, first, n) then same = same + 1
+    elseif conflict == nil and held then conflict = key end
   end)
+  if ARGV[5] == '2' and conflict == nil and same == count then return {'ok'} end
   if conflict then return {'conflict', conflict} end
+  if same > 0 then return {'conflict', 'partly written'} end
 end
 local ec0 = ARGV[3]
 if ec0 ~= '' then
