@@ -110,15 +110,35 @@ func (s *RedisStore) run(script *redis.Script, args ...any) (any, error) {
 	return res, nil
 }
 
-// unreachable marks err ErrUnavailable unless Redis itself answered it (a
-// script's error reply): a refused connection, a timeout or a closed
-// client means the call may succeed once Redis is back.
+// unreachable marks err ErrUnavailable unless Redis itself answered it
+// with an error of the script's own (a bug, which stays a 500): a refused
+// connection, a timeout, a closed client or a server that cannot serve
+// now (see serverState) means the call may succeed once Redis is back.
 func unreachable(err error) error {
 	var reply redis.Error
-	if err == nil || errors.As(err, &reply) {
+	if err == nil || (errors.As(err, &reply) && !serverState(reply)) {
 		return err
 	}
 	return fmt.Errorf("%w: %w", ErrUnavailable, err)
+}
+
+// serverStates are the error replies that say what state Redis is in, not
+// what is wrong with the command: loading its data after a restart, out of
+// memory, a replica promoted or demoted, a cluster resharding or down, a
+// script or a failed save blocking writes. go-redis retries some of them a
+// few times; when they outlast its retries the answer is a 503.
+var serverStates = []string{"LOADING", "OOM", "BUSY", "MASTERDOWN", "READONLY", "TRYAGAIN", "CLUSTERDOWN", "NOREPLICAS", "MISCONF"}
+
+// serverState reports whether reply is one of serverStates. Redis keeps a
+// command's error code when a script's redis.call fails, so a write a
+// script makes under maxmemory answers "OOM ...".
+func serverState(reply redis.Error) bool {
+	for _, code := range serverStates {
+		if redis.HasErrorPrefix(reply, code+" ") {
+			return true
+		}
+	}
+	return false
 }
 
 // replyStrings converts a script's array reply: integers become their

@@ -78,3 +78,33 @@ func TestRedisDownIsUnavailable(t *testing.T) {
 		}
 	}
 }
+
+// A write Redis refuses for want of memory is the backend unavailable
+// (a 503 with Retry-After), not the sandbox's own error (a 500): the
+// fault suite met such 500s while Redis reloaded its AOF after a kill.
+func TestRedisWriteRefusedForMemoryIsUnavailable(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.NewClient(t)
+	st, err := store.OpenRedis(rdb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	if err := rdb.ConfigSet(ctx, "maxmemory-policy", "noeviction").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.ConfigSet(ctx, "maxmemory", "1").Err(); err != nil {
+		t.Fatal(err)
+	}
+	ref := fixtures.Referral{OutcomesID: "oom-1", TrialID: "TRIAL-CARDIO-001", ClientID: "c", Status: fixtures.StatusReceived, SubmittedAt: "2026-01-01T00:00:00.000000Z"}
+	err = st.CreateReferral(ref)
+	if !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("create under maxmemory 1: %v, want ErrUnavailable", err)
+	}
+	if err := rdb.ConfigSet(ctx, "maxmemory", "0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.GetReferral("c", "oom-1"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("the refused referral reads %v, want not found", err)
+	}
+}
