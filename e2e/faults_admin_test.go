@@ -74,7 +74,7 @@ func (c *adminChecker) ruleRoundTrip(n int, rng *rand.Rand) {
 		return
 	}
 	if a.status != http.StatusCreated {
-		h.anomaly("add a rule through %s: %d %s", r.base(), a.status, truncate(a.body))
+		h.anomaly("add a rule through %s: %d %s%s", r.base(), a.status, truncate(a.body), h.logged(a))
 		return
 	}
 	var added struct{ ID string }
@@ -90,7 +90,7 @@ func (c *adminChecker) ruleRoundTrip(n int, rng *rand.Rand) {
 		return
 	}
 	if a.status/100 != 2 {
-		h.anomaly("delete rule %s through %s: %d %s", added.ID, d.base(), a.status, truncate(a.body))
+		h.anomaly("delete rule %s through %s: %d %s%s", added.ID, d.base(), a.status, truncate(a.body), h.logged(a))
 		return
 	}
 	c.expectListed(added.ID, false)
@@ -125,7 +125,7 @@ func (c *adminChecker) clockStep(rng *rand.Rand) {
 	case !ok:
 		c.unknown()
 	case a.status/100 != 2:
-		h.anomaly("advance the clock through %s: %d %s", r.base(), a.status, truncate(a.body))
+		h.anomaly("advance the clock through %s: %d %s%s", r.base(), a.status, truncate(a.body), h.logged(a))
 		return
 	default:
 		c.mu.Lock()
@@ -143,7 +143,7 @@ func (c *adminChecker) clockStep(rng *rand.Rand) {
 		}
 		var v struct{ Offset string }
 		if err := json.Unmarshal(a.body, &v); err != nil || a.status != http.StatusOK {
-			h.anomaly("read the clock through %s: %d %s", r.base(), a.status, truncate(a.body))
+			h.anomaly("read the clock through %s: %d %s%s", r.base(), a.status, truncate(a.body), h.logged(a))
 			continue
 		}
 		off, err := time.ParseDuration(v.Offset)

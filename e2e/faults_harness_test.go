@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os/exec"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -56,6 +57,9 @@ type faultReplica struct {
 	port  int
 	proxy *toxiproxy.Proxy
 	args  []string
+	// log is the replica's standard error across its restarts, where a
+	// 500's trace id leads.
+	log *testutil.LockedBuffer
 
 	mu    sync.Mutex
 	proc  *exec.Cmd
@@ -77,7 +81,7 @@ func startFaultHarness(t *testing.T, n int) *faultHarness {
 			t.Fatalf("start the proxy: %v", err)
 		}
 		t.Cleanup(proxy.Stop)
-		r := &faultReplica{port: freePort(t), proxy: proxy}
+		r := &faultReplica{port: freePort(t), proxy: proxy, log: &testutil.LockedBuffer{}}
 		r.args = []string{"serve", "--addr", "127.0.0.1:" + strconv.Itoa(r.port), "--rate-limit", "0", "--log-format", "json", "--log-level", "warn",
 			"--redis", "redis://" + proxy.Listen + "/0", "--redis-timeout", "2s"}
 		h.start(r)
@@ -92,7 +96,7 @@ func startFaultHarness(t *testing.T, n int) *faultHarness {
 func (h *faultHarness) start(r *faultReplica) {
 	h.t.Helper()
 	cmd := exec.Command(sandboxBinary, r.args...)
-	stderr := &testutil.LockedBuffer{}
+	stderr := r.log
 	cmd.Stdout, cmd.Stderr = io.Discard, stderr
 	if err := cmd.Start(); err != nil {
 		h.t.Fatalf("start a replica: %v", err)
@@ -143,6 +147,26 @@ func (h *faultHarness) anomaly(format string, args ...any) {
 	h.anomalies = append(h.anomalies, fmt.Sprintf(format, args...))
 }
 
+// logged returns the replicas' log lines that name the trace id of a
+// problem answer, so that an unexplained 500 arrives with its cause.
+func (h *faultHarness) logged(a answer) string {
+	var problem struct {
+		TraceID string `json:"traceId"`
+	}
+	if json.Unmarshal(a.body, &problem) != nil || problem.TraceID == "" {
+		return ""
+	}
+	var lines []string
+	for _, r := range h.replicas {
+		for line := range strings.Lines(r.log.String()) {
+			if strings.Contains(line, problem.TraceID) {
+				lines = append(lines, strings.TrimSpace(line))
+			}
+		}
+	}
+	return "\n\tlogged: " + strings.Join(lines, "\n\tlogged: ")
+}
+
 // check503 holds a 503 to the documented shape: Retry-After set.
 func (h *faultHarness) check503(a answer, what string) {
 	h.unavailable.Add(1)
@@ -191,7 +215,7 @@ func (h *faultHarness) writeOne(w, n int, rng *rand.Rand) {
 		h.check503(a, "POST /api/v1/referrals/")
 		return
 	case a.status != http.StatusCreated:
-		h.anomaly("POST /api/v1/referrals/ through %s: %d %s", r.base(), a.status, truncate(a.body))
+		h.anomaly("POST /api/v1/referrals/ through %s: %d %s%s", r.base(), a.status, truncate(a.body), h.logged(a))
 		return
 	}
 	key := a.header.Get("Location")
@@ -236,7 +260,7 @@ func (h *faultHarness) readOne(w int, key string, rng *rand.Rand) {
 		h.check503(a, "GET "+key)
 		return
 	default:
-		h.anomaly("GET %s through %s: %d %s", key, r.base(), a.status, truncate(a.body))
+		h.anomaly("GET %s through %s: %d %s%s", key, r.base(), a.status, truncate(a.body), h.logged(a))
 		return
 	}
 	h.mu.Lock()
