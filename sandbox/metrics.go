@@ -60,39 +60,32 @@ var latencyBuckets = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1
 func newMetrics(build BuildInfo, log journal.Log) *metrics {
 	m := &metrics{
 		registry: prometheus.NewRegistry(),
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: metricsNamespace, Name: "http_requests_total",
-			Help: "Requests answered, by operation (route template), method, status (none when a fault closed the connection) and verified client (other for the rest).",
-		}, []string{"operation", "method", "status", "client"}),
+		requests: counterVec("http_requests_total",
+			"Requests answered, by operation (route template), method, status (none when a fault closed the connection) and verified client (other for the rest).",
+			"operation", "method", "status", "client"),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: metricsNamespace, Name: "http_request_duration_seconds",
 			Help:    "Time from a request's arrival to the end of its answer, by operation; forced delays included.",
 			Buckets: latencyBuckets,
 		}, []string{"operation"}),
-		forced: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: metricsNamespace, Name: "forced_answers_total",
-			Help: "Requests a failure rule or an X-Sandbox-* header acted on (status, fault or delay), by rule id and named scenario.",
-		}, []string{"rule", "scenario"}),
-		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: metricsNamespace, Name: "tokens_issued_total",
-			Help: "Access tokens issued, by client.",
-		}, []string{"client"}),
-		tokenErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: metricsNamespace, Name: "tokens_refused_total",
-			Help: "Token requests refused, by the token endpoint's error code.",
-		}, []string{"error"}),
-		rateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: metricsNamespace, Name: "rate_limited_total",
-			Help: "Requests refused with 429 by the rate limiter (not forced ones), by client (other: unverified tokens' shared bucket).",
-		}, []string{"client"}),
-		redisCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: metricsNamespace, Name: "redis_round_trips_total",
-			Help: "Round trips to Redis in shared mode, by command (pipeline for a pipeline or transaction).",
-		}, []string{"command"}),
-		redisErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: metricsNamespace, Name: "redis_errors_total",
-			Help: "Failed Redis round trips, by kind: timeout, connection, reply (an error answer), conflict (a transaction retried), other.",
-		}, []string{"kind"}),
+		forced: counterVec("forced_answers_total",
+			"Requests a failure rule or an X-Sandbox-* header acted on (status, fault or delay), by rule id and named scenario.",
+			"rule", "scenario"),
+		tokens: counterVec("tokens_issued_total",
+			"Access tokens issued, by client.",
+			"client"),
+		tokenErrors: counterVec("tokens_refused_total",
+			"Token requests refused, by the token endpoint's error code.",
+			"error"),
+		rateLimited: counterVec("rate_limited_total",
+			"Requests refused with 429 by the rate limiter (not forced ones), by client (other: unverified tokens' shared bucket).",
+			"client"),
+		redisCalls: counterVec("redis_round_trips_total",
+			"Round trips to Redis in shared mode, by command (pipeline for a pipeline or transaction).",
+			"command"),
+		redisErrors: counterVec("redis_errors_total",
+			"Failed Redis round trips, by kind: timeout, connection, reply (an error answer), conflict (a transaction retried), other.",
+			"kind"),
 		redisDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: metricsNamespace, Name: "redis_round_trip_duration_seconds",
 			Help:    "Time of each Redis round trip, by command.",
@@ -115,6 +108,11 @@ func newMetrics(build BuildInfo, log journal.Log) *metrics {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
 	return m
+}
+
+// counterVec is a counter of the sandbox's namespace with those labels.
+func counterVec(name, help string, labels ...string) *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: metricsNamespace, Name: name, Help: help}, labels)
 }
 
 // handler serves the registry in the Prometheus text format (or what the

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -11,33 +10,6 @@ import (
 
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redistest"
 )
-
-// TestServeRedisClusterUsageErrors: --redis-cluster with --redis or
-// --data, a URL that is not redis:// or rediss://, or a negative
-// --redis-wait is a usage error (exit 2) naming the flag.
-func TestServeRedisClusterUsageErrors(t *testing.T) {
-	tests := []struct {
-		name    string
-		environ map[string]string
-		args    []string
-		want    string
-	}{
-		{"with --redis", nil, []string{"serve", "--redis-cluster", "redis://127.0.0.1:7000", "--redis", "redis://127.0.0.1:6379"}, "--redis and --redis-cluster"},
-		{"from the environment with --data", map[string]string{"SANDBOX_REDIS_CLUSTER": "redis://127.0.0.1:7000", "SANDBOX_DATA": "x.db"}, []string{"serve"}, "--data and --redis-cluster"},
-		{"http scheme", nil, []string{"serve", "--redis-cluster", "http://127.0.0.1:7000"}, "--redis-cluster must start with redis://"},
-		{"negative wait", nil, []string{"serve", "--redis-cluster", "redis://127.0.0.1:7000", "--redis-wait", "-1"}, "--redis-wait"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			ctx, cancel := context.WithCancel(t.Context())
-			cancel()
-			res := runCLIContext(ctx, tc.environ, tc.args...)
-			if res.code != 2 || !strings.Contains(res.stderr, tc.want) {
-				t.Errorf("exit %d, stderr %q; want 2 and %q", res.code, res.stderr, tc.want)
-			}
-		})
-	}
-}
 
 // TestServeRedisClusterFailover runs two built binaries on a cluster of
 // three masters with a replica each, with --redis-wait 1. A referral

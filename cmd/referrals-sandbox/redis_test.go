@@ -14,8 +14,9 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redistest"
 )
 
-// TestServeRedisUsageErrors: --redis with --data, or a URL that is not
-// redis:// or rediss://, is a usage error (exit 2) that names the flag.
+// TestServeRedisUsageErrors: --redis or --redis-cluster with --data, both
+// at once, a URL that is not redis:// or rediss://, or a negative
+// --redis-wait is a usage error (exit 2) that names the flag.
 func TestServeRedisUsageErrors(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -27,6 +28,10 @@ func TestServeRedisUsageErrors(t *testing.T) {
 		{"from the environment with --data", map[string]string{"SANDBOX_REDIS": "redis://127.0.0.1:6379/0", "SANDBOX_DATA": "x.db"}, []string{"serve"}, "--data and --redis"},
 		{"http scheme", nil, []string{"serve", "--redis", "http://127.0.0.1:6379"}, "--redis must start with redis://"},
 		{"empty prefix", nil, []string{"serve", "--redis", "redis://127.0.0.1:6379", "--redis-prefix", ""}, "--redis-prefix"},
+		{"cluster: with --redis", nil, []string{"serve", "--redis-cluster", "redis://127.0.0.1:7000", "--redis", "redis://127.0.0.1:6379"}, "--redis and --redis-cluster"},
+		{"cluster: from the environment with --data", map[string]string{"SANDBOX_REDIS_CLUSTER": "redis://127.0.0.1:7000", "SANDBOX_DATA": "x.db"}, []string{"serve"}, "--data and --redis-cluster"},
+		{"cluster: http scheme", nil, []string{"serve", "--redis-cluster", "http://127.0.0.1:7000"}, "--redis-cluster must start with redis://"},
+		{"cluster: negative wait", nil, []string{"serve", "--redis-cluster", "redis://127.0.0.1:7000", "--redis-wait", "-1"}, "--redis-wait"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
