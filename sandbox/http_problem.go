@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
@@ -182,6 +183,9 @@ func problemFor(err error) Problem {
 	}
 	if errors.Is(err, store.ErrCorrupt) {
 		return newProblem(http.StatusInternalServerError, "this record is stored in a form the sandbox can no longer read (a damaged or hand-edited data file); the trace id identifies it in the sandbox log")
+	}
+	if errors.Is(err, journal.ErrCorrupt) {
+		return newProblem(http.StatusInternalServerError, "the request journal holds an entry the sandbox cannot read (written under its keys by something else); clearing the journal (DELETE /__sandbox/requests) removes it")
 	}
 	return newProblem(http.StatusInternalServerError, "the sandbox failed to process the request; the trace id identifies it in the sandbox log")
 }

@@ -10,6 +10,12 @@ import (
 // nothing: a page is never cut short.
 var ErrUnavailable = errors.New("shared journal (Redis) unavailable")
 
+// ErrCorrupt marks a read that met an entry it cannot decode (written by
+// hand or by another program under the sandbox's keys). The read fails
+// rather than skip it: a report judged on part of the journal could lie.
+// Clearing the journal (DELETE /__sandbox/requests) removes the entry.
+var ErrCorrupt = errors.New("the journal holds an entry that does not decode")
+
 // Log is what the sandbox journals into and reads back: the in-memory
 // Journal (the default) or the RedisJournal that replicas share. The
 // conformance suite in sandbox/journal/journaltest pins what both do.

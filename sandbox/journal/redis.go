@@ -190,8 +190,11 @@ func (j *RedisJournal) scan(ctx context.Context, f Filter, limit int) ([]Entry, 
 			return nil, false, unavailable("read the journal", err)
 		}
 		for _, m := range msgs {
-			e, ok := decode(m)
-			if !ok || !f.matches(e) {
+			e, err := decode(m)
+			if err != nil {
+				return nil, false, err
+			}
+			if !f.matches(e) {
 				continue
 			}
 			if limit >= 0 && len(out) == limit {
@@ -220,7 +223,11 @@ func (j *RedisJournal) Latest(ctx context.Context, f Filter, limit int) ([]Entry
 			return nil, unavailable("read the journal", err)
 		}
 		for _, m := range msgs {
-			if e, ok := decode(m); ok && f.matches(e) && len(out) < limit {
+			e, err := decode(m)
+			if err != nil {
+				return nil, err
+			}
+			if f.matches(e) && len(out) < limit {
 				out = append(out, e)
 			}
 		}
@@ -234,17 +241,20 @@ func (j *RedisJournal) Latest(ctx context.Context, f Filter, limit int) ([]Entry
 }
 
 // decode turns a stream message back into its Entry, numbered by its id.
-func decode(m redis.XMessage) (Entry, bool) {
+// A message that does not decode is an error, never skipped: a journal
+// read with entries quietly missing would make the report judge a client
+// on part of what it did.
+func decode(m redis.XMessage) (Entry, error) {
 	raw, _ := m.Values["e"].(string)
 	var e Entry
 	if err := json.Unmarshal([]byte(raw), &e); err != nil {
-		return Entry{}, false
+		return Entry{}, fmt.Errorf("%w: entry %s: %w", ErrCorrupt, m.ID, err)
 	}
 	seq, _, _ := strings.Cut(m.ID, "-")
 	id, err := strconv.ParseUint(seq, 10, 64)
 	if err != nil {
-		return Entry{}, false
+		return Entry{}, fmt.Errorf("%w: entry id %s: %w", ErrCorrupt, m.ID, err)
 	}
 	e.ID = id
-	return e, true
+	return e, nil
 }
