@@ -73,7 +73,7 @@ func (p *Provider) checkDiscoveryRequest(w http.ResponseWriter, r *http.Request)
 		return false
 	}
 	if tenant := p.canonicalTenant(mux.Vars(r)["tenant"]); tenant != p.cfg.Tenant && !tenantIndependent(tenant) {
-		WriteTokenError(w, r, p.cfg.Clock.Now(), errUnknownTenant(tenant))
+		WriteTokenError(w, r, p.cfg.Clock.Now(), errUnknownTenant(p.redactor.Log(tenant)))
 		return false
 	}
 	return true

@@ -52,5 +52,5 @@ func (p *Provider) tokenTenantError(tenant string) *TokenError {
 	case tenant == tenantCommon, tenant == tenantConsumers:
 		return errCommonEndpoint()
 	}
-	return errUnknownTenant(tenant)
+	return errUnknownTenant(p.redactor.Log(tenant))
 }

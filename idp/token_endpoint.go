@@ -87,7 +87,7 @@ func (p *Provider) handleToken(r *http.Request) (Issued, string, *TokenError) {
 	case grant == "":
 		return Issued{}, creds.clientID, errMissingParameter("grant_type")
 	case grant != "client_credentials":
-		return Issued{}, creds.clientID, errUnsupportedGrant(grant)
+		return Issued{}, creds.clientID, errUnsupportedGrant(p.redactor.Log(grant))
 	case creds.clientID == "":
 		return Issued{}, "", errMissingParameter("client_id")
 	case creds.secret == "":
@@ -110,7 +110,7 @@ func (p *Provider) handleToken(r *http.Request) (Issued, string, *TokenError) {
 	if named && tenant == tenantOrganizations {
 		return Issued{}, creds.clientID, errSingleTenant(creds.clientID)
 	}
-	resource, terr := resourceOf(form.Get("scope"), client.Resources)
+	resource, terr := resourceOf(form.Get("scope"), client.Resources, p.redactor.Log)
 	if terr != nil {
 		return Issued{}, creds.clientID, terr
 	}
@@ -209,8 +209,9 @@ func secretsEqual(want, got string) bool {
 
 // resourceOf finds the one resource a scope string asks for: exactly one
 // "<resource>/.default" among the OIDC scopes MSAL adds, for a resource the
-// client may use.
-func resourceOf(scope string, allowed []string) (string, *TokenError) {
+// client may use. An error echoes the scope through echo, which hides a
+// credential pasted into it: error bodies never carry one.
+func resourceOf(scope string, allowed []string, echo func(string) string) (string, *TokenError) {
 	var resources []string
 	for _, s := range strings.Fields(scope) {
 		if oidcScopes[s] {
@@ -218,19 +219,19 @@ func resourceOf(scope string, allowed []string) (string, *TokenError) {
 		}
 		resource, ok := strings.CutSuffix(s, "/.default")
 		if !ok || resource == "" {
-			return "", errInvalidScope(s)
+			return "", errInvalidScope(echo(s))
 		}
 		resources = append(resources, resource)
 	}
 	if len(resources) != 1 {
-		return "", errInvalidScope(scope)
+		return "", errInvalidScope(echo(scope))
 	}
 	for _, a := range allowed {
 		if a == resources[0] {
 			return a, nil
 		}
 	}
-	return "", errInvalidScope(resources[0] + "/.default")
+	return "", errInvalidScope(echo(resources[0] + "/.default"))
 }
 
 // TokenRequester is who a token request says it comes from, read before

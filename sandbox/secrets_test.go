@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/idp"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redact"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
@@ -227,5 +228,48 @@ func TestFailureLogRedactsThePath(t *testing.T) {
 	}
 	if strings.Contains(logs, tok[strings.LastIndex(tok, ".")+1:]) {
 		t.Error("the failure log holds the token")
+	}
+}
+
+// TestTokenErrorsNeverEchoASecret: Entra's error descriptions echo the
+// grant type, the scope and the tenant a client sent; a client that pasted
+// its secret (or a token) into one of them gets it back [redacted], as a
+// client id is, and the error is still Entra's.
+func TestTokenErrorsNeverEchoASecret(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	secret := partner + "-secret"
+	tok := s.token(partner2)
+	form := func(field, value string) url.Values {
+		f := url.Values{"grant_type": {"client_credentials"}, "client_id": {partner}, "client_secret": {secret}, "scope": {apiScope}}
+		f.Set(field, value)
+		return f
+	}
+	cases := []struct {
+		name, path string
+		form       url.Values
+		code       string
+		leaked     string
+	}{
+		{"secret as grant_type", "/" + idp.DefaultTenant + "/oauth2/v2.0/token", form("grant_type", secret), "invalid_grant", secret},
+		{"secret as scope", "/" + idp.DefaultTenant + "/oauth2/v2.0/token", form("scope", secret), "invalid_scope", secret},
+		{"token as a scope's resource", "/" + idp.DefaultTenant + "/oauth2/v2.0/token", form("scope", tok+"/.default"), "invalid_scope", tok},
+		{"secret as the tenant", "/" + secret + "/oauth2/v2.0/token", form("scope", apiScope), "invalid_request", secret},
+		{"token as the tenant", "/" + tok + "/oauth2/v2.0/token", form("scope", apiScope), "invalid_request", tok},
+	}
+	for _, c := range cases {
+		r := s.do(request{method: http.MethodPost, path: c.path, body: c.form.Encode(),
+			headers: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, plain: true})
+		var body struct {
+			Error       string `json:"error"`
+			Description string `json:"error_description"`
+		}
+		r.decode(t, &body)
+		if body.Error != c.code || !strings.Contains(body.Description, redact.Redacted) {
+			t.Errorf("%s: %d %s %q, want %s naming the value %s", c.name, r.Status, body.Error, body.Description, c.code, redact.Redacted)
+		}
+		if strings.Contains(string(r.Body), c.leaked) {
+			t.Errorf("%s: the error body holds the credential", c.name)
+		}
 	}
 }
