@@ -60,6 +60,23 @@ func TestDocsLinks(t *testing.T) {
 	}
 }
 
+// TestReadmeLinksEveryDocsPage: the README is the landing page, so a page
+// under docs/ that it does not link is a page no newcomer finds.
+func TestReadmeLinksEveryDocsPage(t *testing.T) {
+	linked := map[string]bool{}
+	for _, p := range readMarkdown(t, "README.md").paragraphs {
+		for _, target := range linkTargets(p.text) {
+			file, _, _ := strings.Cut(target, "#")
+			linked[path.Clean(file)] = true
+		}
+	}
+	for _, page := range docPages(t)[1:] {
+		if !linked[page] {
+			t.Errorf("README.md does not link %s", page)
+		}
+	}
+}
+
 // linkTargets returns the targets of the links in a paragraph of Markdown,
 // outside inline code.
 func linkTargets(text string) []string {
