@@ -47,10 +47,10 @@ func TestDocsLinks(t *testing.T) {
 	checked := 0
 	for _, page := range docPages(t) {
 		for _, p := range readMarkdown(t, page).paragraphs {
-			for _, target := range linkTargets(p.text) {
+			for _, l := range linkTargets(p.text) {
 				checked++
-				if err := checkLink(page, target, pageAnchors); err != "" {
-					t.Errorf("%s:%d: link %q: %s", page, p.line, target, err)
+				if err := checkLink(page, l.target, pageAnchors); err != "" {
+					t.Errorf("%s:%d: link %q: %s", page, p.line+l.line, l.target, err)
 				}
 			}
 		}
@@ -65,8 +65,8 @@ func TestDocsLinks(t *testing.T) {
 func TestReadmeLinksEveryDocsPage(t *testing.T) {
 	linked := map[string]bool{}
 	for _, p := range readMarkdown(t, "README.md").paragraphs {
-		for _, target := range linkTargets(p.text) {
-			file, _, _ := strings.Cut(target, "#")
+		for _, l := range linkTargets(p.text) {
+			file, _, _ := strings.Cut(l.target, "#")
 			linked[path.Clean(file)] = true
 		}
 	}
@@ -77,14 +77,30 @@ func TestReadmeLinksEveryDocsPage(t *testing.T) {
 	}
 }
 
-// linkTargets returns the targets of the links in a paragraph of Markdown,
-// outside inline code.
-func linkTargets(text string) []string {
-	text = codeSpan.ReplaceAllString(text, "")
-	var out []string
+// link is a link's target and the line it is on within its paragraph,
+// from 0.
+type link struct {
+	target string
+	line   int
+}
+
+// linkTargets returns the links of a paragraph of Markdown, outside
+// inline code.
+func linkTargets(text string) []link {
+	// Blank out code spans rather than cut them, so offsets keep their line.
+	text = codeSpan.ReplaceAllStringFunc(text, func(code string) string {
+		return strings.Map(func(r rune) rune {
+			if r == '\n' {
+				return r
+			}
+			return ' '
+		}, code)
+	})
+	var out []link
 	for _, re := range []*regexp.Regexp{mdLink, mdRefDef, htmlLink} {
-		for _, m := range re.FindAllStringSubmatch(text, -1) {
-			out = append(out, m[len(m)-1])
+		for _, m := range re.FindAllStringSubmatchIndex(text, -1) {
+			n := len(m)
+			out = append(out, link{text[m[n-2]:m[n-1]], strings.Count(text[:m[0]], "\n")})
 		}
 	}
 	return out
