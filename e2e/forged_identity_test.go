@@ -18,7 +18,7 @@ import (
 )
 
 // forgedRSSLimit is the resident memory the sandbox must stay under after
-// the forged-token flood (README, "Shared by many callers"): idle it needs
+// the forged-token flood (docs/security.md, "Shared by many callers"): idle it needs
 // about 15 MB; before tokens had to verify, this flood took it past 1 GB.
 const forgedRSSLimit = 100 << 20
 

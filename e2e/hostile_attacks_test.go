@@ -31,7 +31,7 @@ const (
 	// bigFieldsRSSBoundMB is the resident memory the sandbox stays under
 	// with rules and runtime clients at their caps, every field at its
 	// bound, and under the attacks that follow while they stay there
-	// (README, "Bounds on memory and work").
+	// (docs/security.md, "Bounds on memory and work").
 	bigFieldsRSSBoundMB = 256
 )
 

@@ -18,7 +18,7 @@ import (
 )
 
 // rssBoundMB is the resident memory the sandbox stays under during the
-// hostile load (README, "Bounds on memory and work"). Idle it uses about
+// hostile load (docs/security.md, "Bounds on memory and work"). Idle it uses about
 // 15 MB. Without the journal's bounds the default 1,500 64 KB-header
 // requests alone took it to 177 MB; with them, 35 MB (70 MB after 10,000).
 const rssBoundMB = 128

@@ -125,7 +125,7 @@ func TestReplicasShareEverything(t *testing.T) {
 
 	// The journal through A shows the calls made through B and C. C
 	// appends its entries in the background, so A may see one a moment
-	// after C answered (the README says so): wait for it, 10 s at most.
+	// after C answered (docs/shared-mode.md says so): wait for it, 10 s at most.
 	marker := http.Header{"X-Request-Id": {"through-c"}}
 	rs.call(http.MethodGet, rs.base(2)+"/health/ping", token, nil, marker)
 	testutil.Eventually(t, 10*time.Second, func() error {

@@ -22,7 +22,7 @@ const soakClients = 50
 
 // soakDuration is SOAK_DURATION (a Go duration), default 5 s so that the
 // README's test command stays about a minute; CI runs 15 s and a long soak
-// is SOAK_DURATION=10m (see the README).
+// is SOAK_DURATION=10m (see docs/performance.md).
 func soakDuration(t *testing.T) time.Duration {
 	t.Helper()
 	if v := os.Getenv("SOAK_DURATION"); v != "" {

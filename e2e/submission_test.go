@@ -92,7 +92,7 @@ func sameAsSent(got fixtures.QualifiedReferral, sent qualifiedRequest, clientID 
 		return fmt.Sprintf("qualification %+v, sent %+v", got.Qualification, sent.Qualification)
 	case len(got.AuditTrail) == 0 || got.AuditTrailTotal < len(got.AuditTrail):
 		return fmt.Sprintf("audit trail of %d entries, %d in all", len(got.AuditTrail), got.AuditTrailTotal)
-	// The record carries the newest entries of its trail (README): only a
+	// The record carries the newest entries of its trail (docs/api.md): only a
 	// whole trail still shows the submission first.
 	case got.AuditTrailTotal == len(got.AuditTrail) && got.AuditTrail[0].Action != fixtures.AuditSubmitted:
 		return fmt.Sprintf("audit trail %+v does not start with %q", got.AuditTrail, fixtures.AuditSubmitted)

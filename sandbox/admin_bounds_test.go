@@ -124,7 +124,7 @@ func TestAdminFieldsAtTheirBounds(t *testing.T) {
 	c := s.newClient(map[string]any{"roles": roles, "resources": resources, "description": strings.Repeat("d", idp.MaxClientDescriptionBytes)})
 	tok := s.clientToken(c)
 	if len(tok) > 16<<10 {
-		t.Errorf("a client at every bound got a %d-byte token; the README promises under 16 KiB", len(tok))
+		t.Errorf("a client at every bound got a %d-byte token; docs/security.md promises under 16 KiB", len(tok))
 	}
 	if r := s.trials(tok); r.Status != http.StatusOK {
 		t.Errorf("the API refused the token of a client at every bound: %d %s", r.Status, r.Body)

@@ -234,7 +234,7 @@ func TestAPI_Authentication(t *testing.T) {
 }
 
 // TestAPI_NoLeewayPastExpiry: the sandbox issues and checks tokens on one
-// clock, so a token is refused the second its exp passes; the README's
+// clock, so a token is refused the second its exp passes; docs/clients.md's
 // "advance 3600s expires every live token" holds.
 func TestAPI_NoLeewayPastExpiry(t *testing.T) {
 	s := newSandbox(t)

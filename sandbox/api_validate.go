@@ -12,7 +12,7 @@ import (
 )
 
 // Limits and patterns of request fields. They are exported so the OpenAPI
-// document and README can state the same rules the validator enforces.
+// document and docs/api.md can state the same rules the validator enforces.
 const (
 	// MaxNameLength bounds patient.firstName and patient.lastName, in characters.
 	MaxNameLength = 100

@@ -190,7 +190,7 @@ func TestClockAdvanceExpiresLiveToken(t *testing.T) {
 	}
 }
 
-// TestClockMovedBackKeepsIssuedTokens: the README's recipe (advance, then
+// TestClockMovedBackKeepsIssuedTokens: docs/clients.md's recipe (advance, then
 // reset) with a client that caches its token (x/oauth2's ReuseTokenSource,
 // which judges expiry by its own clock): the token it fetched while the
 // clock was ahead has an nbf in the reset clock's future, and the sandbox

@@ -24,7 +24,7 @@ import (
 // team-8:), each with 100 clients holding records, a moved clock and a
 // rate-limit bucket. Every key of one sandbox must sit on one master (its
 // scripts need them in one slot); the sandboxes spread over the masters.
-// The figures are logged for the README (go test -v -run
+// The figures are logged for docs/shared-mode.md (go test -v -run
 // TestClusterKeySpread ./sandbox/).
 func TestClusterKeySpread(t *testing.T) {
 	cluster := redistest.StartCluster(t, 3, 0)

@@ -45,7 +45,7 @@ func TestForcedAnswersCarryTheClientsRateLimit(t *testing.T) {
 }
 
 // A refused X-Sandbox-* value on the API is an API answer too: it carries
-// the client's RateLimit-* headers, as the README says every API answer does.
+// the client's RateLimit-* headers, as docs/api.md says every API answer does.
 func TestRefusedSandboxHeadersCarryTheClientsRateLimit(t *testing.T) {
 	s := newSandbox(t, withRateLimit(10, 20))
 	token := s.token(partner)

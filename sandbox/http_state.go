@@ -11,7 +11,7 @@ import (
 // id, what the metrics and the journal learn of it, and the recorders of
 // its status. It is one allocation and one context value per request,
 // where a value per layer cost a context and a request copy each (see
-// "What each fix saved" in the README).
+// "What each fix saved" in docs/performance.md).
 type requestState struct {
 	id         string
 	note       metricsNote

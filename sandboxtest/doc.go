@@ -33,7 +33,7 @@
 // The sandbox's other packages are its implementation and change freely;
 // this package is the API to keep. Its signatures use only its own types
 // (Rule, JournalEntry, Credentials...) and the standard library's, which
-// mirror the admin API's JSON, documented in the README and in the admin
+// mirror the admin API's JSON, documented in docs/admin-api.md and in the admin
 // API's OpenAPI document.
 //
 // # Parallel tests

@@ -12,7 +12,7 @@ import (
 
 // Rule is a failure rule: which requests it matches, what the sandbox
 // answers them instead, and how often. It is the body of POST
-// /__sandbox/scenarios; the README's "Failure scenarios (QA)" section and
+// /__sandbox/scenarios; docs/failure-scenarios.md and
 // the admin API's OpenAPI document (GET /__sandbox/openapi.json) describe
 // every field. Zero fields are left out: they match everything, or take the
 // sandbox's default.

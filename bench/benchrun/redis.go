@@ -15,7 +15,7 @@ import (
 )
 
 // redisServer is a private redis-server of the run: loopback only, its
-// data in the run's directory, with the persistence the README recommends
+// data in the run's directory, with the persistence docs/shared-mode.md recommends
 // for a team's shared sandbox (AOF, appendfsync always), so that the
 // shared-mode figures include the fsync a real deployment pays.
 type redisServer struct {

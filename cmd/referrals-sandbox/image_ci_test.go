@@ -17,25 +17,28 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/internal/testutil"
 )
 
-// readmeBlock returns the first fenced block of lang after heading in the
-// README: the example a reader of that section copies.
-func readmeBlock(t *testing.T, heading, lang string) string {
+// ciPage is the docs page whose examples TestImage runs against the image.
+const ciPage = "docs/ci-and-containers.md"
+
+// ciPageBlock returns the first fenced block of lang after heading in the
+// CI page: the example a reader of that section copies.
+func ciPageBlock(t *testing.T, heading, lang string) string {
 	t.Helper()
-	return readmeBlocks(t, heading, lang)[0]
+	return ciPageBlocks(t, heading, lang)[0]
 }
 
-// readmeBlocks returns the fenced blocks of lang in the README's section
+// ciPageBlocks returns the fenced blocks of lang in the CI page's section
 // under heading.
-func readmeBlocks(t *testing.T, heading, lang string) []string {
+func ciPageBlocks(t *testing.T, heading, lang string) []string {
 	t.Helper()
-	blocks := fencedBlocks(t, filepath.Join("..", "..", "README.md"), lang, heading)
+	blocks := fencedBlocks(t, ciPage, lang, heading)
 	if len(blocks) == 0 {
-		t.Fatalf("README has no %s block under %q", lang, heading)
+		t.Fatalf("%s has no %s block under %q", ciPage, lang, heading)
 	}
 	return blocks
 }
 
-// githubActionsJob is the README's GitHub Actions job, as the runner reads
+// githubActionsJob is the CI page's GitHub Actions job, as the runner reads
 // it.
 type githubActionsJob struct {
 	Jobs map[string]struct {
@@ -48,21 +51,14 @@ type githubActionsJob struct {
 	} `yaml:"jobs"`
 }
 
-// checkGitHubActions runs the README's service container the way the
+// checkGitHubActions runs the CI page's service container the way the
 // Actions runner does: `docker create` with the job's options, then it
 // waits for the image's HEALTHCHECK status. No option may be --health-cmd,
 // which Docker turns into CMD-SHELL (/bin/sh -c) and which can never pass
 // in an image without a shell; that failure is shown first.
 func (img imageUnderTest) checkGitHubActions(t *testing.T) {
-	var wf githubActionsJob
-	if err := yaml.Unmarshal([]byte(readmeBlock(t, "### GitHub Actions", "yaml")), &wf); err != nil {
-		t.Fatalf("README GitHub Actions example: %v", err)
-	}
-	job, ok := wf.Jobs["integration"]
-	svc, ok2 := job.Services["sandbox"]
-	if !ok || !ok2 {
-		t.Fatalf("README GitHub Actions example has no integration job with a sandbox service: %+v", wf)
-	}
+	job := ciPageGitHubActions(t).Jobs["integration"]
+	svc := job.Services["sandbox"]
 	options := strings.Fields(svc.Options)
 	if slices.ContainsFunc(options, func(o string) bool { return strings.HasPrefix(o, "--health-cmd") }) {
 		t.Fatalf("the example passes --health-cmd, which runs through /bin/sh: %q", svc.Options)
@@ -75,7 +71,7 @@ func (img imageUnderTest) checkGitHubActions(t *testing.T) {
 	shell := img.p.startContainer(t, img.tag, []string{"--health-cmd", "/referrals-sandbox healthcheck"}, nil)
 	callAPI(t, waitServing(t, shell.hostURL), http.DefaultClient)
 	if _, code, _ := img.p.try(t, "healthcheck", "run", shell.name); code == 0 {
-		t.Errorf("--health-cmd passed in an image without a shell; the README's warning is wrong")
+		t.Errorf("--health-cmd passed in an image without a shell; the CI page's warning is wrong")
 	}
 
 	// Docker keeps the image's exec-form test when the options give only
@@ -108,8 +104,11 @@ func (img imageUnderTest) checkGitHubActions(t *testing.T) {
 	}
 }
 
-// gitlabJob is the README's GitLab CI job.
-type gitlabJob map[string]struct {
+// gitlabJob is the CI page's GitLab CI file: its jobs by name.
+type gitlabJob map[string]gitlabJobSpec
+
+// gitlabJobSpec is one GitLab CI job.
+type gitlabJobSpec struct {
 	Image    string `yaml:"image"`
 	Services []struct {
 		Name  string `yaml:"name"`
@@ -118,18 +117,11 @@ type gitlabJob map[string]struct {
 	Variables map[string]string `yaml:"variables"`
 }
 
-// checkGitLab runs the README's service the way GitLab does: the job's
+// checkGitLab runs the CI page's service the way GitLab does: the job's
 // variables passed to the service, readiness meaning the exposed port
 // accepts connections (no health check), then the job's first request.
 func (img imageUnderTest) checkGitLab(t *testing.T) {
-	var jobs gitlabJob
-	if err := yaml.Unmarshal([]byte(readmeBlock(t, "### GitLab CI", "yaml")), &jobs); err != nil {
-		t.Fatalf("README GitLab example: %v", err)
-	}
-	job := jobs["integration"]
-	if len(job.Services) != 1 || job.Services[0].Alias != "sandbox" {
-		t.Fatalf("services %+v, want one aliased sandbox", job.Services)
-	}
+	job := ciPageGitLab(t)
 	public := job.Variables["SANDBOX_PUBLIC_URL"]
 	if public != "http://"+job.Services[0].Alias+":8080" {
 		t.Errorf("SANDBOX_PUBLIC_URL %q does not name the alias and port", public)
@@ -218,4 +210,47 @@ func (img imageUnderTest) checkCompose(t *testing.T) {
 		t.Errorf("exec-form health check in the compose container: exit %d %s %s", code, out, stderr)
 	}
 	callAPI(t, root, http.DefaultClient)
+}
+
+// ciPageGitHubActions is the CI page's GitHub Actions example, which must
+// have an integration job with a sandbox service.
+func ciPageGitHubActions(t *testing.T) githubActionsJob {
+	t.Helper()
+	var wf githubActionsJob
+	if err := yaml.Unmarshal([]byte(ciPageBlock(t, "## GitHub Actions", "yaml")), &wf); err != nil {
+		t.Fatalf("the CI page's GitHub Actions example: %v", err)
+	}
+	job, ok := wf.Jobs["integration"]
+	if _, ok2 := job.Services["sandbox"]; !ok || !ok2 {
+		t.Fatalf("the CI page's GitHub Actions example has no integration job with a sandbox service: %+v", wf)
+	}
+	return wf
+}
+
+// ciPageGitLab is the integration job of the CI page's GitLab CI example,
+// which must have one service, aliased sandbox.
+func ciPageGitLab(t *testing.T) gitlabJobSpec {
+	t.Helper()
+	var jobs gitlabJob
+	if err := yaml.Unmarshal([]byte(ciPageBlock(t, "## GitLab CI", "yaml")), &jobs); err != nil {
+		t.Fatalf("the CI page's GitLab example: %v", err)
+	}
+	job := jobs["integration"]
+	if len(job.Services) != 1 || job.Services[0].Alias != "sandbox" {
+		t.Fatalf("services %+v, want one aliased sandbox", job.Services)
+	}
+	return job
+}
+
+// TestCIPageExamples finds, without a container engine, each example of
+// docs/ci-and-containers.md that TestImage runs against the image, so an
+// edit of the page that hides one from TestImage fails wherever the tests
+// run, not only where podman is.
+func TestCIPageExamples(t *testing.T) {
+	ciPageBuildFlags(t)
+	if lines := consoleLines(ciPageBlock(t, "## docker run", "console")); len(lines) < 3 {
+		t.Errorf("the CI page's docker run section has %d commands, want at least 3", len(lines))
+	}
+	ciPageGitHubActions(t)
+	ciPageGitLab(t)
 }

@@ -50,12 +50,12 @@ func TestImage(t *testing.T) {
 		}
 	})
 	start := time.Now()
-	args := append([]string{"build"}, readmeBuildFlags(t)...)
+	args := append([]string{"build"}, ciPageBuildFlags(t)...)
 	p.run(t, append(args, "--build-arg", "VERSION="+testVersion, "-f", filepath.Join("..", "..", "Dockerfile"), "-t", img.tag, buildContext(t, bin))...)
 	t.Logf("image built in %s", time.Since(start).Round(time.Millisecond))
 
 	t.Run("metadata", img.checkMetadata)
-	t.Run("README docker run", img.checkReadmeDockerRun)
+	t.Run("docker run lines of the CI page", img.checkCIPageDockerRun)
 	t.Run("data on a named volume", img.checkDataVolume)
 	t.Run("GitHub Actions service", img.checkGitHubActions)
 	t.Run("GitLab CI service", img.checkGitLab)
@@ -64,27 +64,27 @@ func TestImage(t *testing.T) {
 	t.Run("Testcontainers", img.checkTestcontainers)
 }
 
-// readmeBuildFlags are the flags of the README's build without a registry
+// ciPageBuildFlags are the flags of the CI page's build without a registry
 // (`podman build ... -t referrals-sandbox .`), which TestImage builds
 // with; they must select the host-built binary and keep the HEALTHCHECK.
-func readmeBuildFlags(t *testing.T) []string {
+func ciPageBuildFlags(t *testing.T) []string {
 	t.Helper()
-	for _, line := range consoleLines(strings.Join(readmeBlocks(t, "## In CI and containers", "console"), "")) {
+	for _, line := range consoleLines(strings.Join(ciPageBlocks(t, "# In CI and containers", "console"), "")) {
 		if len(line) > 4 && line[0] == "podman" && line[1] == "build" && slices.Contains(line, "--pull=never") {
 			flags := slices.Clone(line[2:])
 			if n := len(flags); n < 3 || !slices.Equal(flags[n-3:], []string{"-t", "referrals-sandbox", "."}) {
-				t.Fatalf("the README's build ends %q, want -t referrals-sandbox .", flags)
+				t.Fatalf("the CI page's build ends %q, want -t referrals-sandbox .", flags)
 			}
 			flags = flags[:len(flags)-3]
 			for _, want := range []string{"--format docker", "--build-arg BINARY=context"} {
 				if !strings.Contains(strings.Join(flags, " "), want) {
-					t.Errorf("the README's build lacks %s: %q", want, flags)
+					t.Errorf("the CI page's build lacks %s: %q", want, flags)
 				}
 			}
 			return flags
 		}
 	}
-	t.Fatal("the README shows no podman build --pull=never line")
+	t.Fatal("the CI page shows no podman build --pull=never line")
 	return nil
 }
 
@@ -144,19 +144,19 @@ func (img imageUnderTest) checkMetadata(t *testing.T) {
 	}
 }
 
-// checkReadmeDockerRun runs each `docker run` line of the README's
+// checkCIPageDockerRun runs each `docker run` line of the CI page's
 // "docker run" section with podman, on a free port instead of 8080, and
 // the image under test for referrals-sandbox: healthy through the image's
 // HEALTHCHECK, a token and an API call from the host (over verified HTTPS
 // when the line turns TLS on), and a prompt exit 0 on SIGTERM.
-func (img imageUnderTest) checkReadmeDockerRun(t *testing.T) {
-	lines := consoleLines(readmeBlock(t, "### docker run", "console"))
+func (img imageUnderTest) checkCIPageDockerRun(t *testing.T) {
+	lines := consoleLines(ciPageBlock(t, "## docker run", "console"))
 	if len(lines) < 3 {
-		t.Fatalf("the README's docker run section has %d commands", len(lines))
+		t.Fatalf("the CI page's docker run section has %d commands", len(lines))
 	}
 	for _, line := range lines {
 		t.Run(strings.Join(line, " "), func(t *testing.T) {
-			runArgs, cmdArgs := img.readmeRunArgs(t, line)
+			runArgs, cmdArgs := img.ciPageRunArgs(t, line)
 			c := img.p.startContainer(t, img.tag, runArgs, cmdArgs)
 			t.Logf("start to healthy: %s", c.waitHealthy(t).Round(time.Millisecond))
 			if slices.Contains(line, "--tls") || slices.Contains(line, "SANDBOX_TLS=true") {
@@ -191,11 +191,11 @@ func consoleLines(block string) [][]string {
 	return lines
 }
 
-// readmeRunArgs turns a README `docker run ... referrals-sandbox ...` line
+// ciPageRunArgs turns a CI page `docker run ... referrals-sandbox ...` line
 // into podman's arguments before and after the image: --rm and the
 // published port are startContainer's, and a named volume gets a fresh
 // name removed after the test.
-func (img imageUnderTest) readmeRunArgs(t *testing.T, line []string) (runArgs, cmdArgs []string) {
+func (img imageUnderTest) ciPageRunArgs(t *testing.T, line []string) (runArgs, cmdArgs []string) {
 	t.Helper()
 	if len(line) < 3 || line[0] != "docker" || line[1] != "run" {
 		t.Fatalf("not a docker run line: %q", line)
@@ -210,7 +210,7 @@ func (img imageUnderTest) readmeRunArgs(t *testing.T, line []string) (runArgs, c
 		case arg == "--rm":
 		case arg == "-p" && j+1 < len(before):
 			if before[j+1] != "127.0.0.1:8080:8080" {
-				t.Errorf("the README publishes %s, want 127.0.0.1:8080:8080", before[j+1])
+				t.Errorf("the CI page publishes %s, want 127.0.0.1:8080:8080", before[j+1])
 			}
 			j++
 		case arg == "-v" && j+1 < len(before):

@@ -163,7 +163,7 @@ type goreleaserConfig struct {
 }
 
 // TestGoreleaserConfig checks what the release publishes against what the
-// issue and README promise (`goreleaser check`, in .ci/run, checks the
+// issue and docs/ci-and-containers.md promise (`goreleaser check`, in .ci/run, checks the
 // schema): three systems on two architectures, checksums, a multi-arch
 // ghcr.io image built from those binaries, and files that exist.
 func TestGoreleaserConfig(t *testing.T) {

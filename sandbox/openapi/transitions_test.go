@@ -9,7 +9,7 @@ import (
 )
 
 // transitions renders the server's one transition table
-// (fixtures.NextStatuses) as the sentence the document and the README use,
+// (fixtures.NextStatuses) as the sentence the document and docs/api.md use,
 // with arrow between a status and where it may go.
 func transitions(arrow string) string {
 	var moves, final []string
@@ -36,7 +36,8 @@ func list(items []string, conj string) string {
 	return strings.Join(items[:len(items)-1], ", ") + " " + conj + " " + items[len(items)-1]
 }
 
-// The document's Status schema and info.description, and the README, must
+// The document's Status schema and info.description, and the API page of
+// the docs (docs/api.md, "Statuses"), must
 // state exactly the moves the server allows: they once said rejected could
 // follow accepted, which the server refuses.
 func TestStatusTransitionsAgreeWithTheServer(t *testing.T) {
@@ -50,11 +51,11 @@ func TestStatusTransitionsAgreeWithTheServer(t *testing.T) {
 			t.Errorf("%s does not state the transition table; want it to contain\n%s", name, want)
 		}
 	}
-	readme, err := os.ReadFile("../../README.md")
+	page, err := os.ReadFile("../../docs/api.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := transitions("→"); !strings.Contains(string(readme), want) {
-		t.Errorf("README.md does not state the transition table; want it to contain\n%s", want)
+	if want := transitions("→"); !strings.Contains(string(page), want) {
+		t.Errorf("docs/api.md does not state the transition table; want it to contain\n%s", want)
 	}
 }

@@ -31,9 +31,9 @@ const (
 	desktopHeight  = 800
 	narrowWidth    = 420
 	narrowHeight   = 900
-	// docsScreenshots is where UPDATE_SCREENSHOTS=1 writes the README's
-	// images, relative to this package's directory (go test's working
-	// directory).
+	// docsScreenshots is where UPDATE_SCREENSHOTS=1 writes the images
+	// of docs/qa-console.md, relative to this package's directory (go
+	// test's working directory).
 	docsScreenshots = "../../docs/screenshots"
 )
 
@@ -170,7 +170,7 @@ func openConsole(t *testing.T, ctx context.Context, base, view string) {
 
 // saveScreenshot captures the viewport as name (a .png file) into
 // $ARTIFACTS_DIR, else a directory under the system temp directory, and with
-// UPDATE_SCREENSHOTS=1 into docs/screenshots for the README.
+// UPDATE_SCREENSHOTS=1 into docs/screenshots for docs/qa-console.md.
 func saveScreenshot(t *testing.T, ctx context.Context, name string, forDocs bool) {
 	t.Helper()
 	tctx, cancel := context.WithTimeout(ctx, browserTimeout)

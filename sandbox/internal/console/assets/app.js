@@ -1054,7 +1054,7 @@
     for (const ch of checks) counts[ch.result] = (counts[ch.result] || 0) + 1;
     const verdict = counts.fail ? 'fail' : counts.warn ? 'warn' : 'pass';
     // One card per program of a client: the report judges programs, told
-    // apart by run label, connection and token (see the README).
+    // apart by run label, connection and token (see docs/report.md).
     const p = c.program || {};
     const programText = p.label ? 'program ' + p.label + (p.connections ? ' · ' + p.connections + (p.connections === 1 ? ' connection' : ' connections') : '') : '';
     return el('section', { class: 'card report-client verdict-' + verdict, data: { clientId: c.clientId, program: p.label || '' },
