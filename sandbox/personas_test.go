@@ -1,0 +1,264 @@
+package sandbox_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/internal/redistest"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
+)
+
+// personaBody is a qualified submission whose patient is the named persona.
+func personaBody(externalSourceID, persona string) map[string]any {
+	p := validPatient()
+	p["firstName"], p["lastName"] = persona, "Persona"
+	return map[string]any{"externalSourceId": externalSourceID, "patient": p}
+}
+
+// submitPersona submits a persona referral and fails unless it is stored
+// as received.
+func (s *testSandbox) submitPersona(token, externalSourceID, persona string) {
+	s.t.Helper()
+	r := s.do(request{method: http.MethodPost, path: "/api/v1/referrals/qualified", token: token, body: personaBody(externalSourceID, persona)})
+	var q fixtures.QualifiedReferral
+	if r.Status != http.StatusCreated {
+		s.t.Fatalf("submit persona %s: %d %s", persona, r.Status, r.Body)
+	}
+	if r.decode(s.t, &q); q.Status != fixtures.StatusReceived {
+		s.t.Fatalf("persona %s submitted as %q, want received", persona, q.Status)
+	}
+}
+
+// advanceClient moves one client's clock.
+func (s *testSandbox) advanceClient(clientID string, d time.Duration) {
+	s.t.Helper()
+	s.moveClock(map[string]string{"advance": d.String(), "clientId": clientID})
+}
+
+// readQualified is GET of one qualified referral as clientID, with a token
+// fresh on its clock (a clock move expires the last one), which must answer
+// 200.
+func (s *testSandbox) readQualified(clientID, externalSourceID string) fixtures.QualifiedReferral {
+	s.t.Helper()
+	r := s.do(request{path: "/api/v1/referrals/qualified/" + url.PathEscape(externalSourceID), token: s.token(clientID)})
+	if r.Status != http.StatusOK {
+		s.t.Fatalf("read %s: %d %s", externalSourceID, r.Status, r.Body)
+	}
+	var q fixtures.QualifiedReferral
+	r.decode(s.t, &q)
+	return q
+}
+
+// statusMoves returns the status-changed entries of the record's whole
+// audit trail, oldest first.
+func (s *testSandbox) statusMoves(clientID, externalSourceID string) []fixtures.AuditEntry {
+	s.t.Helper()
+	r := s.do(request{path: "/api/v1/referrals/qualified/" + url.PathEscape(externalSourceID) + "/audit-trail?limit=500", token: s.token(clientID)})
+	var page struct {
+		AuditTrail []fixtures.AuditEntry `json:"auditTrail"`
+		NextCursor *string               `json:"nextCursor"`
+	}
+	if r.Status != http.StatusOK {
+		s.t.Fatalf("audit trail of %s: %d %s", externalSourceID, r.Status, r.Body)
+	}
+	if r.decode(s.t, &page); page.NextCursor != nil {
+		s.t.Fatalf("audit trail of %s longer than one page", externalSourceID)
+	}
+	var moves []fixtures.AuditEntry
+	for _, e := range page.AuditTrail {
+		if e.Action == fixtures.AuditStatusChanged {
+			moves = append(moves, e)
+		}
+	}
+	return moves
+}
+
+// personaMove is a status a persona must reach after a time since
+// submission.
+type personaMove struct {
+	after  time.Duration
+	status string
+}
+
+// The lifecycles the issue and docs/personas.md promise, written out here
+// rather than read from fixtures.Lifecycles, so a change there fails.
+var personaLifecycles = []struct {
+	persona string
+	moves   []personaMove
+	reason  bool
+}{
+	{"Accepted", []personaMove{{time.Hour, "reviewing"}, {24 * time.Hour, "accepted"}}, false},
+	{"Declined", []personaMove{{2 * time.Hour, "rejected"}}, true},
+	{"Stalled", []personaMove{{time.Hour, "reviewing"}}, false},
+	{"Enrolled", []personaMove{{time.Hour, "reviewing"}, {24 * time.Hour, "accepted"}, {72 * time.Hour, "enrolled"}}, false},
+}
+
+// TestPersonaLifecycles: each persona's referral stays put until a move is
+// due on its client's clock, moves exactly then with no admin call, shows
+// each move in its audit trail as sandbox-persona (a rejection with its
+// reason), and ends where its lifecycle ends however far the clock goes.
+func TestPersonaLifecycles(t *testing.T) {
+	t.Parallel()
+	for _, tc := range personaLifecycles {
+		t.Run(tc.persona, func(t *testing.T) {
+			t.Parallel()
+			s := newSandbox(t)
+			tok := s.token(partner)
+			id := "persona-" + tc.persona
+			s.submitPersona(tok, id, tc.persona)
+			status, elapsed := "received", time.Duration(0)
+			for _, m := range tc.moves {
+				// A minute early: real time moves too, but never a minute
+				// during one step of a test.
+				s.advanceClient(partner, m.after-time.Minute-elapsed)
+				if got := s.readQualified(partner, id).Status; got != status {
+					t.Fatalf("a minute before %s: status %q, want %q", m.after, got, status)
+				}
+				s.advanceClient(partner, time.Minute)
+				elapsed = m.after
+				status = m.status
+				if got := s.readQualified(partner, id).Status; got != status {
+					t.Fatalf("at %s: status %q, want %q", m.after, got, status)
+				}
+			}
+			s.advanceClient(partner, 1000*time.Hour)
+			if got := s.readQualified(partner, id).Status; got != status {
+				t.Fatalf("1000 hours on: status %q, want it to stay %q", got, status)
+			}
+			moves := s.statusMoves(partner, id)
+			if len(moves) != len(tc.moves) {
+				t.Fatalf("audit trail has %d status moves %+v, want %d", len(moves), moves, len(tc.moves))
+			}
+			from := "received"
+			for i, e := range moves {
+				if e.FromStatus != from || e.ToStatus != tc.moves[i].status || e.Actor != "sandbox-persona" || e.RequestID == "" {
+					t.Errorf("move %d: %+v, want %s -> %s by sandbox-persona with a request id", i, e, from, tc.moves[i].status)
+				}
+				if (e.Reason != "") != tc.reason {
+					t.Errorf("move %d reason %q, want one: %v", i, e.Reason, tc.reason)
+				}
+				from = e.ToStatus
+			}
+		})
+	}
+}
+
+// TestPersonaOnItsClientsClock: a persona moves on the submitting client's
+// clock only, and shows its moves in the listing and in the console's data
+// view as well as in a read.
+func TestPersonaOnItsClientsClock(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	tok := s.token(partner)
+	s.submitPersona(tok, "persona-own-clock", "accepted") // names ignore case
+	s.advanceClient(partner2, 48*time.Hour)
+	if got := s.readQualified(partner, "persona-own-clock").Status; got != "received" {
+		t.Fatalf("after another client's clock moved: %q, want received", got)
+	}
+	s.advanceClient(partner, 2*time.Hour)
+	var data struct {
+		QualifiedReferrals []fixtures.QualifiedReferral `json:"qualifiedReferrals"`
+	}
+	s.admin(http.MethodGet, "/__sandbox/data/qualified?clientId="+partner, nil).decode(t, &data)
+	if got := statusOf(data.QualifiedReferrals, "persona-own-clock"); got != "reviewing" {
+		t.Fatalf("console data view after 2h: %q, want reviewing", got)
+	}
+	s.advanceClient(partner, 24*time.Hour)
+	var list struct {
+		QualifiedReferrals []fixtures.QualifiedReferral `json:"qualifiedReferrals"`
+	}
+	s.do(request{path: "/api/v1/referrals/qualified", token: s.token(partner)}).decode(t, &list)
+	if got := statusOf(list.QualifiedReferrals, "persona-own-clock"); got != "accepted" {
+		t.Fatalf("listing after 26h: %q, want accepted", got)
+	}
+	if moves := s.statusMoves(partner, "persona-own-clock"); len(moves) != 2 {
+		t.Fatalf("status moves %+v, want 2", moves)
+	}
+}
+
+// statusOf finds a record's status in a listing ("" when missing).
+func statusOf(list []fixtures.QualifiedReferral, externalSourceID string) string {
+	for _, q := range list {
+		if q.ExternalSourceID == externalSourceID {
+			return q.Status
+		}
+	}
+	return ""
+}
+
+// TestPersonaStopsWhereAnAdminMovedIt: an admin move the lifecycle did not
+// make ends the lifecycle: it never moves the record out of a status the
+// processing order makes final, nor from one it did not lead to.
+func TestPersonaStopsWhereAnAdminMovedIt(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	tok := s.token(partner)
+	s.submitPersona(tok, "persona-withdrawn", "Enrolled")
+	r := s.admin(http.MethodPost, "/__sandbox/qualified/persona-withdrawn/status", map[string]string{"status": "withdrawn", "clientId": partner})
+	if r.Status != http.StatusOK {
+		t.Fatalf("admin withdraw: %d %s", r.Status, r.Body)
+	}
+	s.advanceClient(partner, 100*time.Hour)
+	if got := s.readQualified(partner, "persona-withdrawn").Status; got != "withdrawn" {
+		t.Fatalf("after 100h: %q, want withdrawn", got)
+	}
+	moves := s.statusMoves(partner, "persona-withdrawn")
+	if len(moves) != 1 || moves[0].Actor != "sandbox-admin" {
+		t.Fatalf("status moves %+v, want only the admin's", moves)
+	}
+}
+
+// TestPersonaOnceAcrossReplicas: two replicas on one Redis store reading a
+// persona at once after a clock move write each move once.
+func TestPersonaOnceAcrossReplicas(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	open := func() store.Store {
+		st, err := store.OpenRedis(srv.NewClient(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	rs := []*testSandbox{
+		newSandbox(t, useRedis(srv.NewClient(t)), useStore(open())),
+		newSandbox(t, useRedis(srv.NewClient(t)), useStore(open())),
+	}
+	tok := rs[0].token(partner)
+	rs[0].submitPersona(tok, "persona-replicas", "Enrolled")
+	rs[1].advanceClient(partner, 80*time.Hour)
+	tok = rs[0].token(partner)
+	const reads = 8
+	statuses := make([]string, reads)
+	var wg sync.WaitGroup
+	for i := range reads {
+		wg.Go(func() {
+			r, err := rs[i%2].send(nil, balanced(rs[0], request{path: "/api/v1/referrals/qualified/persona-replicas", token: tok}))
+			var q fixtures.QualifiedReferral
+			if err == nil && r.Status == http.StatusOK && json.Unmarshal(r.Body, &q) == nil {
+				statuses[i] = q.Status
+			}
+		})
+	}
+	wg.Wait()
+	for i, st := range statuses {
+		if st != "enrolled" {
+			t.Errorf("read %d through replica %d: %q, want enrolled", i, i%2, st)
+		}
+	}
+	moves := rs[0].statusMoves(partner, "persona-replicas")
+	want := []string{"reviewing", "accepted", "enrolled"}
+	if len(moves) != len(want) {
+		t.Fatalf("status moves %+v, want one each to %v", moves, want)
+	}
+	for i, e := range moves {
+		if e.ToStatus != want[i] {
+			t.Errorf("move %d to %q, want %q", i, e.ToStatus, want[i])
+		}
+	}
+}
