@@ -2,9 +2,11 @@ package sandbox_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -260,5 +262,48 @@ func TestPersonaOnceAcrossReplicas(t *testing.T) {
 		if e.ToStatus != want[i] {
 			t.Errorf("move %d to %q, want %q", i, e.ToStatus, want[i])
 		}
+	}
+}
+
+// failingUpdates is a store whose updates of qualified referrals fail, as
+// a Redis that stopped answering would, while fail is set.
+type failingUpdates struct {
+	store.Store
+	fail atomic.Bool
+}
+
+func (f *failingUpdates) UpdateQualified(clientID, id string, fn func(*fixtures.QualifiedReferral) error) (fixtures.QualifiedReferral, error) {
+	if f.fail.Load() {
+		return fixtures.QualifiedReferral{}, fmt.Errorf("update: %w", store.ErrUnavailable)
+	}
+	return f.Store.UpdateQualified(clientID, id, fn)
+}
+
+// TestPersonaMoveFailureIsNoSuccess: when a due move cannot be stored, the
+// read and the listing fail (503) rather than answer the old status as if
+// nothing were due, and the move is made by the next read that can.
+func TestPersonaMoveFailureIsNoSuccess(t *testing.T) {
+	t.Parallel()
+	st, err := store.Open(store.MemoryPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	failing := &failingUpdates{Store: st}
+	s := newSandbox(t, useStore(failing))
+	s.submitPersona(s.token(partner), "persona-failing", "Stalled")
+	s.advanceClient(partner, 2*time.Hour)
+	failing.fail.Store(true)
+	tok := s.token(partner)
+	for _, path := range []string{"/api/v1/referrals/qualified/persona-failing", "/api/v1/referrals/qualified"} {
+		if r := s.do(request{path: path, token: tok}); r.Status != http.StatusServiceUnavailable {
+			t.Errorf("GET %s while the move cannot be stored: %d %s, want 503", path, r.Status, r.Body)
+		}
+	}
+	failing.fail.Store(false)
+	if got := s.readQualified(partner, "persona-failing").Status; got != "reviewing" {
+		t.Fatalf("once the store answers: %q, want reviewing", got)
+	}
+	if moves := s.statusMoves(partner, "persona-failing"); len(moves) != 1 {
+		t.Fatalf("status moves %+v, want 1", moves)
 	}
 }
