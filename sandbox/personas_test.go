@@ -307,3 +307,57 @@ func TestPersonaMoveFailureIsNoSuccess(t *testing.T) {
 		t.Fatalf("status moves %+v, want 1", moves)
 	}
 }
+
+// listedPersona is a persona as GET /__sandbox/personas lists it.
+type listedPersona struct {
+	Name    string `json:"name"`
+	Kind    string `json:"kind"`
+	Patient *struct {
+		FirstName string `json:"firstName"`
+		LastName  string `json:"lastName"`
+	} `json:"patient"`
+	Steps []struct {
+		After  string `json:"after"`
+		Status string `json:"status"`
+		Reason string `json:"reason"`
+	} `json:"steps"`
+	ClientIDPrefix       string `json:"clientIdPrefix"`
+	TokenLifetimeSeconds int    `json:"tokenLifetimeSeconds"`
+}
+
+// TestPersonasEndpointListsWhatTheSandboxDoes: GET /__sandbox/personas
+// lists each lifecycle with the patient name and the steps the lifecycle
+// tests drive, and the token persona with the prefix and lifetime the
+// token endpoint gives.
+func TestPersonasEndpointListsWhatTheSandboxDoes(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	var body struct {
+		Personas []listedPersona `json:"personas"`
+	}
+	r := s.admin(http.MethodGet, "/__sandbox/personas", nil)
+	if r.Status != http.StatusOK {
+		t.Fatalf("GET /__sandbox/personas: %d %s", r.Status, r.Body)
+	}
+	r.decode(t, &body)
+	if len(body.Personas) != len(personaLifecycles)+1 {
+		t.Fatalf("listed %d personas, want %d lifecycles and the token persona: %+v", len(body.Personas), len(personaLifecycles), body.Personas)
+	}
+	for i, tc := range personaLifecycles {
+		p := body.Personas[i]
+		if p.Kind != "lifecycle" || p.Patient == nil || p.Patient.FirstName != tc.persona || p.Patient.LastName != "Persona" || len(p.Steps) != len(tc.moves) {
+			t.Errorf("persona %d: %+v, want lifecycle %s with %d steps", i, p, tc.persona, len(tc.moves))
+			continue
+		}
+		for j, step := range p.Steps {
+			after, err := time.ParseDuration(step.After)
+			if err != nil || after != tc.moves[j].after || step.Status != tc.moves[j].status || (step.Reason != "") != tc.reason {
+				t.Errorf("%s step %d: %+v, want %s after %s", tc.persona, j, step, tc.moves[j].status, tc.moves[j].after)
+			}
+		}
+	}
+	tokenPersona := body.Personas[len(personaLifecycles)]
+	if tokenPersona.Kind != "token" || tokenPersona.ClientIDPrefix != "short-token-" || tokenPersona.TokenLifetimeSeconds != 120 {
+		t.Errorf("token persona %+v, want short-token- with 120 s tokens", tokenPersona)
+	}
+}
