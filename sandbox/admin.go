@@ -33,6 +33,7 @@ func (s *Server) adminRoutes(r *mux.Router) {
 		http.MethodGet:  admin(s.getClock),
 		http.MethodPost: admin(s.moveClock),
 	})
+	s.handle(r, "/__sandbox/personas", methods{http.MethodGet: admin(s.listPersonas)})
 	s.handle(r, "/__sandbox/reset", methods{http.MethodPost: admin(s.reset)})
 	s.handle(r, "/__sandbox/clients", methods{
 		http.MethodGet:  admin(s.listClients),

@@ -117,6 +117,9 @@ func (s *Server) dataQualified(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	items, next, err := s.store.ListQualified(clientID, page, nil)
+	if err == nil {
+		items, err = s.settleAll(items, requestID(r))
+	}
 	if err != nil {
 		s.fail(w, r, listError(err))
 		return

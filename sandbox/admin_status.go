@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
@@ -77,22 +78,42 @@ func (s *Server) moveQualifiedStatus(w http.ResponseWriter, r *http.Request) {
 	var updated fixtures.QualifiedReferral
 	if err == nil {
 		updated, err = s.store.UpdateQualified(owner, id, func(q *fixtures.QualifiedReferral) error {
-			if !fixtures.CanMove(q.Status, m.Status) {
-				return errBadTransition{q.Status, m.Status}
-			}
-			q.AuditTrail = append(q.AuditTrail, fixtures.AuditEntry{
-				At:     s.now(owner).UTC().Format(fixtures.TimestampLayout),
-				Action: fixtures.AuditStatusChanged, Actor: "sandbox-admin", RequestID: requestID(r),
-				FromStatus: q.Status, ToStatus: m.Status,
+			return changeQualifiedStatus(q, statusChange{
+				To: m.Status, At: s.now(owner), Actor: "sandbox-admin", RequestID: requestID(r),
 			})
-			q.Status = m.Status
-			return nil
 		})
 	}
 	if s.statusMoveFailed(w, r, err, "qualified referral") {
 		return
 	}
 	writeJSON(w, http.StatusOK, updated)
+}
+
+// statusChange is one move of a qualified referral's status: by the admin
+// API or by a lifecycle persona, written to the audit trail the same way.
+type statusChange struct {
+	To        string
+	At        time.Time
+	Actor     string
+	RequestID string
+	Reason    string
+}
+
+// changeQualifiedStatus moves q's status and appends the status-changed
+// entry that explains it, or refuses a move the processing order forbids
+// (errBadTransition). It is the one place a qualified referral's status
+// moves, so the record and its trail cannot disagree.
+func changeQualifiedStatus(q *fixtures.QualifiedReferral, c statusChange) error {
+	if !fixtures.CanMove(q.Status, c.To) {
+		return errBadTransition{q.Status, c.To}
+	}
+	q.AuditTrail = append(q.AuditTrail, fixtures.AuditEntry{
+		At:     c.At.UTC().Format(fixtures.TimestampLayout),
+		Action: fixtures.AuditStatusChanged, Actor: c.Actor, RequestID: c.RequestID,
+		FromStatus: q.Status, ToStatus: c.To, Reason: c.Reason,
+	})
+	q.Status = c.To
+	return nil
 }
 
 // qualifiedOwner finds which partner holds externalSourceId, or checks the

@@ -54,6 +54,9 @@ func (s *Server) listQualified(w http.ResponseWriter, r *http.Request, caller id
 		return
 	}
 	items, next, err := s.store.ListQualified(caller.ClientID, page, s.viewedBy(r, caller))
+	if err == nil {
+		items, err = s.settleAll(items, requestID(r))
+	}
 	if err != nil {
 		s.fail(w, r, listError(err))
 		return
@@ -70,6 +73,9 @@ func (s *Server) listQualified(w http.ResponseWriter, r *http.Request, caller id
 
 func (s *Server) getQualified(w http.ResponseWriter, r *http.Request, caller idp.Principal) {
 	q, err := s.store.GetQualified(caller.ClientID, pathVars(r)["external_source_id"], s.viewedBy(r, caller))
+	if err == nil {
+		q, err = s.settleQualified(q, requestID(r))
+	}
 	if errors.Is(err, store.ErrNotFound) {
 		s.problem(w, r, newProblem(http.StatusNotFound, "no qualified referral with that externalSourceId"))
 		return

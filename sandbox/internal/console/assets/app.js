@@ -33,6 +33,7 @@
     access: false, // the admin API answered: the page may show sandbox state
     started: false, // the polls run (started once, on first access)
     data: { referrals: [], qualified: [], refCursor: null, qualCursor: null, openAudits: new Set() },
+    personas: [], // GET /__sandbox/personas, loaded once with the data view
   };
 
   // ---- small helpers --------------------------------------------------
@@ -381,12 +382,14 @@
     }
     if (r.probability) parts.push(Math.round(r.probability * 100) + '% of calls');
     if (r.after) parts.push('after ' + r.after);
+    if (r.timeline) parts.push('timeline of ' + r.timeline.length + ' phases, below');
     return parts.join(', ');
   }
 
   function ruleRemaining(r) {
     if (r.remaining !== undefined && r.remaining !== null) return String(r.remaining);
     if (r.perClient) return 'per client';
+    if (r.timeline) return 'until its end';
     return 'until cleared';
   }
 
@@ -395,16 +398,95 @@
       $('rules').replaceChildren(empty('No active rules: every request gets a normal answer.'));
       return;
     }
-    const rows = state.rules.map((r) => el('tr', { data: { ruleId: r.id } },
+    const rows = state.rules.flatMap((r) => [el('tr', { data: { ruleId: r.id } },
       el('td', null, el('code', { text: r.id }), r.scenario ? el('div', { class: 'sub', text: r.scenario }) : null),
       el('td', { class: 'wrap', text: ruleMatch(r) }),
       el('td', { class: 'wrap', text: ruleEffect(r) }),
       el('td', { class: 'num', text: ruleRemaining(r) }),
       el('td', { class: 'num opt', text: r.hits }),
-      el('td', { class: 'actions' }, button('Remove', { class: 'small', data: { focusKey: 'remove:' + r.id }, attrs: { 'aria-label': 'Remove rule ' + r.id } }, () => removeRule(r.id)))));
+      el('td', { class: 'actions' }, button('Remove', { class: 'small', data: { focusKey: 'remove:' + r.id }, attrs: { 'aria-label': 'Remove rule ' + r.id } }, () => removeRule(r.id)))),
+    r.timeline && r.timelineNow ? el('tr', { class: 'timeline-row', data: { timelineOf: r.id } }, el('td', { attrs: { colspan: 6 } }, timelineView(r))) : null].filter(Boolean));
     $('rules').replaceChildren(table([
       { text: 'Rule' }, { text: 'Matches' }, { text: 'Effect' }, { text: 'Remaining', class: 'num' }, { text: 'Hits', class: 'num opt' }, { text: '' },
     ], rows, 'rules'));
+  }
+
+  // goDuration reads a Go duration ("5m0s", "1h30m", "800ms") in
+  // milliseconds, as the rules list gives a phase's for and timeLeft.
+  function goDuration(text) {
+    const units = { h: 3600e3, m: 60e3, s: 1e3, ms: 1, us: 1e-3, 'µs': 1e-3, ns: 1e-6 };
+    let ms = 0;
+    for (const [, n, unit] of String(text).matchAll(/([0-9.]+)(h|ms|m|s|us|µs|ns)/g)) ms += Number(n) * units[unit];
+    return ms;
+  }
+
+  // shortDuration writes ms as a Go duration to the second ("4m53s"),
+  // which is as precise as a person reads a countdown.
+  function shortDuration(ms) {
+    let sec = Math.ceil(ms / 1000);
+    const h = Math.floor(sec / 3600);
+    sec -= h * 3600;
+    const m = Math.floor(sec / 60);
+    sec -= m * 60;
+    return (h ? h + 'h' : '') + (h || m ? m + 'm' : '') + sec + 's';
+  }
+
+  // timelineView draws a timeline rule: its phases in proportion to their
+  // length, a marker at now (on the rule's clock), and a button that moves
+  // that clock (the bound client's own, else the sandbox's) to the start
+  // of the next phase, or past the last one, which retires the rule.
+  function timelineView(r) {
+    const at = r.timelineNow;
+    const lengths = r.timeline.map((p) => goDuration(p.for));
+    const total = lengths.reduce((a, b) => a + b, 0) || 1;
+    const left = goDuration(at.timeLeft);
+    const elapsed = lengths.slice(0, at.phase).reduce((a, b) => a + b, 0) + lengths[at.phase] - left;
+    const clockName = r.clientId ? 'the clock of ' + r.clientId : 'the sandbox clock';
+    const phases = r.timeline.map((p, i) => {
+      const when = i < at.phase ? 'past' : i === at.phase ? 'current' : 'future';
+      const li = el('li', { class: 'phase phase-' + when, data: { phase: i }, attrs: { title: 'Phase ' + (i + 1) + ': ' + p.for } },
+        el('span', { class: 'phase-for', text: p.for }),
+        el('span', { class: 'phase-effect', text: ruleEffect(p) || 'normal answers' }));
+      li.style.flexGrow = String(lengths[i] || 1); // CSSOM, which the page's CSP allows
+      return li;
+    });
+    const marker = el('div', { class: 'timeline-now', attrs: { 'aria-hidden': 'true' } });
+    marker.style.left = Math.min(100, Math.max(0, (100 * elapsed) / total)).toFixed(2) + '%';
+    const last = at.phase === r.timeline.length - 1;
+    const label = last ? 'End the timeline' : 'Jump to phase ' + (at.phase + 2);
+    return el('div', { class: 'timeline', data: { ruleId: r.id } },
+      el('div', { class: 'timeline-track' },
+        el('ol', { class: 'timeline-phases', attrs: { 'aria-label': 'Phases of rule ' + r.id } }, ...phases),
+        marker),
+      el('p', { class: 'timeline-status' },
+        'Phase ' + (at.phase + 1) + ' of ' + r.timeline.length + ', ' + shortDuration(left) + ' left on ' + clockName + ' ',
+        button(label + ' →', {
+          class: 'small',
+          data: { action: 'next-phase', focusKey: 'next-phase:' + r.id },
+          attrs: { 'aria-label': label + ' of rule ' + r.id + ' (moves ' + clockName + ' by ' + shortDuration(left) + ')' },
+        }, () => jumpClock(left, r.clientId || '', label + ' of rule ' + r.id))));
+  }
+
+  // jumpClock advances a client's own clock (or the sandbox's, for "") by
+  // ms, rounded up so the move reaches the next phase, then shows the
+  // rules and the records as they now are.
+  async function jumpClock(ms, clientId, what) {
+    const body = { advance: Math.ceil(ms) + 'ms' };
+    if (clientId) body.clientId = clientId;
+    try {
+      await api('POST', 'clock', body);
+      toast(what + ': clock moved', 'ok');
+    } catch (err) {
+      toast('Could not move the clock: ' + err.message, 'error');
+    }
+    clockMoved();
+  }
+
+  // clockMoved refreshes what a clock move changes in the open view.
+  function clockMoved() {
+    loadClock();
+    if (state.view === 'scenarios') loadScenarios();
+    if (state.view === 'data') loadData();
   }
 
   async function removeRule(id) {
@@ -717,8 +799,12 @@
     const out = $('data-error');
     out.textContent = '';
     try {
-      const trials = await api('GET', 'data/trials');
+      const [trials, personas] = await Promise.all([api('GET', 'data/trials'), state.personas.length ? null : api('GET', 'personas')]);
       renderTrials(trials.trials || []);
+      if (personas) {
+        state.personas = personas.personas || [];
+        renderPersonas();
+      }
     } catch (err) {
       out.textContent = 'Could not load the data: ' + err.message;
       return;
@@ -734,6 +820,39 @@
         ? el('span', { class: 'badge b-2xx', text: 'listed' })
         : el('span', { class: 'badge b-fault', text: !t.active ? 'inactive' : 'not accepting' }))));
     $('trials').replaceChildren(rows.length ? table([{ text: 'Trial' }, { text: 'Name' }, { text: 'API' }], rows) : empty('No trials.'));
+  }
+
+  function renderPersonas() {
+    const rows = state.personas.map((p) => el('tr', { data: { persona: p.name } },
+      el('td', null, el('code', { text: p.name }), el('div', { class: 'sub', text: p.kind })),
+      el('td', { class: 'wrap', text: p.kind === 'lifecycle'
+        ? 'patient ' + p.patient.firstName + ' ' + p.patient.lastName
+        : 'client id starting ' + p.clientIdPrefix }),
+      el('td', { class: 'wrap', text: p.kind === 'lifecycle'
+        ? ['received'].concat(p.steps.map((st) => st.status + ' after ' + st.after)).join(' → ')
+        : 'tokens of ' + p.tokenLifetimeSeconds + ' s' }),
+      el('td', { class: 'wrap sub', text: p.description })));
+    $('personas').replaceChildren(rows.length ? table([{ text: 'Persona' }, { text: 'Select it with' }, { text: 'Lifecycle' }, { text: 'Imitates' }], rows) : empty('No personas.'));
+  }
+
+  // personaOf is the lifecycle persona a patient's reserved name selects.
+  function personaOf(patient) {
+    if (!patient) return null;
+    return state.personas.find((p) => p.kind === 'lifecycle'
+      && p.patient.lastName.toLowerCase() === String(patient.lastName).toLowerCase()
+      && p.patient.firstName.toLowerCase() === String(patient.firstName).toLowerCase()) || null;
+  }
+
+  async function movePartnerClock(advance, label) {
+    const clientId = $('data-client').value;
+    if (!clientId) return;
+    try {
+      await api('POST', 'clock', { advance, clientId });
+      toast('Clock of ' + clientId + ' moved ' + label, 'ok');
+    } catch (err) {
+      toast('Could not move the clock of ' + clientId + ': ' + err.message, 'error');
+    }
+    clockMoved();
   }
 
   function dataPath(kind, cursor, limit) {
@@ -795,7 +914,7 @@
       rows.push(el('tr', { data: { externalSourceId: q.externalSourceId } },
         el('td', { class: 'mono nowrap opt', text: dateTime(q.submittedAt) }),
         el('td', null, el('code', { text: q.externalSourceId }), el('div', { class: 'sub', text: q.trialId || 'no trial' })),
-        el('td', { text: patientName(q.patient) }),
+        el('td', null, patientName(q.patient), personaOf(q.patient) ? el('span', { class: 'chip persona', text: personaOf(q.patient).name + ' persona' }) : null),
         el('td', null, statusBadge(q.status)),
         el('td', null, moveButtons(q.nextStatuses, 'qualified referral ' + q.externalSourceId, (s) => moveQualified(q, s))),
         el('td', null, button('Audit trail (' + (q.auditTrailTotal || q.auditTrail.length) + ')', {
@@ -822,6 +941,7 @@
       el('span', { class: 'mono', text: dateTime(a.at) }), ' ',
       el('strong', { text: a.action }),
       a.fromStatus ? ' ' + a.fromStatus + ' → ' + a.toStatus : '',
+      a.reason ? ' (' + a.reason + ')' : '',
       ' by ', el('code', { text: a.actor }),
       a.requestId ? el('span', { class: 'sub', text: ' · request ' + a.requestId }) : null))));
   }
@@ -1127,6 +1247,7 @@
     } catch (err) {
       toast('Could not move the clock: ' + err.message, 'error');
     }
+    clockMoved();
   }
 
   async function resetSandbox() {
@@ -1174,6 +1295,9 @@
       loadData();
     });
     $('data-refresh').addEventListener('click', loadData);
+    for (const b of document.querySelectorAll('[data-partner-advance]')) {
+      b.addEventListener('click', () => movePartnerClock(b.dataset.partnerAdvance, b.textContent.replace('Partner clock ', '')));
+    }
     $('report-client').addEventListener('change', loadReport);
     $('report-refresh').addEventListener('click', loadReport);
     window.addEventListener('hashchange', route);

@@ -1,0 +1,86 @@
+package sandbox
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+)
+
+// Lifecycle personas (fixtures.Lifecycles) move on their own: a qualified
+// referral of a persona patient takes the status moves due on its client's
+// clock when it is next read, listed or shown in the console, before the
+// answer is written. Applying moves when read, rather than from a timer,
+// makes a clock move take effect at the very next read, on every replica,
+// and needs nothing running in the background.
+//
+// Each move goes through changeQualifiedStatus inside the store's update,
+// as the admin API's moves do, so the returned status is always the one the
+// audit trail's last status-changed entry names. The update decides from
+// the stored status which moves are still due: when two replicas settle one
+// record at once, the store runs the loser's function again on the winner's
+// record, which finds nothing left to do, so each move is written once.
+
+// settleQualified returns q after the lifecycle moves now due, stored with
+// their audit entries (stamped now, by requestID). A record that is no
+// persona, or has nothing due, is returned as it is without a write. A
+// store error is returned, never swallowed.
+func (s *Server) settleQualified(q fixtures.QualifiedReferral, requestID string) (fixtures.QualifiedReferral, error) {
+	life, ok := fixtures.LifecycleOf(q.Patient)
+	if !ok {
+		return q, nil
+	}
+	elapsed, err := s.sinceSubmitted(q)
+	if err != nil || len(life.Due(q.Status, elapsed)) == 0 {
+		return q, err
+	}
+	settled, err := s.store.UpdateQualified(q.ClientID, q.ExternalSourceID, func(rec *fixtures.QualifiedReferral) error {
+		elapsed, err := s.sinceSubmitted(*rec)
+		if err != nil {
+			return err
+		}
+		at := s.now(rec.ClientID)
+		for _, step := range life.Due(rec.Status, elapsed) {
+			if err := changeQualifiedStatus(rec, statusChange{
+				To: step.Status, At: at, Actor: fixtures.PersonaActor, RequestID: requestID, Reason: step.Reason,
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return q, fmt.Errorf("persona %s: move %q: %w", life.Name, q.ExternalSourceID, err)
+	}
+	return settled, nil
+}
+
+// settleAll returns items with every record settled. The slice it was
+// given is left alone (a store may share it between readers); a copy is
+// made only when a record moved.
+func (s *Server) settleAll(items []fixtures.QualifiedReferral, requestID string) ([]fixtures.QualifiedReferral, error) {
+	out := items
+	for i := range items {
+		settled, err := s.settleQualified(items[i], requestID)
+		if err != nil {
+			return nil, err
+		}
+		if settled.Status != items[i].Status {
+			if &out[0] == &items[0] {
+				out = slices.Clone(items)
+			}
+			out[i] = settled
+		}
+	}
+	return out, nil
+}
+
+// sinceSubmitted is how long ago, on its client's clock, q was submitted.
+func (s *Server) sinceSubmitted(q fixtures.QualifiedReferral) (time.Duration, error) {
+	at, err := time.Parse(time.RFC3339Nano, q.SubmittedAt)
+	if err != nil {
+		return 0, fmt.Errorf("qualified referral %q: submittedAt %q: %w", q.ExternalSourceID, q.SubmittedAt, err)
+	}
+	return s.now(q.ClientID).Sub(at), nil
+}
