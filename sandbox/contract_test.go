@@ -389,3 +389,65 @@ func TestContract_GeneratedFixtures(t *testing.T) {
 		t.Errorf("without the contract: %v, want a refusal naming --contract", err)
 	}
 }
+
+// TestContract_NestedShapes: a contract whose record answers nested
+// members other than those submitted: a read keeps only the nested members
+// the response schema declares (objects inside objects, objects inside
+// arrays), fills the sandbox members annotated in a nested object the
+// submission never sent, and the submission is stored as sent; the request
+// schema's required nested object and additionalProperties: false refuse
+// by JSON Pointer.
+func TestContract_NestedShapes(t *testing.T) {
+	s := newSandbox(t, withContract(t, "nested.yaml"))
+	token := s.token(partner)
+	sent := `{"trialId":"NCT05550001","notes":"call after 5pm","patient":{"identity":{"name":"Ada","birthDate":"1990-02-03","sex":"female"},"contacts":[{"kind":"phone","value":"+44 20 7946 0000"},{"kind":"email","value":"ada@example.com"}]}}`
+	created := s.do(request{method: http.MethodPost, path: "/api/v1/referrals", token: token, body: sent, plain: true})
+	if created.Status != http.StatusCreated {
+		t.Fatalf("create: %d %s", created.Status, created.Body)
+	}
+	record := members(t, created)
+	if got, want := keys(record), []string{"meta", "outcomesId", "patient", "trialId"}; !slices.Equal(got, want) {
+		t.Errorf("record members %v, want %v (no notes: the read shape has none)", got, want)
+	}
+	patient, _ := json.Marshal(record["patient"])
+	if want := `{"contacts":[{"kind":"phone"},{"kind":"email"}],"identity":{"birthDate":"1990-02-03","sex":"female"}}`; string(patient) != want {
+		t.Errorf("patient %s, want the nested members the read shape declares: %s", patient, want)
+	}
+	meta, _ := record["meta"].(map[string]any)
+	if meta["state"] != "received" {
+		t.Errorf("meta %v, want state (x-sandbox: status) received", meta)
+	}
+	if _, err := time.Parse(time.RFC3339, fmt.Sprint(meta["receivedAt"])); err != nil {
+		t.Errorf("meta.receivedAt (x-sandbox: submittedAt) %v: %v", meta["receivedAt"], err)
+	}
+	read := s.do(request{path: created.Header.Get("Location"), token: token, plain: true})
+	if read.Status != http.StatusOK || !bytes.Equal(read.Body, created.Body) {
+		t.Errorf("read: %d %s, want the created record %s", read.Status, read.Body, created.Body)
+	}
+	stored, err := s.Store.GetReferral(partner, record["outcomesId"].(string))
+	if err != nil || string(stored.Submission) != sent {
+		t.Errorf("stored submission %s (%v), want it as sent: %s", stored.Submission, err, sent)
+	}
+
+	tests := []struct {
+		name, body string
+		want       []string
+	}{
+		{"required nested object missing", `{"trialId":"NCT05550001","patient":{"contacts":[]}}`, []string{"/patient/identity"}},
+		{"closed nested object", `{"trialId":"NCT05550001","patient":{"identity":{"name":"Ada","birthDate":"1990-02-03","sex":"female","nhs":"1"}}}`, []string{"/patient/identity/nhs"}},
+		{"nested members wrong", `{"trialId":"NCT05550001","patient":{"identity":{"name":"","birthDate":"03/02/1990","sex":"F"},"contacts":[{"kind":"fax","value":"1"}]}}`,
+			[]string{"/patient/contacts/0/kind", "/patient/contacts/0/value", "/patient/identity/birthDate", "/patient/identity/name", "/patient/identity/sex"}},
+		{"the read shape's members are not submitted", `{"trialId":"NCT05550001","meta":{"state":"accepted"},"patient":{"identity":{"name":"Ada","birthDate":"1990-02-03","sex":"female"}}}`, []string{"/meta"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := s.do(request{method: http.MethodPost, path: "/api/v1/referrals", token: token, body: tc.body, plain: true})
+			p := wantProblem(t, r, http.StatusUnprocessableEntity, sandbox.ProblemTypeValidationFailed)
+			got := errorFields(p)
+			slices.Sort(got)
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("failing fields %v, want %v: %+v", got, tc.want, p.Errors)
+			}
+		})
+	}
+}

@@ -55,10 +55,8 @@ type Op struct {
 type Shape struct {
 	// Owned maps a declared member name to the sandbox member it holds.
 	Owned map[string]Member
-	// declared is every member name the schema declares; open is true when
-	// it declares none, and a record then keeps every submitted member.
-	declared map[string]bool
-	open     bool
+	// root shapes the record's members, nested ones included.
+	root *node
 }
 
 // LoadFile reads and loads the contract in path (JSON or YAML).
@@ -210,14 +208,11 @@ func newOp(r route, path, ptr string, o *openapi3.Operation) (*Op, error) {
 			return nil, err
 		}
 		prints = append(prints, fp)
-		if op.Response, err = newShape(resp.Value, at); err != nil {
-			return nil, err
-		}
 		if r.op == ListReferrals || r.op == ListQualified {
 			for name, prop := range properties(resp.Value) {
 				if prop.Value.Type.Is("array") && prop.Value.Items != nil {
 					op.Items = name
-					if op.Item, err = newShape(prop.Value.Items.Value, at+"/properties/"+escape(name)+"/items"); err != nil {
+					if op.Item, err = newShape(prop.Value.Items.Value, at+"/properties/"+escape(name)+"/items", ""); err != nil {
 						return nil, err
 					}
 					break
@@ -226,6 +221,9 @@ func newOp(r route, path, ptr string, o *openapi3.Operation) (*Op, error) {
 			if op.Items == "" {
 				return nil, fmt.Errorf("%s: a list answer needs an array member holding the records", at)
 			}
+		}
+		if op.Response, err = newShape(resp.Value, at, op.Items); err != nil {
+			return nil, err
 		}
 	}
 	op.fingerprint = strings.Join(prints, "\n")
@@ -246,20 +244,27 @@ func successSchema(o *openapi3.Operation, ptr string) (*openapi3.SchemaRef, stri
 	return nil, ""
 }
 
-func newShape(s *openapi3.Schema, at string) (*Shape, error) {
-	sh := &Shape{Owned: map[string]Member{}, declared: map[string]bool{}}
-	for name, prop := range properties(s) {
-		sh.declared[name] = true
-		if v, ok := prop.Value.Extensions[Annotation]; ok {
-			if str, _ := v.(string); !knownMember(str) {
-				return nil, fmt.Errorf("%s/properties/%s/%s: %v is not a sandbox member; one of %v", at, escape(name), Annotation, v, Members())
-			}
-		}
+// newShape builds the shape of a record, or of a page whose records
+// (shaped by their own Shape) are its member records.
+func newShape(s *openapi3.Schema, at, records string) (*Shape, error) {
+	root, err := newNode(s, at, 0, false, records)
+	if err != nil {
+		return nil, err
+	}
+	if root == nil || root.items != nil { // declares no member: every one as sent
+		root = &node{open: true}
+	}
+	if root.owned == nil {
+		root.owned = map[string]Member{}
+	}
+	sh := &Shape{Owned: root.owned, root: root}
+	// At the top, a member is also owned by its name alone.
+	for name, prop := range shapeProperties(s) {
 		if m, ok := memberOf(name, prop); ok {
-			sh.Owned[name] = m
+			root.owned[name] = m
+			delete(root.fields, name)
 		}
 	}
-	sh.open = len(sh.declared) == 0
 	return sh, nil
 }
 
