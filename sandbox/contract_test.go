@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/idp"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redistest"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/contractdoc"
@@ -428,6 +429,54 @@ func TestContract_NestedShapes(t *testing.T) {
 	if err != nil || string(stored.Submission) != sent {
 		t.Errorf("stored submission %s (%v), want it as sent: %s", stored.Submission, err, sent)
 	}
+
+	t.Run("the served document is the contract with the sandbox's additions", func(t *testing.T) {
+		var doc struct {
+			Servers    []struct{ URL string }
+			Paths      map[string]map[string]json.RawMessage
+			Components struct {
+				Responses       map[string]struct{ Description string }
+				Schemas         map[string]struct{ Properties map[string]map[string]any }
+				SecuritySchemes map[string]struct {
+					Flows map[string]struct{ TokenURL string }
+				}
+			}
+		}
+		s.do(request{path: "/api/v1/openapi.json", plain: true}).decode(t, &doc)
+		if len(doc.Servers) != 1 || doc.Servers[0].URL != s.URL {
+			t.Errorf("servers %+v, want %s", doc.Servers, s.URL)
+		}
+		if got, want := doc.Components.SecuritySchemes["oauth"].Flows["clientCredentials"].TokenURL, s.URL+"/"+idp.DefaultTenant+"/oauth2/v2.0/token"; got != want {
+			t.Errorf("the contract's tokenUrl %q, want the sandbox's %q", got, want)
+		}
+		var create struct {
+			Responses  map[string]map[string]any
+			Parameters []map[string]any
+		}
+		if err := json.Unmarshal(doc.Paths["/api/v1/referrals"]["post"], &create); err != nil {
+			t.Fatal(err)
+		}
+		if ref := create.Responses["422"]["$ref"]; ref != any("#/components/responses/ContractValidationFailed") ||
+			!strings.Contains(doc.Components.Responses["ContractValidationFailed"].Description, "JSON Pointer") {
+			t.Errorf("the submission's 422 %q, want the contract refusal naming fields by JSON Pointer", ref)
+		}
+		for _, code := range []string{"400", "401", "403", "413", "415", "429", "503"} {
+			if create.Responses[code]["$ref"] == nil {
+				t.Errorf("no %s answer added to the submission: %v", code, create.Responses)
+			}
+		}
+		if !slices.ContainsFunc(create.Parameters, func(p map[string]any) bool { return p["$ref"] == "#/components/parameters/SandboxForceStatus" }) {
+			t.Errorf("parameters %v, want the sandbox's Sandbox-Force-Status", create.Parameters)
+		}
+		if got := doc.Components.Schemas["Referral"].Properties["outcomesId"][contractdoc.Annotation]; got != "outcomesId" {
+			t.Errorf("Referral.outcomesId x-sandbox %v, want outcomesId: the sandbox fills it", got)
+		}
+		for path, method := range map[string]string{"/api/v1/referrals/qualified": "post", "/" + idp.DefaultTenant + "/oauth2/v2.0/token": "", "/{tenant}/oauth2/v2.0/token": "post", "/api/v1/referrals": "get"} {
+			if method != "" && doc.Paths[path][method] == nil {
+				t.Errorf("%s %s, which the sandbox answers in its built-in shape, is not in the served document", method, path)
+			}
+		}
+	})
 
 	tests := []struct {
 		name, body string

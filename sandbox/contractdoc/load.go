@@ -15,6 +15,8 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/oasdiff/yaml"
+
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/openapi"
 )
 
 // maxDocumentBytes bounds a contract document.
@@ -25,6 +27,8 @@ type Contract struct {
 	document []byte // the document as JSON, as supplied (YAML converted)
 	under    string // the path of the first servers URL
 	ops      map[Operation]*Op
+	builtin  bool   // the document is the built-in one
+	served   []byte // the document as served, before its addresses are set (see Served)
 }
 
 // Op is one referral operation the contract describes.
@@ -97,17 +101,9 @@ func Load(data []byte) (*Contract, error) {
 	if ptr, ok := externalRef(tree, ""); ok {
 		return nil, fmt.Errorf("%s: only references inside the document (#/...) are supported", ptr)
 	}
-	loader := openapi3.NewLoader()
-	loader.IsExternalRefsAllowed = false
-	t, err := loader.LoadFromData(doc)
+	t, err := loadChecked(doc)
 	if err != nil {
-		return nil, fmt.Errorf("not an OpenAPI document: %w", err)
-	}
-	if !strings.HasPrefix(t.OpenAPI, "3.0.") {
-		return nil, fmt.Errorf("/openapi: version %q is not supported: the sandbox takes OpenAPI 3.0 documents (3.1's JSON Schema 2020-12 validation reports errors without a JSON Pointer per field)", t.OpenAPI)
-	}
-	if err := t.Validate(context.Background()); err != nil {
-		return nil, fmt.Errorf("not a valid OpenAPI 3.0 document: %w", err)
+		return nil, err
 	}
 	c := &Contract{document: bytes.Clone(doc), ops: map[Operation]*Op{}}
 	if len(t.Servers) > 0 {
@@ -121,7 +117,32 @@ func Load(data []byte) (*Contract, error) {
 	if len(c.ops) == 0 {
 		return nil, errors.New("/paths: the document describes none of the referral operations (POST and GET /referrals/, GET /referrals/{trial_id}/{outcomes_id}, POST and GET /referrals/qualified, GET /referrals/qualified/{external_source_id}, from the root under /api/v1 or under a servers URL ending in /api/v1)")
 	}
+	if c.builtin = bytes.Equal(c.document, openapi.Document()); !c.builtin {
+		if c.served, err = merge(c); err != nil {
+			return nil, fmt.Errorf("merge the sandbox's additions: %w", err)
+		}
+		if err := checkServed(c.served); err != nil {
+			return nil, err
+		}
+	}
 	return c, nil
+}
+
+// loadChecked loads an OpenAPI 3.0 document and validates it.
+func loadChecked(doc []byte) (*openapi3.T, error) {
+	loader := openapi3.NewLoader()
+	loader.IsExternalRefsAllowed = false
+	t, err := loader.LoadFromData(doc)
+	if err != nil {
+		return nil, fmt.Errorf("not an OpenAPI document: %w", err)
+	}
+	if !strings.HasPrefix(t.OpenAPI, "3.0.") {
+		return nil, fmt.Errorf("/openapi: version %q is not supported: the sandbox takes OpenAPI 3.0 documents (3.1's JSON Schema 2020-12 validation reports errors without a JSON Pointer per field)", t.OpenAPI)
+	}
+	if err := t.Validate(context.Background()); err != nil {
+		return nil, fmt.Errorf("not a valid OpenAPI 3.0 document: %w", err)
+	}
+	return t, nil
 }
 
 // collect finds the referral operations and checks their schemas.
