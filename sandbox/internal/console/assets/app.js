@@ -709,8 +709,11 @@
       ...next.map((s) => button('→ ' + s, { class: 'small', data: { move: s }, attrs: { 'aria-label': 'Move ' + label + ' to ' + s } }, () => move(s))));
   }
 
-  function patientName(p) {
-    return p ? p.firstName + ' ' + p.lastName : '';
+  // patientCell shows a record's patient: the built-in patient's name, or,
+  // for a record submitted under a --contract, the submission as stored.
+  function patientCell(r) {
+    if (r.submission) return el('td', { class: 'wrap' }, el('code', { class: 'submission', text: JSON.stringify(r.submission) }), el('div', { class: 'sub', text: 'submission as sent (--contract)' }));
+    return el('td', { text: r.patient ? r.patient.firstName + ' ' + r.patient.lastName : '' });
   }
 
   async function loadData() {
@@ -766,7 +769,7 @@
     const rows = d.referrals.map((r) => el('tr', { data: { outcomesId: r.outcomesId } },
       el('td', { class: 'mono nowrap opt', text: dateTime(r.submittedAt) }),
       el('td', null, el('code', { text: r.outcomesId }), el('div', { class: 'sub', text: r.trialId })),
-      el('td', { text: patientName(r.patient) }),
+      patientCell(r),
       el('td', null, statusBadge(r.status)),
       el('td', null, moveButtons(r.nextStatuses, 'referral ' + r.outcomesId, (s) => moveReferral(r, s)))));
     put($('referrals'),
@@ -795,7 +798,7 @@
       rows.push(el('tr', { data: { externalSourceId: q.externalSourceId } },
         el('td', { class: 'mono nowrap opt', text: dateTime(q.submittedAt) }),
         el('td', null, el('code', { text: q.externalSourceId }), el('div', { class: 'sub', text: q.trialId || 'no trial' })),
-        el('td', { text: patientName(q.patient) }),
+        patientCell(q),
         el('td', null, statusBadge(q.status)),
         el('td', null, moveButtons(q.nextStatuses, 'qualified referral ' + q.externalSourceId, (s) => moveQualified(q, s))),
         el('td', null, button('Audit trail (' + (q.auditTrailTotal || q.auditTrail.length) + ')', {
