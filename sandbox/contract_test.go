@@ -317,10 +317,9 @@ func TestContract_SharedModeAndAdmin(t *testing.T) {
 	}
 
 	// The admin API answers the stored record (the built-in identity
-	// members and the submission as sent), which admin.json does not
-	// describe yet: plain requests.
+	// members and the submission as sent), as admin.json describes it.
 	move := func(status string) *response {
-		return a.do(request{method: http.MethodPost, path: "/__sandbox" + strings.TrimPrefix(location, "/api/v1") + "/status", body: map[string]string{"status": status}, plain: true})
+		return a.do(request{method: http.MethodPost, path: "/__sandbox" + strings.TrimPrefix(location, "/api/v1") + "/status", body: map[string]string{"status": status}})
 	}
 	if r := move("reviewing"); r.Status != http.StatusOK || !strings.Contains(string(r.Body), `"submission":`+sent) {
 		t.Fatalf("admin move: %d %s, want 200 with the submission as sent", r.Status, r.Body)
