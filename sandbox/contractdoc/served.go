@@ -239,7 +239,10 @@ func (m *merger) ref(ref string) string {
 		return prefix + parts[0] + "/" + t
 	}
 	name := parts[1]
-	if _, used := object(object(m.ct, "components"), parts[0])[name]; used {
+	for {
+		if _, used := object(object(m.ct, "components"), parts[0])[name]; !used {
+			break
+		}
 		name = "sandbox." + name
 	}
 	m.targets[key] = name
