@@ -499,3 +499,50 @@ func TestContract_NestedShapes(t *testing.T) {
 		})
 	}
 }
+
+// TestContract_NestedSharedAndRestart: the nested contract's records read
+// back alike through a second replica on the same Redis, and through a
+// sandbox restarted on the same --data file.
+func TestContract_NestedSharedAndRestart(t *testing.T) {
+	sent := `{"trialId":"TRIAL-ONCO-002","patient":{"identity":{"name":"Bo","birthDate":"2001-12-31","sex":"unknown"},"contacts":[{"kind":"email","value":"bo@example.com"}]}}`
+	create := func(t *testing.T, s *testSandbox) (string, []byte) {
+		t.Helper()
+		r := s.do(request{method: http.MethodPost, path: "/api/v1/referrals", token: s.token(partner), body: sent, plain: true})
+		if r.Status != http.StatusCreated {
+			t.Fatalf("create: %d %s", r.Status, r.Body)
+		}
+		return r.Header.Get("Location"), r.Body
+	}
+	t.Run("shared mode", func(t *testing.T) {
+		srv := redistest.Start(t)
+		a := newSandbox(t, withContract(t, "nested.yaml"), useRedisStore(t, srv.Addr, "team:"))
+		b := newSandbox(t, withContract(t, "nested.yaml"), useRedisStore(t, srv.Addr, "team:"))
+		location, body := create(t, a)
+		if r := b.do(request{path: location, token: b.token(partner), plain: true}); r.Status != http.StatusOK || !bytes.Equal(r.Body, body) {
+			t.Errorf("read through B: %d %s, want %s", r.Status, r.Body, body)
+		}
+	})
+	t.Run("--data restart", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "data.db")
+		first, err := store.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		location, body := create(t, newSandbox(t, withContract(t, "nested.yaml"), useStore(first)))
+		if err := first.Close(); err != nil {
+			t.Fatal(err)
+		}
+		second, err := store.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := newSandbox(t, withContract(t, "nested.yaml"), useStore(second))
+		if r := s.do(request{path: location, token: s.token(partner), plain: true}); r.Status != http.StatusOK || !bytes.Equal(r.Body, body) {
+			t.Errorf("after the restart: %d %s, want %s", r.Status, r.Body, body)
+		}
+		stored, err := s.Store.GetReferral(partner, location[strings.LastIndex(location, "/")+1:])
+		if err != nil || string(stored.Submission) != sent {
+			t.Errorf("stored submission %s (%v), want it as sent", stored.Submission, err)
+		}
+	})
+}
