@@ -46,14 +46,14 @@ type clientView struct {
 // referralRow is a referral with the statuses the admin API may move it to,
 // so the console offers only moves the processing order allows.
 type referralRow struct {
-	fixtures.Referral
+	adminReferral
 	NextStatuses []string `json:"nextStatuses"`
 }
 
 // qualifiedRow is referralRow for qualified referrals; the audit trail is
 // part of the record.
 type qualifiedRow struct {
-	fixtures.QualifiedReferral
+	adminQualified
 	NextStatuses []string `json:"nextStatuses"`
 }
 
@@ -99,7 +99,12 @@ func (s *Server) dataReferrals(w http.ResponseWriter, r *http.Request) {
 	}
 	rows := make([]referralRow, 0, len(items))
 	for _, ref := range items {
-		rows = append(rows, referralRow{Referral: ref, NextStatuses: orEmpty(fixtures.NextStatuses(ref.Status))})
+		view, err := s.adminReferral(ref)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		rows = append(rows, referralRow{adminReferral: view, NextStatuses: orEmpty(fixtures.NextStatuses(ref.Status))})
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"referrals": rows, "nextCursor": nextCursor(next)})
 }
@@ -126,8 +131,12 @@ func (s *Server) dataQualified(w http.ResponseWriter, r *http.Request) {
 	}
 	rows := make([]qualifiedRow, 0, len(items))
 	for _, q := range items {
-		q.AuditTrail = orEmpty(q.AuditTrail)
-		rows = append(rows, qualifiedRow{QualifiedReferral: q, NextStatuses: orEmpty(fixtures.NextStatuses(q.Status))})
+		view, err := s.adminQualified(q)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		rows = append(rows, qualifiedRow{adminQualified: view, NextStatuses: orEmpty(fixtures.NextStatuses(q.Status))})
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"qualifiedReferrals": rows, "nextCursor": nextCursor(next)})
 }

@@ -65,7 +65,12 @@ func (s *Server) moveReferralStatus(w http.ResponseWriter, r *http.Request) {
 	if s.statusMoveFailed(w, r, err, "referral") {
 		return
 	}
-	writeJSON(w, http.StatusOK, found)
+	answer, err := s.adminReferral(found)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, answer)
 }
 
 func (s *Server) moveQualifiedStatus(w http.ResponseWriter, r *http.Request) {
@@ -86,7 +91,12 @@ func (s *Server) moveQualifiedStatus(w http.ResponseWriter, r *http.Request) {
 	if s.statusMoveFailed(w, r, err, "qualified referral") {
 		return
 	}
-	writeJSON(w, http.StatusOK, updated)
+	answer, err := s.adminQualified(updated)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, answer)
 }
 
 // statusChange is one move of a qualified referral's status: by the admin

@@ -3,10 +3,12 @@ package sandbox
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"net/http"
 	"strings"
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/contractdoc"
 )
 
 // submissionOf is the digest the journal keeps of what a referral was
@@ -26,4 +28,26 @@ func submissionOf(trialID string, p fixtures.Patient) string {
 // noteSubmission records the submission r made, for its journal entry.
 func noteSubmission(r *http.Request, trialID string, p fixtures.Patient) {
 	infoFrom(r.Context()).submission = submissionOf(trialID, p)
+}
+
+// contractSubmissionOf is submissionOf for a contract's submission, whose
+// patient members the sandbox cannot name: the trial (canonical) and every
+// member of the submission but the identifiers the sandbox files it under
+// (externalSourceId: a resubmission under a new one is still the same
+// referral), in one canonical encoding, so member order and whitespace do
+// not tell two sends apart.
+func contractSubmissionOf(trialID string, value map[string]any, op *contractdoc.Op) string {
+	rest := make(map[string]any, len(value))
+	for name, v := range value {
+		rest[name] = v
+	}
+	for _, name := range op.RequestMembers {
+		delete(rest, name)
+	}
+	canonical, _ := json.Marshal(rest) // decoded JSON always marshals, keys sorted
+	h := sha256.New()
+	h.Write([]byte(trialID))
+	h.Write([]byte{0})
+	h.Write(canonical)
+	return hex.EncodeToString(h.Sum(nil)[:12])
 }

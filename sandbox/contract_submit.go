@@ -77,6 +77,7 @@ func (s *Server) readContractSubmission(w http.ResponseWriter, r *http.Request, 
 		s.problem(w, r, validationProblem(e))
 		return nil, nil, now, false
 	}
+	infoFrom(r.Context()).submission = contractSubmissionOf(members[contractdoc.TrialID], value, op)
 	return raw, members, now, true
 }
 

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/idp"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redistest"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/contractdoc"
@@ -316,10 +317,9 @@ func TestContract_SharedModeAndAdmin(t *testing.T) {
 	}
 
 	// The admin API answers the stored record (the built-in identity
-	// members and the submission as sent), which admin.json does not
-	// describe yet: plain requests.
+	// members and the submission as sent), as admin.json describes it.
 	move := func(status string) *response {
-		return a.do(request{method: http.MethodPost, path: "/__sandbox" + strings.TrimPrefix(location, "/api/v1") + "/status", body: map[string]string{"status": status}, plain: true})
+		return a.do(request{method: http.MethodPost, path: "/__sandbox" + strings.TrimPrefix(location, "/api/v1") + "/status", body: map[string]string{"status": status}})
 	}
 	if r := move("reviewing"); r.Status != http.StatusOK || !strings.Contains(string(r.Body), `"submission":`+sent) {
 		t.Fatalf("admin move: %d %s, want 200 with the submission as sent", r.Status, r.Body)
@@ -388,4 +388,161 @@ func TestContract_GeneratedFixtures(t *testing.T) {
 	if _, err := sandbox.New(captured); err == nil || !strings.Contains(err.Error(), "start the sandbox with that --contract") {
 		t.Errorf("without the contract: %v, want a refusal naming --contract", err)
 	}
+}
+
+// TestContract_NestedShapes: a contract whose record answers nested
+// members other than those submitted: a read keeps only the nested members
+// the response schema declares (objects inside objects, objects inside
+// arrays), fills the sandbox members annotated in a nested object the
+// submission never sent, and the submission is stored as sent; the request
+// schema's required nested object and additionalProperties: false refuse
+// by JSON Pointer.
+func TestContract_NestedShapes(t *testing.T) {
+	s := newSandbox(t, withContract(t, "nested.yaml"))
+	token := s.token(partner)
+	sent := `{"trialId":"NCT05550001","notes":"call after 5pm","patient":{"identity":{"name":"Ada","birthDate":"1990-02-03","sex":"female"},"contacts":[{"kind":"phone","value":"+44 20 7946 0000"},{"kind":"email","value":"ada@example.com"}]}}`
+	created := s.do(request{method: http.MethodPost, path: "/api/v1/referrals", token: token, body: sent, plain: true})
+	if created.Status != http.StatusCreated {
+		t.Fatalf("create: %d %s", created.Status, created.Body)
+	}
+	record := members(t, created)
+	if got, want := keys(record), []string{"meta", "outcomesId", "patient", "trialId"}; !slices.Equal(got, want) {
+		t.Errorf("record members %v, want %v (no notes: the read shape has none)", got, want)
+	}
+	patient, _ := json.Marshal(record["patient"])
+	if want := `{"contacts":[{"kind":"phone"},{"kind":"email"}],"identity":{"birthDate":"1990-02-03","sex":"female"}}`; string(patient) != want {
+		t.Errorf("patient %s, want the nested members the read shape declares: %s", patient, want)
+	}
+	meta, _ := record["meta"].(map[string]any)
+	if meta["state"] != "received" {
+		t.Errorf("meta %v, want state (x-sandbox: status) received", meta)
+	}
+	if _, err := time.Parse(time.RFC3339, fmt.Sprint(meta["receivedAt"])); err != nil {
+		t.Errorf("meta.receivedAt (x-sandbox: submittedAt) %v: %v", meta["receivedAt"], err)
+	}
+	read := s.do(request{path: created.Header.Get("Location"), token: token, plain: true})
+	if read.Status != http.StatusOK || !bytes.Equal(read.Body, created.Body) {
+		t.Errorf("read: %d %s, want the created record %s", read.Status, read.Body, created.Body)
+	}
+	stored, err := s.Store.GetReferral(partner, record["outcomesId"].(string))
+	if err != nil || string(stored.Submission) != sent {
+		t.Errorf("stored submission %s (%v), want it as sent: %s", stored.Submission, err, sent)
+	}
+
+	t.Run("the served document is the contract with the sandbox's additions", func(t *testing.T) {
+		var doc struct {
+			Servers    []struct{ URL string }
+			Paths      map[string]map[string]json.RawMessage
+			Components struct {
+				Responses       map[string]struct{ Description string }
+				Schemas         map[string]struct{ Properties map[string]map[string]any }
+				SecuritySchemes map[string]struct {
+					Flows map[string]struct{ TokenURL string }
+				}
+			}
+		}
+		s.do(request{path: "/api/v1/openapi.json", plain: true}).decode(t, &doc)
+		if len(doc.Servers) != 1 || doc.Servers[0].URL != s.URL {
+			t.Errorf("servers %+v, want %s", doc.Servers, s.URL)
+		}
+		if got, want := doc.Components.SecuritySchemes["oauth"].Flows["clientCredentials"].TokenURL, s.URL+"/"+idp.DefaultTenant+"/oauth2/v2.0/token"; got != want {
+			t.Errorf("the contract's tokenUrl %q, want the sandbox's %q", got, want)
+		}
+		var create struct {
+			Responses  map[string]map[string]any
+			Parameters []map[string]any
+		}
+		if err := json.Unmarshal(doc.Paths["/api/v1/referrals"]["post"], &create); err != nil {
+			t.Fatal(err)
+		}
+		if ref := create.Responses["422"]["$ref"]; ref != any("#/components/responses/ContractValidationFailed") ||
+			!strings.Contains(doc.Components.Responses["ContractValidationFailed"].Description, "JSON Pointer") {
+			t.Errorf("the submission's 422 %q, want the contract refusal naming fields by JSON Pointer", ref)
+		}
+		for _, code := range []string{"400", "401", "403", "413", "415", "429", "503"} {
+			if create.Responses[code]["$ref"] == nil {
+				t.Errorf("no %s answer added to the submission: %v", code, create.Responses)
+			}
+		}
+		if !slices.ContainsFunc(create.Parameters, func(p map[string]any) bool { return p["$ref"] == "#/components/parameters/SandboxForceStatus" }) {
+			t.Errorf("parameters %v, want the sandbox's Sandbox-Force-Status", create.Parameters)
+		}
+		if got := doc.Components.Schemas["Referral"].Properties["outcomesId"][contractdoc.Annotation]; got != "outcomesId" {
+			t.Errorf("Referral.outcomesId x-sandbox %v, want outcomesId: the sandbox fills it", got)
+		}
+		for path, method := range map[string]string{"/api/v1/referrals/qualified": "post", "/" + idp.DefaultTenant + "/oauth2/v2.0/token": "", "/{tenant}/oauth2/v2.0/token": "post", "/api/v1/referrals": "get"} {
+			if method != "" && doc.Paths[path][method] == nil {
+				t.Errorf("%s %s, which the sandbox answers in its built-in shape, is not in the served document", method, path)
+			}
+		}
+	})
+
+	tests := []struct {
+		name, body string
+		want       []string
+	}{
+		{"required nested object missing", `{"trialId":"NCT05550001","patient":{"contacts":[]}}`, []string{"/patient/identity"}},
+		{"closed nested object", `{"trialId":"NCT05550001","patient":{"identity":{"name":"Ada","birthDate":"1990-02-03","sex":"female","nhs":"1"}}}`, []string{"/patient/identity/nhs"}},
+		{"nested members wrong", `{"trialId":"NCT05550001","patient":{"identity":{"name":"","birthDate":"03/02/1990","sex":"F"},"contacts":[{"kind":"fax","value":"1"}]}}`,
+			[]string{"/patient/contacts/0/kind", "/patient/contacts/0/value", "/patient/identity/birthDate", "/patient/identity/name", "/patient/identity/sex"}},
+		{"the read shape's members are not submitted", `{"trialId":"NCT05550001","meta":{"state":"accepted"},"patient":{"identity":{"name":"Ada","birthDate":"1990-02-03","sex":"female"}}}`, []string{"/meta"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := s.do(request{method: http.MethodPost, path: "/api/v1/referrals", token: token, body: tc.body, plain: true})
+			p := wantProblem(t, r, http.StatusUnprocessableEntity, sandbox.ProblemTypeValidationFailed)
+			got := errorFields(p)
+			slices.Sort(got)
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("failing fields %v, want %v: %+v", got, tc.want, p.Errors)
+			}
+		})
+	}
+}
+
+// TestContract_NestedSharedAndRestart: the nested contract's records read
+// back alike through a second replica on the same Redis, and through a
+// sandbox restarted on the same --data file.
+func TestContract_NestedSharedAndRestart(t *testing.T) {
+	sent := `{"trialId":"TRIAL-ONCO-002","patient":{"identity":{"name":"Bo","birthDate":"2001-12-31","sex":"unknown"},"contacts":[{"kind":"email","value":"bo@example.com"}]}}`
+	create := func(t *testing.T, s *testSandbox) (string, []byte) {
+		t.Helper()
+		r := s.do(request{method: http.MethodPost, path: "/api/v1/referrals", token: s.token(partner), body: sent, plain: true})
+		if r.Status != http.StatusCreated {
+			t.Fatalf("create: %d %s", r.Status, r.Body)
+		}
+		return r.Header.Get("Location"), r.Body
+	}
+	t.Run("shared mode", func(t *testing.T) {
+		srv := redistest.Start(t)
+		a := newSandbox(t, withContract(t, "nested.yaml"), useRedisStore(t, srv.Addr, "team:"))
+		b := newSandbox(t, withContract(t, "nested.yaml"), useRedisStore(t, srv.Addr, "team:"))
+		location, body := create(t, a)
+		if r := b.do(request{path: location, token: b.token(partner), plain: true}); r.Status != http.StatusOK || !bytes.Equal(r.Body, body) {
+			t.Errorf("read through B: %d %s, want %s", r.Status, r.Body, body)
+		}
+	})
+	t.Run("--data restart", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "data.db")
+		first, err := store.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		location, body := create(t, newSandbox(t, withContract(t, "nested.yaml"), useStore(first)))
+		if err := first.Close(); err != nil {
+			t.Fatal(err)
+		}
+		second, err := store.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := newSandbox(t, withContract(t, "nested.yaml"), useStore(second))
+		if r := s.do(request{path: location, token: s.token(partner), plain: true}); r.Status != http.StatusOK || !bytes.Equal(r.Body, body) {
+			t.Errorf("after the restart: %d %s, want %s", r.Status, r.Body, body)
+		}
+		stored, err := s.Store.GetReferral(partner, location[strings.LastIndex(location, "/")+1:])
+		if err != nil || string(stored.Submission) != sent {
+			t.Errorf("stored submission %s (%v), want it as sent", stored.Submission, err)
+		}
+	})
 }

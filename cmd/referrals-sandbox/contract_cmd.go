@@ -62,7 +62,7 @@ func printContract(w io.Writer, file string, c *contractdoc.Contract) {
 
 func owned(s *contractdoc.Shape) string {
 	var parts []string
-	for name, m := range s.Owned {
+	for name, m := range s.Members() {
 		if name == string(m) {
 			parts = append(parts, name)
 		} else {

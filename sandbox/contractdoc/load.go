@@ -15,6 +15,8 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/oasdiff/yaml"
+
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/openapi"
 )
 
 // maxDocumentBytes bounds a contract document.
@@ -25,6 +27,8 @@ type Contract struct {
 	document []byte // the document as JSON, as supplied (YAML converted)
 	under    string // the path of the first servers URL
 	ops      map[Operation]*Op
+	builtin  bool   // the document is the built-in one
+	served   []byte // the document as served, before its addresses are set (see Served)
 }
 
 // Op is one referral operation the contract describes.
@@ -55,10 +59,8 @@ type Op struct {
 type Shape struct {
 	// Owned maps a declared member name to the sandbox member it holds.
 	Owned map[string]Member
-	// declared is every member name the schema declares; open is true when
-	// it declares none, and a record then keeps every submitted member.
-	declared map[string]bool
-	open     bool
+	// root shapes the record's members, nested ones included.
+	root *node
 }
 
 // LoadFile reads and loads the contract in path (JSON or YAML).
@@ -99,17 +101,9 @@ func Load(data []byte) (*Contract, error) {
 	if ptr, ok := externalRef(tree, ""); ok {
 		return nil, fmt.Errorf("%s: only references inside the document (#/...) are supported", ptr)
 	}
-	loader := openapi3.NewLoader()
-	loader.IsExternalRefsAllowed = false
-	t, err := loader.LoadFromData(doc)
+	t, err := loadChecked(doc)
 	if err != nil {
-		return nil, fmt.Errorf("not an OpenAPI document: %w", err)
-	}
-	if !strings.HasPrefix(t.OpenAPI, "3.0.") {
-		return nil, fmt.Errorf("/openapi: version %q is not supported: the sandbox takes OpenAPI 3.0 documents (3.1's JSON Schema 2020-12 validation reports errors without a JSON Pointer per field)", t.OpenAPI)
-	}
-	if err := t.Validate(context.Background()); err != nil {
-		return nil, fmt.Errorf("not a valid OpenAPI 3.0 document: %w", err)
+		return nil, err
 	}
 	c := &Contract{document: bytes.Clone(doc), ops: map[Operation]*Op{}}
 	if len(t.Servers) > 0 {
@@ -123,7 +117,32 @@ func Load(data []byte) (*Contract, error) {
 	if len(c.ops) == 0 {
 		return nil, errors.New("/paths: the document describes none of the referral operations (POST and GET /referrals/, GET /referrals/{trial_id}/{outcomes_id}, POST and GET /referrals/qualified, GET /referrals/qualified/{external_source_id}, from the root under /api/v1 or under a servers URL ending in /api/v1)")
 	}
+	if c.builtin = bytes.Equal(c.document, openapi.Document()); !c.builtin {
+		if c.served, err = merge(c); err != nil {
+			return nil, fmt.Errorf("merge the sandbox's additions: %w", err)
+		}
+		if err := checkServed(c.served); err != nil {
+			return nil, err
+		}
+	}
 	return c, nil
+}
+
+// loadChecked loads an OpenAPI 3.0 document and validates it.
+func loadChecked(doc []byte) (*openapi3.T, error) {
+	loader := openapi3.NewLoader()
+	loader.IsExternalRefsAllowed = false
+	t, err := loader.LoadFromData(doc)
+	if err != nil {
+		return nil, fmt.Errorf("not an OpenAPI document: %w", err)
+	}
+	if !strings.HasPrefix(t.OpenAPI, "3.0.") {
+		return nil, fmt.Errorf("/openapi: version %q is not supported: the sandbox takes OpenAPI 3.0 documents (3.1's JSON Schema 2020-12 validation reports errors without a JSON Pointer per field)", t.OpenAPI)
+	}
+	if err := t.Validate(context.Background()); err != nil {
+		return nil, fmt.Errorf("not a valid OpenAPI 3.0 document: %w", err)
+	}
+	return t, nil
 }
 
 // collect finds the referral operations and checks their schemas.
@@ -210,14 +229,11 @@ func newOp(r route, path, ptr string, o *openapi3.Operation) (*Op, error) {
 			return nil, err
 		}
 		prints = append(prints, fp)
-		if op.Response, err = newShape(resp.Value, at); err != nil {
-			return nil, err
-		}
 		if r.op == ListReferrals || r.op == ListQualified {
 			for name, prop := range properties(resp.Value) {
 				if prop.Value.Type.Is("array") && prop.Value.Items != nil {
 					op.Items = name
-					if op.Item, err = newShape(prop.Value.Items.Value, at+"/properties/"+escape(name)+"/items"); err != nil {
+					if op.Item, err = newShape(prop.Value.Items.Value, at+"/properties/"+escape(name)+"/items", ""); err != nil {
 						return nil, err
 					}
 					break
@@ -226,6 +242,9 @@ func newOp(r route, path, ptr string, o *openapi3.Operation) (*Op, error) {
 			if op.Items == "" {
 				return nil, fmt.Errorf("%s: a list answer needs an array member holding the records", at)
 			}
+		}
+		if op.Response, err = newShape(resp.Value, at, op.Items); err != nil {
+			return nil, err
 		}
 	}
 	op.fingerprint = strings.Join(prints, "\n")
@@ -246,20 +265,27 @@ func successSchema(o *openapi3.Operation, ptr string) (*openapi3.SchemaRef, stri
 	return nil, ""
 }
 
-func newShape(s *openapi3.Schema, at string) (*Shape, error) {
-	sh := &Shape{Owned: map[string]Member{}, declared: map[string]bool{}}
-	for name, prop := range properties(s) {
-		sh.declared[name] = true
-		if v, ok := prop.Value.Extensions[Annotation]; ok {
-			if str, _ := v.(string); !knownMember(str) {
-				return nil, fmt.Errorf("%s/properties/%s/%s: %v is not a sandbox member; one of %v", at, escape(name), Annotation, v, Members())
-			}
-		}
+// newShape builds the shape of a record, or of a page whose records
+// (shaped by their own Shape) are its member records.
+func newShape(s *openapi3.Schema, at, records string) (*Shape, error) {
+	root, err := newNode(s, at, 0, false, records)
+	if err != nil {
+		return nil, err
+	}
+	if root == nil || root.items != nil { // declares no member: every one as sent
+		root = &node{open: true}
+	}
+	if root.owned == nil {
+		root.owned = map[string]Member{}
+	}
+	sh := &Shape{Owned: root.owned, root: root}
+	// At the top, a member is also owned by its name alone.
+	for name, prop := range shapeProperties(s) {
 		if m, ok := memberOf(name, prop); ok {
-			sh.Owned[name] = m
+			root.owned[name] = m
+			delete(root.fields, name)
 		}
 	}
-	sh.open = len(sh.declared) == 0
 	return sh, nil
 }
 

@@ -69,3 +69,14 @@ func template(path, under string) (string, bool) {
 	}
 	return strings.Join(segs, "/"), true
 }
+
+// describes reports whether the contract describes the operation at the
+// document's path and (lower-case) method.
+func (c *Contract) describes(path, method string) bool {
+	for _, op := range c.ops {
+		if op.Path == path && strings.EqualFold(op.Method, method) {
+			return true
+		}
+	}
+	return false
+}

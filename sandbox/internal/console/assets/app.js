@@ -791,8 +791,14 @@
       ...next.map((s) => button('→ ' + s, { class: 'small', data: { move: s }, attrs: { 'aria-label': 'Move ' + label + ' to ' + s } }, () => move(s))));
   }
 
-  function patientName(p) {
-    return p ? p.firstName + ' ' + p.lastName : '';
+  // patientCell shows a record's patient: the built-in patient's name, with
+  // a chip when a qualified referral's patient is a lifecycle persona, or,
+  // for a record submitted under a --contract, the submission as stored.
+  function patientCell(r, qualified) {
+    if (r.submission) return el('td', { class: 'wrap' }, el('code', { class: 'submission', text: JSON.stringify(r.submission) }), el('div', { class: 'sub', text: 'submission as sent (--contract)' }));
+    const name = r.patient ? r.patient.firstName + ' ' + r.patient.lastName : '';
+    const persona = qualified ? personaOf(r.patient) : null;
+    return el('td', null, name, persona ? el('span', { class: 'chip persona', text: persona.name + ' persona' }) : null);
   }
 
   async function loadData() {
@@ -885,7 +891,7 @@
     const rows = d.referrals.map((r) => el('tr', { data: { outcomesId: r.outcomesId } },
       el('td', { class: 'mono nowrap opt', text: dateTime(r.submittedAt) }),
       el('td', null, el('code', { text: r.outcomesId }), el('div', { class: 'sub', text: r.trialId })),
-      el('td', { text: patientName(r.patient) }),
+      patientCell(r),
       el('td', null, statusBadge(r.status)),
       el('td', null, moveButtons(r.nextStatuses, 'referral ' + r.outcomesId, (s) => moveReferral(r, s)))));
     put($('referrals'),
@@ -914,7 +920,7 @@
       rows.push(el('tr', { data: { externalSourceId: q.externalSourceId } },
         el('td', { class: 'mono nowrap opt', text: dateTime(q.submittedAt) }),
         el('td', null, el('code', { text: q.externalSourceId }), el('div', { class: 'sub', text: q.trialId || 'no trial' })),
-        el('td', null, patientName(q.patient), personaOf(q.patient) ? el('span', { class: 'chip persona', text: personaOf(q.patient).name + ' persona' }) : null),
+        patientCell(q, true),
         el('td', null, statusBadge(q.status)),
         el('td', null, moveButtons(q.nextStatuses, 'qualified referral ' + q.externalSourceId, (s) => moveQualified(q, s))),
         el('td', null, button('Audit trail (' + (q.auditTrailTotal || q.auditTrail.length) + ')', {
