@@ -23,6 +23,6 @@ func (s *Server) serveContract(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	w.Header().Set("Content-Type", "application/json")
+	setJSONContentType(w.Header())
 	_, _ = w.Write(body)
 }

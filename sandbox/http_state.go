@@ -14,6 +14,7 @@ import (
 // "What each fix saved" in the README).
 type requestState struct {
 	id         string
+	idHeader   [1]string // the X-Request-Id header's value
 	note       metricsNote
 	info       requestInfo
 	obs        idp.Observation

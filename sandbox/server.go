@@ -293,7 +293,7 @@ func (s *Server) serveCA(w http.ResponseWriter, _ *http.Request) {
 // serveHealth answers the unauthenticated health check used by CI and
 // container health checks. It touches nothing that can block.
 func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "application/json")
+	setJSONContentType(w.Header())
 	w.Header().Set("Cache-Control", "no-store")
 	if s.degraded(w, r) {
 		return
