@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"strings"
 	"time"
@@ -159,21 +160,21 @@ func renderGrowth(h History) string {
 	b.WriteString("|---|---|---|---|---|---|---|---|\n")
 	for _, r := range last.Rows {
 		p, hasPrev := before[r.Records]
-		cell := func(v, was float64, format string) string {
+		cell := func(v, was float64, show func(float64) string) string {
 			if v <= 0 {
 				return ""
 			}
-			s := fmt.Sprintf(format, v)
+			s := show(v)
 			if hasPrev && was > 0 {
 				s += fmt.Sprintf(" (%+.0f%%)", (v/was-1)*100)
 			}
 			return s
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", thousands(int64(r.Records)),
-			cell(r.SeedSeconds, p.SeedSeconds, "%.2f s"), cell(r.StartSeconds, p.StartSeconds, "%.2f s"),
-			cell(r.RSSMB, p.RSSMB, "%.0f MB"),
-			rate(cell(r.ListRate, p.ListRate, "%.0f")), cell(r.ListCPUMicros, p.ListCPUMicros, "%.0f µs"),
-			rate(cell(r.ReadRate, p.ReadRate, "%.0f")), cell(r.ReadCPUMicros, p.ReadCPUMicros, "%.0f µs"))
+			cell(r.SeedSeconds, p.SeedSeconds, seconds), cell(r.StartSeconds, p.StartSeconds, seconds),
+			cell(r.RSSMB, p.RSSMB, megabytes),
+			cell(r.ListRate, p.ListRate, perSecond), cell(r.ListCPUMicros, p.ListCPUMicros, micros),
+			cell(r.ReadRate, p.ReadRate, perSecond), cell(r.ReadCPUMicros, p.ReadCPUMicros, micros))
 	}
 	for _, r := range last.Rows {
 		if r.Error != "" {
@@ -183,14 +184,8 @@ func renderGrowth(h History) string {
 	return b.String()
 }
 
-// rate adds the unit to a rate cell.
-func rate(cell string) string {
-	if cell == "" {
-		return ""
-	}
-	v, rest, _ := strings.Cut(cell, " ")
-	if rest != "" {
-		return v + " req/s " + rest
-	}
-	return v + " req/s"
-}
+// How the growth table shows each kind of value.
+func seconds(v float64) string   { return fmt.Sprintf("%.2f s", v) }
+func megabytes(v float64) string { return fmt.Sprintf("%.0f MB", v) }
+func micros(v float64) string    { return fmt.Sprintf("%.0f µs", v) }
+func perSecond(v float64) string { return thousands(int64(math.Round(v))) + " req/s" }
