@@ -169,6 +169,21 @@ func (p *Provider) BaseURL(r *http.Request) string {
 	return scheme + "://" + r.Host
 }
 
+// IsBaseURL reports whether base is BaseURL(r), without building it: the
+// API asks it of every authenticated request to reuse the issuers it
+// accepted through the same base.
+func (p *Provider) IsBaseURL(r *http.Request, base string) bool {
+	if p.cfg.PublicURL != "" {
+		return base == p.cfg.PublicURL
+	}
+	scheme := "http://"
+	if r.TLS != nil {
+		scheme = "https://"
+	}
+	host, ok := strings.CutPrefix(base, scheme)
+	return ok && host == r.Host
+}
+
 // HostNames is the set of host names this sandbox serves.
 func (p *Provider) HostNames() HostNames { return p.names }
 

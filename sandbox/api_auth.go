@@ -37,7 +37,7 @@ func (s *Server) authenticated(role string, h apiHandler) http.HandlerFunc {
 				Issuers:  s.issuers(r),
 				// A token issued through any name the sandbox serves is
 				// valid through any other, as Entra has one issuer.
-				AcceptIssuer: s.cfg.Provider.OwnIssuer,
+				AcceptIssuer: s.ownIssuer,
 			})
 		}
 		if err != nil {
@@ -121,10 +121,10 @@ func bearerToken(r *http.Request) string {
 // The last base's list is kept (one entry, so a client sending many Host
 // names cannot grow it): most requests come in through one address.
 func (s *Server) issuers(r *http.Request) []string {
-	base := s.cfg.Provider.BaseURL(r)
-	if last := s.lastIssuers.Load(); last != nil && last.base == base {
+	if last := s.lastIssuers.Load(); last != nil && s.cfg.Provider.IsBaseURL(r, last.base) {
 		return last.issuers
 	}
+	base := s.cfg.Provider.BaseURL(r)
 	list := []string{s.cfg.Provider.Issuer(base)}
 	s.lastIssuers.Store(&baseIssuers{base: base, issuers: list})
 	return list

@@ -16,6 +16,6 @@ func (s *Server) serveOpenAPI(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	base := s.cfg.Provider.BaseURL(r)
-	w.Header().Set("Content-Type", "application/json")
+	setJSONContentType(w.Header())
 	_, _ = w.Write(openapi.Served(base, s.cfg.Provider.TokenURL(base)))
 }

@@ -163,7 +163,7 @@ func writeReferralsPage(w http.ResponseWriter, items []json.RawMessage, next str
 	b = append(b, `],"nextCursor":`...)
 	b = append(b, cursor...)
 	b = append(b, "}\n"...)
-	w.Header().Set("Content-Type", "application/json")
+	setJSONContentType(w.Header())
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(b) // a failed write means the client left
 }

@@ -35,6 +35,6 @@ func encodeTrialsList(trials []fixtures.Trial) ([]byte, error) {
 }
 
 func (s *Server) serveTrials(w http.ResponseWriter, _ *http.Request, _ idp.Principal) {
-	w.Header().Set("Content-Type", "application/json")
+	setJSONContentType(w.Header())
 	_, _ = w.Write(s.trialsJSON)
 }

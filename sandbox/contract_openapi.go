@@ -9,6 +9,6 @@ import "net/http"
 // run serves it.
 func (s *Server) serveContract(w http.ResponseWriter, r *http.Request) {
 	base := s.cfg.Provider.BaseURL(r)
-	w.Header().Set("Content-Type", "application/json")
+	setJSONContentType(w.Header())
 	_, _ = w.Write(s.cfg.Contract.Served(base, s.cfg.Provider.TokenURL(base)))
 }

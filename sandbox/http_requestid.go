@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"crypto/rand"
 	"net/http"
 	"regexp"
 
@@ -18,15 +19,29 @@ var clientRequestID = regexp.MustCompile(`^[A-Za-z0-9._:\-]{1,128}$`)
 // withRequestID gives every request an id, echoing the client's when valid.
 func withRequestID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		st, r := withState(r)
 		id := r.Header.Get(RequestIDHeader)
 		if id == "" || !clientRequestID.MatchString(id) {
-			id = uuid.NewString()
+			id = newRequestID()
 		}
-		w.Header().Set(RequestIDHeader, id)
-		st, r := withState(r)
 		st.id = id
+		// The header's value slice lives in the request's state: Set
+		// would allocate one per request.
+		st.idHeader[0] = id
+		w.Header()[RequestIDHeader] = st.idHeader[:]
 		next.ServeHTTP(w, r)
 	})
+}
+
+// newRequestID returns a random (version 4) UUID. uuid.NewString reads
+// its bytes through an io.Reader, which moves them to the heap on every
+// request; crypto/rand.Read fills an array on the stack.
+func newRequestID() string {
+	var u uuid.UUID
+	_, _ = rand.Read(u[:])  // never fails: on failure it crashes the program
+	u[6] = u[6]&0x0f | 0x40 // version 4 (RFC 9562 5.4)
+	u[8] = u[8]&0x3f | 0x80 // the RFC's variant
+	return u.String()
 }
 
 // requestID returns the id withRequestID assigned to r.

@@ -12,9 +12,17 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/scenarios"
 )
 
+// jsonContentType is the Content-Type value of every JSON answer, one
+// slice shared by all: Header().Set allocates a slice per call. Nothing
+// changes a header value in place (Set and Add replace or copy it).
+var jsonContentType = []string{"application/json"}
+
+// setJSONContentType marks the answer h belongs to as JSON.
+func setJSONContentType(h http.Header) { h["Content-Type"] = jsonContentType }
+
 // writeJSON writes v as a JSON response with status.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
+	setJSONContentType(w.Header())
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v) // a failed write means the client left
 }

@@ -9,11 +9,16 @@ import (
 
 // requestState is what the middleware chain keeps about one request: its
 // id, what the metrics and the journal learn of it, and the recorders of
-// its status. It is one allocation and one context value per request,
-// where a value per layer cost a context and a request copy each (see
-// "What each fix saved" in docs/performance.md).
+// its status. It is one allocation per request, and is itself the
+// request's context, answering for itself and its observation: a value
+// per layer cost a context and a request copy each (see "What each fix
+// saved" in docs/performance.md).
 type requestState struct {
+	// Context is the request's context before the state was attached:
+	// every other value, its deadline and its cancellation.
+	context.Context
 	id         string
+	idHeader   [1]string // the X-Request-Id header's value
 	note       metricsNote
 	info       requestInfo
 	obs        idp.Observation
@@ -23,6 +28,18 @@ type requestState struct {
 }
 
 type requestStateKey struct{}
+
+// Value answers the state and its observation, and asks the parent
+// context for any other key.
+func (st *requestState) Value(key any) any {
+	switch key {
+	case requestStateKey{}:
+		return st
+	case idp.ObservationKey{}:
+		return &st.obs
+	}
+	return st.Context.Value(key)
+}
 
 // stateFrom returns the request's state, or nil outside the chain.
 func stateFrom(ctx context.Context) *requestState {
@@ -36,7 +53,6 @@ func withState(r *http.Request) (*requestState, *http.Request) {
 	if st := stateFrom(r.Context()); st != nil {
 		return st, r
 	}
-	st := &requestState{}
-	ctx := idp.WithObservation(context.WithValue(r.Context(), requestStateKey{}, st), &st.obs)
-	return st, r.WithContext(ctx)
+	st := &requestState{Context: r.Context()}
+	return st, r.WithContext(st)
 }

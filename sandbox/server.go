@@ -131,7 +131,10 @@ type Server struct {
 	exact      map[string]exactRoute // routes served without the router
 	// lastIssuers caches the issuers of the last base URL (see issuers).
 	lastIssuers atomic.Pointer[baseIssuers]
-	metrics     *metrics
+	// ownIssuer is the provider's OwnIssuer, taken once: a method value
+	// taken per request is an allocation per request.
+	ownIssuer func(iss string) bool
+	metrics   *metrics
 	// redactor hides credentials, by name and by value, in journal entries
 	// and log lines (the identity provider's, so both use one).
 	redactor *redact.Redactor
@@ -225,6 +228,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.contract = shapes
 	s.redactor = cfg.Provider.Redactor()
+	s.ownIssuer = cfg.Provider.OwnIssuer
 	s.refusals = logthrottle.New(time.Second, time.Now)
 	s.holds = newHolds(cfg.MaxHeld, cfg.MaxHeldPerClient)
 	if s.upstream, err = newUpstreamProxy(cfg.Upstream); err != nil {
@@ -289,7 +293,7 @@ func (s *Server) serveCA(w http.ResponseWriter, _ *http.Request) {
 // serveHealth answers the unauthenticated health check used by CI and
 // container health checks. It touches nothing that can block.
 func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "application/json")
+	setJSONContentType(w.Header())
 	w.Header().Set("Cache-Control", "no-store")
 	if s.degraded(w, r) {
 		return

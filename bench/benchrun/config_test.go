@@ -2,10 +2,13 @@ package main
 
 import (
 	"io"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
 )
+
+var defaultSizes = []int{100, 10000, 100000, 1000000}
 
 func TestParseFlags(t *testing.T) {
 	tests := []struct {
@@ -15,11 +18,16 @@ func TestParseFlags(t *testing.T) {
 		wantErr bool
 	}{
 		{name: "defaults", args: nil, want: config{rounds: 3, duration: 5 * time.Second, warmup: time.Second,
-			threads: 2, connections: 50, coldStarts: 20, listSize: 100000, out: "bench/results.json", shared: true}},
+			threads: 2, connections: 50, coldStarts: 20, listSize: 100000, out: "bench/results.json", docs: "docs/benchmarks.md", growthSizes: defaultSizes, growthTimeout: 5 * time.Minute, shared: true}},
 		{name: "quick", args: []string{"--quick", "--rounds", "7"}, want: config{rounds: 1, duration: 2 * time.Second,
-			threads: 2, connections: 50, coldStarts: 20, listSize: 100000, out: "bench/results.json", quick: true, shared: true}},
+			threads: 2, connections: 50, coldStarts: 20, listSize: 100000, out: "bench/results.json", docs: "docs/benchmarks.md", growthSizes: defaultSizes, growthTimeout: 5 * time.Minute, quick: true, shared: true}},
 		{name: "no shared mode", args: []string{"--shared=false"}, want: config{rounds: 3, duration: 5 * time.Second, warmup: time.Second,
-			threads: 2, connections: 50, coldStarts: 20, listSize: 100000, out: "bench/results.json"}},
+			threads: 2, connections: 50, coldStarts: 20, listSize: 100000, out: "bench/results.json", docs: "docs/benchmarks.md", growthSizes: defaultSizes, growthTimeout: 5 * time.Minute}},
+		{name: "growth", args: []string{"--growth", "--growth-sizes", "100, 2000", "--growth-timeout", "90s"}, want: config{rounds: 3, duration: 5 * time.Second, warmup: time.Second,
+			threads: 2, connections: 50, coldStarts: 20, listSize: 100000, out: "bench/results.json", docs: "docs/benchmarks.md", shared: true,
+			growth: true, growthSizes: []int{100, 2000}, growthTimeout: 90 * time.Second}},
+		{name: "growth size not a count", args: []string{"--growth-sizes", "100,lots"}, wantErr: true},
+		{name: "growth size zero", args: []string{"--growth-sizes", "0"}, wantErr: true},
 		{name: "zero rounds", args: []string{"--rounds", "0"}, wantErr: true},
 		{name: "sub-second duration", args: []string{"--duration", "500ms"}, wantErr: true},
 		{name: "fewer connections than threads", args: []string{"--threads", "4", "--connections", "2"}, wantErr: true},
@@ -31,7 +39,7 @@ func TestParseFlags(t *testing.T) {
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("parseFlags(%v) error = %v, want error %v", tt.args, err, tt.wantErr)
 			}
-			if !tt.wantErr && got != tt.want {
+			if !tt.wantErr && !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("parseFlags(%v) = %+v, want %+v", tt.args, got, tt.want)
 			}
 		})

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"os/exec"
 	"strconv"
@@ -59,7 +58,19 @@ func signingRate(ctx context.Context, testBin, dir string, d time.Duration) (rat
 // parseBenchNsPerOp finds every result line of the named benchmark
 // ("BenchmarkX-2   1234   812345 ns/op ...") and returns its ns/op.
 func parseBenchNsPerOp(out, name string) ([]float64, error) {
-	var ns []float64
+	ns, err := parseBenchMetric(out, name, "ns/op")
+	for _, v := range ns {
+		if v <= 0 {
+			return nil, fmt.Errorf("%s: ns/op %v", name, v)
+		}
+	}
+	return ns, err
+}
+
+// parseBenchMetric returns the value of unit (ns/op, allocs/op...) on
+// every result line of the named benchmark.
+func parseBenchMetric(out, name, unit string) ([]float64, error) {
+	var vs []float64
 	sc := bufio.NewScanner(strings.NewReader(out))
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
@@ -67,18 +78,42 @@ func parseBenchNsPerOp(out, name string) ([]float64, error) {
 			continue
 		}
 		for i := 2; i < len(f); i++ {
-			if f[i] != "ns/op" {
+			if f[i] != unit {
 				continue
 			}
 			v, err := strconv.ParseFloat(f[i-1], 64)
-			if err != nil || v <= 0 {
-				return nil, fmt.Errorf("benchmark line %q: bad ns/op", sc.Text())
+			if err != nil || v < 0 {
+				return nil, fmt.Errorf("benchmark line %q: bad %s", sc.Text(), unit)
 			}
-			ns = append(ns, v)
+			vs = append(vs, v)
 		}
 	}
-	if len(ns) == 0 {
-		return nil, errors.New("no result line for " + name)
+	if len(vs) == 0 {
+		return nil, fmt.Errorf("no %s for %s", unit, name)
 	}
-	return ns, nil
+	return vs, nil
+}
+
+// allocsBenchmark counts what the sandbox itself allocates per
+// authenticated GET of the trials (bench/profile's handler benchmark).
+const allocsBenchmark = "BenchmarkServerTrials"
+
+// measureAllocs runs allocsBenchmark with -benchmem: allocations per
+// request do not depend on the machine's load, unlike its ns/op.
+func (r *runner) measureAllocs(ctx context.Context) {
+	cmd := exec.CommandContext(ctx, "go", "test", "-run", "^$", "-bench", "^"+allocsBenchmark+"$",
+		"-benchmem", "-benchtime", "2000x", "-count", "3", "./bench/profile")
+	cmd.Dir = r.root
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		r.res.fail(keyTrialsAllocs, fmt.Errorf("%s: %w\n%s", allocsBenchmark, err, out))
+		return
+	}
+	allocs, err := parseBenchMetric(string(out), allocsBenchmark, "allocs/op")
+	if err != nil {
+		r.res.fail(keyTrialsAllocs, fmt.Errorf("%s: %w\n%s", allocsBenchmark, err, out))
+		return
+	}
+	r.res.set(keyTrialsAllocs, allocs, nil)
+	r.logf("allocations per authenticated GET: %v", allocs)
 }

@@ -10,6 +10,11 @@
 //	bench/run --quick         # 1 round of 2 s: a smoke test
 //	bench/run --strict        # exit 1 when a target is missed
 //	bench/run --shared=false  # without redis-server: no shared-mode figures
+//	bench/run --growth        # cost against size: 100 to 1,000,000 referrals
+//	bench/run --render        # rewrite docs/benchmarks.md from results.json
+//
+// Every run is appended to bench/results.json (committed), and the
+// generated tables of docs/benchmarks.md are rewritten from it.
 package main
 
 import (
@@ -21,6 +26,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -40,6 +46,13 @@ type config struct {
 	quick       bool
 	strict      bool
 	shared      bool
+	docs        string
+	render      bool
+	growth      bool
+	growthSizes []int
+	// growthTimeout bounds each generation and each start of a growth
+	// size, so that a slow start is recorded as such and the run ends.
+	growthTimeout time.Duration
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -57,7 +70,16 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&c.quick, "quick", false, "smoke test: 1 round of 2 s, no warm-up")
 	fs.BoolVar(&c.shared, "shared", true, "also measure shared mode: one sandbox on a private redis-server (needs redis-server)")
 	fs.BoolVar(&c.strict, "strict", false, "exit 1 when a target is missed, not only when a figure fails")
+	fs.StringVar(&c.docs, "docs", "docs/benchmarks.md", "the document whose generated tables are rewritten from the results")
+	fs.BoolVar(&c.render, "render", false, "measure nothing: only rewrite the generated tables from the results")
+	fs.BoolVar(&c.growth, "growth", false, "measure cost against size (--growth-sizes) instead of the figures")
+	sizes := fs.String("growth-sizes", "100,10000,100000,1000000", "referral counts of --growth, separated by commas")
+	fs.DurationVar(&c.growthTimeout, "growth-timeout", 5*time.Minute, "bound on each generation and each start of a --growth size")
 	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	var err error
+	if c.growthSizes, err = parseSizes(*sizes); err != nil {
 		return c, err
 	}
 	if fs.NArg() > 0 {
@@ -79,6 +101,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return c, errors.New("--cold-starts must be 1 to 1000")
 	case c.listSize < 1:
 		return c, errors.New("--list-size must be at least 1")
+	case c.growthTimeout < time.Second:
+		return c, errors.New("--growth-timeout must be at least 1s")
 	}
 	return c, nil
 }
@@ -102,37 +126,51 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "bench/run:", err)
 		return 2
 	}
-	if _, err := exec.LookPath("wrk"); err != nil {
-		fmt.Fprintln(stderr, "bench/run: wrk is not installed; it generates the load.\n"+
-			"  Debian/Ubuntu: sudo apt-get update && sudo apt-get install -y wrk\n"+
-			"  macOS:         brew install wrk")
-		return 1
-	}
 	root, err := moduleRoot()
 	if err != nil {
 		fmt.Fprintln(stderr, "bench/run:", err)
 		return 1
 	}
 	r := &runner{cfg: cfg, ps: newProcs(), clk: clock.Func(time.Now), root: root, log: stderr, res: results{}}
+	hist, err := readHistory(r.outPath())
+	if err != nil {
+		fmt.Fprintln(stderr, "bench/run:", err)
+		return 1
+	}
+	if cfg.render {
+		return r.finish(hist, stdout, stderr)
+	}
+	if _, err := exec.LookPath("wrk"); err != nil {
+		fmt.Fprintln(stderr, "bench/run: wrk is not installed; it generates the load.\n"+
+			"  Debian/Ubuntu: sudo apt-get update && sudo apt-get install -y wrk\n"+
+			"  macOS:         brew install wrk")
+		return 1
+	}
 	defer r.ps.stopAll()
+	if cfg.growth {
+		rep, err := r.measureGrowth(ctx)
+		if err != nil {
+			fmt.Fprintln(stderr, "bench/run:", err)
+			return 1
+		}
+		hist.Growth = append(hist.Growth, rep)
+		fmt.Fprint(stdout, renderGrowth(hist))
+		return r.finish(hist, stdout, stderr)
+	}
 	rep, err := r.measure(ctx)
 	if err != nil {
 		fmt.Fprintln(stderr, "bench/run:", err)
 		return 1
 	}
-	prev, err := readReport(r.outPath())
-	if err != nil {
-		fmt.Fprintln(stderr, "bench/run: ignoring the previous results:", err)
-	}
+	prev, _ := hist.latest()
 	if err := writeTable(stdout, rep, prev); err != nil {
 		fmt.Fprintln(stderr, "bench/run:", err)
 		return 1
 	}
-	if err := writeReport(r.outPath(), rep); err != nil {
-		fmt.Fprintln(stderr, "bench/run:", err)
-		return 1
+	hist.Runs = append(hist.Runs, rep)
+	if code := r.finish(hist, stdout, stderr); code != 0 {
+		return code
 	}
-	fmt.Fprintf(stdout, "\nwritten to %s\n", r.outPath())
 	targetsMissed, errs := missed(rep.Results)
 	switch {
 	case errs > 0:
@@ -142,5 +180,26 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "bench/run: %d target(s) missed\n", targetsMissed)
 		return 1
 	}
+	return 0
+}
+
+// finish writes the history and the generated tables.
+func (r *runner) finish(hist History, stdout, stderr io.Writer) int {
+	if !r.cfg.render {
+		if err := writeHistory(r.outPath(), hist); err != nil {
+			fmt.Fprintln(stderr, "bench/run:", err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "\nappended to %s\n", r.outPath())
+	}
+	docs := r.cfg.docs
+	if !filepath.IsAbs(docs) {
+		docs = filepath.Join(r.root, docs)
+	}
+	if err := writeDoc(docs, hist); err != nil {
+		fmt.Fprintln(stderr, "bench/run:", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "tables rewritten in %s\n", docs)
 	return 0
 }

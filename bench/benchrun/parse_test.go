@@ -96,6 +96,18 @@ PASS
 	}
 }
 
+func TestParseBenchAllocs(t *testing.T) {
+	out := "BenchmarkServerTrials-2   \t    2000\t     14278 ns/op\t    2036 B/op\t       8 allocs/op\n" +
+		"BenchmarkServerTrialsX-2   \t    2000\t     1 ns/op\t    2 B/op\t       99 allocs/op\n"
+	got, err := parseBenchMetric(out, "BenchmarkServerTrials", "allocs/op")
+	if err != nil || len(got) != 1 || got[0] != 8 {
+		t.Errorf("allocs/op = %v, %v; want [8]", got, err)
+	}
+	if _, err := parseBenchMetric("BenchmarkServerTrials-2 2000 14278 ns/op\n", "BenchmarkServerTrials", "allocs/op"); err == nil {
+		t.Error("a line without allocs/op parsed")
+	}
+}
+
 func TestParseVmRSS(t *testing.T) {
 	status := "Name:\treferrals-sandbox\nVmPeak:\t  999 kB\nVmRSS:\t   15360 kB\nThreads:\t5\n"
 	got, err := parseVmRSS(strings.NewReader(status))

@@ -1,22 +1,19 @@
 package main
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"math"
-	"os"
 	"strings"
 	"text/tabwriter"
 )
 
-// reportVersion changes when results.json changes shape.
+// reportVersion is the version of results.json when it held one Report
+// alone (see readHistory).
 const reportVersion = 1
 
-// Report is results.json: one run's figures and the conditions they were
-// measured under, so that a later run can be compared with it.
+// Report is one run's figures and the conditions they were measured
+// under, so that a later run can be compared with it (see History).
 type Report struct {
 	Version  int      `json:"version"`
 	Time     string   `json:"time"`
@@ -128,6 +125,12 @@ func evaluate(rs results) []Result {
 				met := r.Value < f.limit
 				r.Met = &met
 			}
+		case valueAtMost:
+			r.Target = fmt.Sprintf("<= %g %s", f.limit, f.unit)
+			if measured {
+				met := r.Value <= f.limit
+				r.Met = &met
+			}
 		}
 		out = append(out, r)
 	}
@@ -215,6 +218,8 @@ func formatValue(v float64, unit string) string {
 		return thousands(int64(math.Round(v))) + " " + unit
 	case "ms":
 		return fmt.Sprintf("%.1f ms", v)
+	case "allocs":
+		return fmt.Sprintf("%.0f allocs", v)
 	}
 	return fmt.Sprintf("%.1f %s", v, unit)
 }
@@ -243,33 +248,4 @@ func firstLines(s string, n int) string {
 		lines = append(lines[:n], "...")
 	}
 	return strings.Join(lines, "\n  ")
-}
-
-// readReport loads an earlier results.json; nil without error when there
-// is none.
-func readReport(path string) (*Report, error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read previous results: %w", err)
-	}
-	var rep Report
-	if err := json.Unmarshal(b, &rep); err != nil {
-		return nil, fmt.Errorf("previous results %s: %w", path, err)
-	}
-	return &rep, nil
-}
-
-// writeReport writes results.json.
-func writeReport(path string, rep Report) error {
-	b, err := json.MarshalIndent(rep, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode results: %w", err)
-	}
-	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("write results: %w", err)
-	}
-	return nil
 }

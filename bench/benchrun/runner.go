@@ -46,25 +46,21 @@ func (r *runner) logf(format string, args ...any) { fmt.Fprintf(r.log, format+"\
 // fails is recorded with its error and the run goes on; only a failed
 // build or an interrupt stops it.
 func (r *runner) measure(ctx context.Context) (Report, error) {
-	var err error
-	if r.work, err = os.MkdirTemp("", "referrals-sandbox-bench-"); err != nil {
-		return Report{}, fmt.Errorf("temporary directory: %w", err)
-	}
-	defer os.RemoveAll(r.work)
 	rep := Report{
 		Version: reportVersion,
 		Time:    r.clk.Now().UTC().Format(time.RFC3339),
-		Host:    Host{CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH, LoadBefore: loadAverage()},
+		Host:    r.host(),
 		Settings: Settings{
 			Rounds: r.cfg.rounds, DurationSec: r.cfg.duration.Seconds(), WarmupSec: r.cfg.warmup.Seconds(),
 			Threads: r.cfg.threads, Connections: r.cfg.connections, ColdStarts: r.cfg.coldStarts, Quick: r.cfg.quick,
 		},
 	}
-	if err := r.build(ctx); err != nil {
+	if err := r.setUp(ctx); err != nil {
 		return rep, err
 	}
+	defer r.tearDown()
 	// The quiet measurements first, while nothing else of ours runs.
-	steps := []func(context.Context){r.measureColdStart, r.measureEndpoints, r.measureListing}
+	steps := []func(context.Context){r.measureAllocs, r.measureColdStart, r.measureEndpoints, r.measureListing}
 	for _, step := range steps {
 		step(ctx)
 		if ctx.Err() != nil {
@@ -75,6 +71,27 @@ func (r *runner) measure(ctx context.Context) (Report, error) {
 	rep.Results = evaluate(r.res)
 	return rep, nil
 }
+
+// host describes this machine, with its load now.
+func (r *runner) host() Host {
+	return Host{CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH, LoadBefore: loadAverage()}
+}
+
+// setUp makes the run's temporary directory and builds the binaries;
+// tearDown removes the directory.
+func (r *runner) setUp(ctx context.Context) error {
+	var err error
+	if r.work, err = os.MkdirTemp("", "referrals-sandbox-bench-"); err != nil {
+		return fmt.Errorf("temporary directory: %w", err)
+	}
+	if err := r.build(ctx); err != nil {
+		r.tearDown()
+		return err
+	}
+	return nil
+}
+
+func (r *runner) tearDown() { _ = os.RemoveAll(r.work) }
 
 // build compiles the sandbox as it is released (static, trimmed,
 // stripped) and the ceiling server, and records the binary's size.

@@ -80,6 +80,9 @@ func IsCredentialName(name string) bool {
 // concurrent use; it never changes after New.
 type Redactor struct {
 	secrets []string
+	// shortest is the fewest bytes a value can hold a credential in (see
+	// minCredentialShape): base64 that decodes to fewer is not decoded.
+	shortest int
 }
 
 // minSecretLength is the shortest secret searched for inside longer
@@ -87,12 +90,18 @@ type Redactor struct {
 // that a tiny test secret does not blank out every header.
 const minSecretLength = 6
 
+// minCredentialShape is the length of the shortest credential found by
+// its shape alone: a scheme and its credential, "ntlm" and a space and 6
+// characters (a JWT takes at least 16, an Entra-shaped secret 36).
+const minCredentialShape = len("ntlm ") + 6
+
 // New returns a Redactor that also hides the given client secrets.
 func New(secrets []string) *Redactor {
-	x := &Redactor{}
+	x := &Redactor{shortest: minCredentialShape}
 	for _, s := range secrets {
 		if s != "" {
 			x.secrets = append(x.secrets, s)
+			x.shortest = min(x.shortest, len(s))
 		}
 	}
 	return x
@@ -189,7 +198,7 @@ func (x *Redactor) holdsCredential(v string) bool {
 			return true
 		}
 	}
-	if dec, ok := decodeBase64(v); ok && x.plainCredential(dec) {
+	if dec, ok := decodeBase64(v, x.shortest); ok && x.plainCredential(dec) {
 		return true
 	}
 	return false

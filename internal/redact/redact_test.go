@@ -1,6 +1,7 @@
 package redact_test
 
 import (
+	"encoding/base64"
 	"net/http"
 	"net/url"
 	"testing"
@@ -68,6 +69,30 @@ func TestRedactorHidesCredentialsByValue(t *testing.T) {
 	}
 	if got := x.Query(jwtLike); got != url.QueryEscape(redact.Redacted)+"="+url.QueryEscape(redact.Redacted) {
 		t.Errorf("a token as the whole query: %q", got)
+	}
+}
+
+// TestRedactorDecodesShortestCredentials: base64 too short to hold a
+// credential is not decoded, so the shortest ones must still be found:
+// a scheme credential ("ntlm" and six characters) and a known secret of six
+// characters, each base64-encoded (standard, padded, URL alphabet).
+func TestRedactorDecodesShortestCredentials(t *testing.T) {
+	cases := []struct {
+		secrets []string
+		plain   string
+	}{
+		{nil, "ntlm abcdef"},
+		{[]string{"s3cr3t"}, "s3cr3t"},
+		{[]string{"s3cr3t"}, "Q\xfa\xfbs3cr3t"},
+	}
+	for _, c := range cases {
+		x := redact.New(c.secrets)
+		for name, enc := range map[string]*base64.Encoding{"std": base64.StdEncoding, "raw": base64.RawStdEncoding, "url": base64.URLEncoding, "raw url": base64.RawURLEncoding} {
+			v := enc.EncodeToString([]byte(c.plain))
+			if got := x.Value(v); got != redact.Redacted {
+				t.Errorf("%q as %s base64 %q: kept", c.plain, name, v)
+			}
+		}
 	}
 }
 

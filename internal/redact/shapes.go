@@ -73,8 +73,10 @@ func FindJWT(v string) string {
 // decodeBase64 decodes v when it is plausibly base64 of a useful length,
 // in the one encoding its characters suggest (URL alphabet if it holds - or
 // _, padded if it ends in =), so a secret sent base64-encoded (as in HTTP
-// Basic without the scheme) is found too.
-func decodeBase64(v string) (string, bool) {
+// Basic without the scheme) is found too. Text that cannot decode to
+// minLen bytes is not decoded: most header names and path segments are
+// base64-shaped, and each decoding is an allocation.
+func decodeBase64(v string, minLen int) (string, bool) {
 	if len(v) < 8 || len(v) > 4096 {
 		return "", false
 	}
@@ -98,6 +100,9 @@ func decodeBase64(v string) (string, bool) {
 		enc = base64.RawURLEncoding
 	case padded:
 		enc = base64.StdEncoding
+	}
+	if enc.DecodedLen(len(v)) < minLen {
+		return "", false
 	}
 	b, err := enc.DecodeString(v)
 	if err != nil {

@@ -94,34 +94,39 @@ func jsonLen(s string) int {
 // a 60 KB request line alive, outside the byte budget.
 func truncate(e *Entry) {
 	var cut []string
-	fields := [...]struct {
-		name string
-		v    *string
-	}{
-		{"method", &e.Method}, {"path", &e.Path}, {"query", &e.Query}, {"endpoint", &e.Endpoint},
-		{"clientId", &e.ClientID}, {"namedClientId", &e.NamedClientID}, {"tokenId", &e.TokenID}, {"tokenExpiresAt", &e.TokenExpiresAt},
-		{"fault", &e.Fault}, {"ruleId", &e.RuleID}, {"scenario", &e.Scenario}, {"requestId", &e.RequestID},
+	// Names and fields in two arrays: in one array of pairs, escape
+	// analysis lets the names appended to cut carry the fields' pointers,
+	// and every entry passed to Add moves to the heap.
+	names := [...]string{
+		"method", "path", "query", "endpoint",
+		"clientId", "namedClientId", "tokenId", "tokenExpiresAt",
+		"fault", "ruleId", "scenario", "requestId",
+	}
+	fields := [len(names)]*string{
+		&e.Method, &e.Path, &e.Query, &e.Endpoint,
+		&e.ClientID, &e.NamedClientID, &e.TokenID, &e.TokenExpiresAt,
+		&e.Fault, &e.RuleID, &e.Scenario, &e.RequestID,
 	}
 	total := 0
-	for _, f := range fields {
-		shortened, ok := cutValue(*f.v)
-		*f.v = shortened
+	for i, v := range fields {
+		shortened, ok := cutValue(*v)
+		*v = shortened
 		total += len(shortened)
 		if ok {
-			cut = append(cut, f.name)
+			cut = append(cut, names[i])
 		}
 	}
 	// One copy holds every field (one allocation per entry, not one per
 	// field); the fields are slices of it and live and die with the entry.
 	var b strings.Builder
 	b.Grow(total)
-	for _, f := range fields {
-		b.WriteString(*f.v)
+	for _, v := range fields {
+		b.WriteString(*v)
 	}
 	all := b.String()
-	for _, f := range fields {
-		n := len(*f.v)
-		*f.v, all = all[:n], all[n:]
+	for _, v := range fields {
+		n := len(*v)
+		*v, all = all[:n], all[n:]
 	}
 	if headers, cutHeaders := truncateHeaders(e.Headers); cutHeaders != nil {
 		e.Headers = headers
