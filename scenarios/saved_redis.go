@@ -114,8 +114,11 @@ func (r *RedisSaved) List(ctx context.Context) ([]Scenario, error) {
 // read, as the shared rules' do: it is never skipped as if not saved.
 func decodeSaved(name, raw string) (Scenario, error) {
 	var st storedScenario
-	if err := json.Unmarshal([]byte(raw), &st); err != nil || st.Scenario.Name != name {
-		return Scenario{}, fmt.Errorf("%w: saved scenario %q is stored malformed (%v)", ErrUnavailable, name, err)
+	if err := json.Unmarshal([]byte(raw), &st); err != nil {
+		return Scenario{}, fmt.Errorf("%w: saved scenario %q is stored malformed: %w", ErrUnavailable, name, err)
+	}
+	if st.Scenario.Name != name {
+		return Scenario{}, fmt.Errorf("%w: saved scenario %q is stored under the name %q", ErrUnavailable, st.Scenario.Name, name)
 	}
 	st.Scenario.Source = savedSource
 	return st.Scenario, nil
