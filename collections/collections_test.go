@@ -1,6 +1,7 @@
 package collections_test
 
 import (
+	"context"
 	"encoding/json"
 	"path"
 	"strings"
@@ -108,8 +109,12 @@ func TestCollectionsCoverTheDocument(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	all, err := lib.Names(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
 	known := map[string]bool{}
-	for _, n := range lib.Names() {
+	for _, n := range all {
 		known[n] = true
 	}
 	operations, drills := 0, 0

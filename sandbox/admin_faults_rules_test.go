@@ -9,11 +9,12 @@ import (
 	"testing"
 
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redistest"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
 )
 
-// The admin calls on the rules, the library's activations and the journal,
-// and the reads of them, judged under Redis faults like adminCalls. The
-// journal reads and the report look at sandbox-partner's entries; the
+// The admin calls on the rules, the library (its activations and saved
+// scenarios) and the journal, and the reads of them, judged under Redis
+// faults like adminCalls. The journal reads and the report look at sandbox-partner's entries; the
 // client's journal clear works on sandbox-partner-2's, so the two never
 // meet in one batch.
 
@@ -77,6 +78,22 @@ func wholePage(t *testing.T, r *response, obs *testSandbox, query string) bool {
 		return out
 	}
 	return slices.Equal(ids(got), ids(want))
+}
+
+// faultSaved is the saved scenario the reads under faults look up: the
+// API answers 500.
+const faultSaved = "fs-saved"
+
+// ensureSaved saves faultSaved through obs unless it is saved already,
+// and returns its name.
+func ensureSaved(t *testing.T, obs *testSandbox, _ int) string {
+	t.Helper()
+	r := obs.admin(http.MethodPost, "/__sandbox/library", map[string]any{"name": faultSaved, "description": "Read under faults.",
+		"rules": []any{map[string]any{"endpoint": "api", "status": 500}}})
+	if r.Status != http.StatusCreated && r.Status != http.StatusConflict {
+		t.Fatalf("save %s: %d %s", faultSaved, r.Status, r.Body)
+	}
+	return faultSaved
 }
 
 // clearRules removes every rule and activation through obs.
@@ -234,7 +251,8 @@ var ruleCalls = []adminCall{
 	{
 		name: "list the library",
 		tidy: clearRules,
-		prepare: func(_ *testing.T, obs *testSandbox, _ int) string {
+		prepare: func(t *testing.T, obs *testSandbox, i int) string {
+			ensureSaved(t, obs, i)
 			obs.activate("flaky", "ci-lib")
 			return "ci-lib"
 		},
@@ -243,11 +261,70 @@ var ruleCalls = []adminCall{
 		},
 		answered: func(t *testing.T, r *response, _ *testSandbox, id string) bool {
 			var v struct {
-				Active []struct{ Name, ClientID string }
+				Scenarios []struct{ Name string }
+				Active    []struct{ Name, ClientID string }
 			}
 			r.decode(t, &v)
-			return slices.ContainsFunc(v.Active, func(a struct{ Name, ClientID string }) bool { return a.ClientID == id })
+			saved := slices.ContainsFunc(v.Scenarios, func(sc struct{ Name string }) bool { return sc.Name == faultSaved })
+			return saved && slices.ContainsFunc(v.Active, func(a struct{ Name, ClientID string }) bool { return a.ClientID == id })
 		},
+	},
+	{
+		name:    "save a scenario",
+		prepare: func(_ *testing.T, _ *testSandbox, i int) string { return fmt.Sprintf("fs-save-%d", i) },
+		call: func(s *testSandbox, name string) *response {
+			return plainAdmin(s, http.MethodPost, "/__sandbox/library", savedBody(name))
+		},
+		took: func(_ *testing.T, obs *testSandbox, name string) bool {
+			return obs.admin(http.MethodGet, "/__sandbox/library/"+name, nil).Status == http.StatusOK
+		},
+	},
+	{
+		name:    "get a saved scenario",
+		prepare: ensureSaved,
+		call: func(s *testSandbox, name string) *response {
+			return plainAdmin(s, http.MethodGet, "/__sandbox/library/"+name, nil)
+		},
+		answered: func(t *testing.T, r *response, _ *testSandbox, name string) bool {
+			var v struct {
+				Name  string
+				Rules []struct{ Status int }
+			}
+			r.decode(t, &v)
+			return v.Name == name && len(v.Rules) == 1 && v.Rules[0].Status == http.StatusInternalServerError
+		},
+	},
+	{
+		name: "activate a saved scenario",
+		tidy: clearRules,
+		prepare: func(t *testing.T, obs *testSandbox, i int) string {
+			ensureSaved(t, obs, i)
+			return fmt.Sprintf("ci-sact-%d", i)
+		},
+		call: func(s *testSandbox, id string) *response {
+			return plainAdmin(s, http.MethodPost, "/__sandbox/library/"+faultSaved, map[string]any{"clientId": id})
+		},
+		took: func(t *testing.T, obs *testSandbox, id string) bool {
+			_, active := ruleIDs(t, obs)
+			return countOf(active, faultSaved+"/"+id) == 1
+		},
+	},
+	{
+		// X-Sandbox-Scenario naming a saved scenario: its forced 500, or
+		// a 503 with Retry-After; never a 400 calling the name unknown,
+		// nor the unforced 200.
+		name: "a partner request naming a saved scenario",
+		prepare: func(t *testing.T, obs *testSandbox, i int) string {
+			ensureSaved(t, obs, i)
+			return obs.token(partner)
+		},
+		call: func(s *testSandbox, tok string) *response {
+			return s.do(request{path: trialsPath, token: tok, plain: true, headers: map[string]string{sandbox.ScenarioHeader: faultSaved}})
+		},
+		forced: http.StatusInternalServerError,
+		// The forced answer is the proof: the request changes nothing.
+		took:     func(*testing.T, *testSandbox, string) bool { return true },
+		answered: func(*testing.T, *response, *testSandbox, string) bool { return false },
 	},
 	{
 		name: "walk the journal",

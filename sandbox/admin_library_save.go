@@ -29,7 +29,8 @@ type journalWindow struct {
 }
 
 // saveScenario answers POST /__sandbox/library: it adds a scenario to this
-// sandbox's library, 201 with the scenario and its Location.
+// sandbox's library (in shared mode, to the one every replica reads), 201
+// with the scenario and its Location.
 func (s *Server) saveScenario(w http.ResponseWriter, r *http.Request) {
 	var body savedScenario
 	if err := decodeAdminBody(r, &body); err != nil {
@@ -49,18 +50,18 @@ func (s *Server) saveScenario(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if err := s.library.Save(sc); err != nil {
+	saved, err := s.library.Save(r.Context(), sc)
+	if err != nil {
 		s.saveFailed(w, r, err)
 		return
 	}
-	saved, _ := s.library.Get(sc.Name)
 	w.Header().Set("Location", "/__sandbox/library/"+sc.Name)
 	writeJSON(w, http.StatusCreated, saved)
 }
 
 // saveFailed answers a scenario that could not be saved: 409 for a taken
-// name, 422 naming the field otherwise, and a journal failure as the 503
-// it is.
+// name, 422 naming the field otherwise, and a failure of the journal or
+// of the saved scenarios' store (Redis) as the 503 it is.
 func (s *Server) saveFailed(w http.ResponseWriter, r *http.Request, err error) {
 	var fe *scenarios.FieldError
 	switch {

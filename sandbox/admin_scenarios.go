@@ -97,16 +97,25 @@ func (s *Server) listLibrary(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"scenarios": s.library.Scenarios(), "active": active})
+	all, err := s.library.Scenarios(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"scenarios": all, "active": active})
 }
 
 func (s *Server) getScenario(w http.ResponseWriter, r *http.Request) {
-	sc, ok := s.library.Get(pathVars(r)["name"])
-	if !ok {
-		s.problem(w, r, s.unknownScenario(pathVars(r)["name"]))
-		return
+	name := pathVars(r)["name"]
+	sc, ok, err := s.library.Get(r.Context(), name)
+	switch {
+	case err != nil:
+		s.fail(w, r, err)
+	case !ok:
+		s.unknownScenario(w, r, name)
+	default:
+		writeJSON(w, http.StatusOK, sc)
 	}
-	writeJSON(w, http.StatusOK, sc)
 }
 
 // activation is the optional body of POST /__sandbox/library/{name}.
@@ -127,7 +136,7 @@ func (s *Server) activateScenario(w http.ResponseWriter, r *http.Request) {
 	name := pathVars(r)["name"]
 	rules, err := s.scenarios.Activate(r.Context(), name, body.ClientID)
 	if errors.Is(err, scenarios.ErrUnknownScenario) {
-		s.problem(w, r, s.unknownScenario(name))
+		s.unknownScenario(w, r, name)
 		return
 	}
 	if errors.Is(err, scenarios.ErrTooManyRules) {
@@ -145,8 +154,12 @@ func (s *Server) activateScenario(w http.ResponseWriter, r *http.Request) {
 // was bound to; without it every activation of the scenario goes.
 func (s *Server) deactivateScenario(w http.ResponseWriter, r *http.Request) {
 	name := pathVars(r)["name"]
-	if _, ok := s.library.Get(name); !ok {
-		s.problem(w, r, s.unknownScenario(name))
+	if _, ok, err := s.library.Get(r.Context(), name); err != nil || !ok {
+		if err != nil {
+			s.fail(w, r, err)
+		} else {
+			s.unknownScenario(w, r, name)
+		}
 		return
 	}
 	err := s.scenarios.Deactivate(r.Context(), name, r.URL.Query().Get("clientId"))
@@ -168,6 +181,13 @@ func forClient(id string) string {
 	return " for client " + id
 }
 
-func (s *Server) unknownScenario(name string) Problem {
-	return newProblem(http.StatusNotFound, "no scenario named "+name+"; known: "+strings.Join(s.library.Names(), ", "))
+// unknownScenario answers a name the library does not hold: 404 listing
+// the known ones, or 503 when the saved ones cannot be read.
+func (s *Server) unknownScenario(w http.ResponseWriter, r *http.Request, name string) {
+	names, err := s.library.Names(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.problem(w, r, newProblem(http.StatusNotFound, "no scenario named "+name+"; known: "+strings.Join(names, ", ")))
 }

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -35,6 +36,13 @@ func (s *Server) withScenarios(next http.Handler) http.Handler {
 		}
 		req := scenarios.Request{Method: r.Method, Path: r.URL.Path, ClientID: info.ruleClient, Unregistered: info.ruleClientUnregistered, Endpoint: scenarios.Endpoint(info.endpoint)}
 		d, ok, err := s.perRequestDecision(r, req)
+		if errors.Is(err, scenarios.ErrUnavailable) {
+			// The saved scenarios cannot be read: the name may well be
+			// saved, so the request gets the documented 503, never a
+			// 400 calling it unknown.
+			s.fail(w, r, err)
+			return
+		}
 		if err != nil {
 			// A refused X-Sandbox-* value is still an API answer: it
 			// carries the client's RateLimit-* headers like every other.
@@ -112,7 +120,7 @@ func (s *Server) perRequestDecision(r *http.Request, req scenarios.Request) (sce
 	if name := r.Header.Get(ScenarioHeader); name != "" {
 		sd, matched, err := s.scenarios.DecideScenario(r.Context(), name, req)
 		if err != nil {
-			return d, false, fmt.Errorf("%s: unknown scenario %q; known: %s", ScenarioHeader, name, strings.Join(s.library.Names(), ", "))
+			return d, false, fmt.Errorf("%s: %w", ScenarioHeader, err)
 		}
 		if matched {
 			d, found = sd, true

@@ -294,7 +294,7 @@ func loadScenarios(opts Options) (*scenarios.Library, *scenarios.MemoryEngine, e
 			name = sc.Name
 		}
 		if _, err := engine.Activate(context.Background(), name, ""); err != nil {
-			return nil, nil, fmt.Errorf("scenario: %w (known: %s)", err, strings.Join(library.Names(), ", "))
+			return nil, nil, fmt.Errorf("scenario: %w", err) // the error lists the known names
 		}
 	}
 	return library, engine, nil

@@ -8,14 +8,18 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/scenarios"
 )
 
-// shareScenarios moves the failure rules into Redis in shared mode
-// (cfg.Redis set): every replica then counts times, after and per-client
-// tallies against the same rules. The start-up activations of
-// cfg.Scenarios are carried over.
+// shareScenarios moves the failure rules and the scenarios saved at run
+// time into Redis in shared mode (cfg.Redis set): every replica then counts
+// times, after and per-client tallies against the same rules, and knows
+// every scenario saved through any of them. The start-up activations of
+// cfg.Scenarios are carried over; the library's own scenarios (embedded,
+// --scenarios-dir, --scenario FILE) stay in each process, the same on
+// every replica.
 func shareScenarios(cfg *Config) error {
 	if cfg.Redis == nil {
 		return nil
 	}
+	cfg.Library.UseSaved(scenarios.NewRedisSaved(cfg.Redis, cfg.RedisPrefix))
 	local, ok := cfg.Scenarios.(*scenarios.MemoryEngine)
 	if !ok {
 		return nil // already shared

@@ -24,8 +24,11 @@
 //
 // Named scenarios are JSON files ({"name","description","rules":[...]})
 // embedded in the binary (see the library directory) plus any a team adds
-// with Library.AddDir. Activating a scenario copies its rules into the
-// active set, tagged with the scenario name.
+// with Library.AddDir, plus those saved at run time (Library.Save), kept
+// in a SavedStore: MemorySaved, or RedisSaved for replicas to share (the
+// suite in scenarios/savedtest pins that both behave alike). Activating a
+// scenario copies its rules into the active set, tagged with the scenario
+// name.
 //
 // This package is not a stable API: it changes with the sandbox's
 // internals. The Go API to build on is package sandboxtest.

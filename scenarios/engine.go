@@ -53,7 +53,8 @@ type Engine interface {
 	// see each other's failures. An activation is keyed by (name,
 	// clientID): activating the same pair again replaces its rules (with
 	// fresh counters). An unknown name gives ErrUnknownScenario; a full
-	// list ErrTooManyRules, and nothing changes.
+	// list ErrTooManyRules, and nothing changes; a library whose saved
+	// scenarios cannot be read, an error wrapping ErrUnavailable.
 	Activate(ctx context.Context, name, clientID string) ([]Rule, error)
 	// Deactivate removes scenario name from the active set: only the
 	// activation bound to clientID, or every activation of name when
@@ -80,7 +81,8 @@ type Engine interface {
 	// changes. Delays are drawn from one engine-wide PRNG seeded 0, so a
 	// fixed sequence of such requests replays. The RuleID names the rule's
 	// position, e.g. "flaky.rules[0]". An unknown name gives
-	// ErrUnknownScenario.
+	// ErrUnknownScenario; a library whose saved scenarios cannot be read,
+	// an error wrapping ErrUnavailable.
 	DecideScenario(ctx context.Context, name string, req Request) (Decision, bool, error)
 
 	// UseClientClock makes timelines bound to a client run on that
@@ -179,8 +181,8 @@ func newPerRequest(lib *Library) *perRequest {
 }
 
 // DecideScenario implements Engine.DecideScenario.
-func (p *perRequest) DecideScenario(_ context.Context, name string, req Request) (Decision, bool, error) {
-	sc, err := scenarioNamed(p.lib, name)
+func (p *perRequest) DecideScenario(ctx context.Context, name string, req Request) (Decision, bool, error) {
+	sc, err := scenarioNamed(ctx, p.lib, name)
 	if err != nil {
 		return Decision{}, false, err
 	}
@@ -205,11 +207,20 @@ func (p *perRequest) DecideScenario(_ context.Context, name string, req Request)
 	return Decision{}, false, nil
 }
 
-// scenarioNamed looks name up in lib.
-func scenarioNamed(lib *Library, name string) (Scenario, error) {
-	sc, ok := lib.Get(name)
+// scenarioNamed looks name up in lib: an unknown name gives
+// ErrUnknownScenario, listing the known ones; a library that cannot be
+// read, an error wrapping ErrUnavailable.
+func scenarioNamed(ctx context.Context, lib *Library, name string) (Scenario, error) {
+	sc, ok, err := lib.Get(ctx, name)
+	if err != nil {
+		return Scenario{}, err
+	}
 	if !ok {
-		return Scenario{}, fmt.Errorf("%w %q; known: %s", ErrUnknownScenario, name, strings.Join(lib.Names(), ", "))
+		names, err := lib.Names(ctx)
+		if err != nil {
+			return Scenario{}, err
+		}
+		return Scenario{}, fmt.Errorf("%w %q; known: %s", ErrUnknownScenario, name, strings.Join(names, ", "))
 	}
 	return sc, nil
 }

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"bytes"
+	"context"
 	"embed"
 	"encoding/json"
 	"errors"
@@ -32,17 +33,37 @@ type Scenario struct {
 	Source string `json:"-"`
 }
 
-// Library is the set of named scenarios: the embedded ones plus any added
-// from a directory. It is safe for concurrent use.
+// Library is the set of named scenarios: the ones that come from the
+// binary and its flags (embedded, --scenarios-dir, --scenario FILE), the
+// same on every replica and kept in the process, and the ones saved at run
+// time, kept in its SavedStore (in Redis in shared mode, see UseSaved). A
+// name is looked up in the first, then in the second. It is safe for
+// concurrent use.
 type Library struct {
 	mu     sync.RWMutex
-	byName map[string]Scenario
-	saved  int // how many Save added
+	byName map[string]Scenario // from the binary and its flags
+	saved  SavedStore
 }
 
-// NewLibrary returns an empty Library.
+// NewLibrary returns an empty Library whose saved scenarios are kept in
+// memory.
 func NewLibrary() *Library {
-	return &Library{byName: make(map[string]Scenario)}
+	return &Library{byName: make(map[string]Scenario), saved: NewMemorySaved()}
+}
+
+// UseSaved keeps the scenarios saved from now on in saved (RedisSaved in
+// shared mode), and looks saved ones up there. Call it before serving.
+func (l *Library) UseSaved(saved SavedStore) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.saved = saved
+}
+
+// savedStore is where saved scenarios are kept.
+func (l *Library) savedStore() SavedStore {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.saved
 }
 
 // LoadLibrary returns a Library holding the scenarios embedded in the binary.
@@ -122,39 +143,54 @@ func (l *Library) add(batch []Scenario) error {
 	return nil
 }
 
-// Names lists the scenario names, sorted.
-func (l *Library) Names() []string {
-	l.mu.RLock()
-	defer l.mu.RUnlock()
-	names := make([]string, 0, len(l.byName))
-	for name := range l.byName {
-		names = append(names, name)
+// Names lists the scenario names, sorted. An error wraps ErrUnavailable:
+// the saved scenarios cannot be read.
+func (l *Library) Names(ctx context.Context) ([]string, error) {
+	all, err := l.Scenarios(ctx)
+	if err != nil {
+		return nil, err
 	}
-	slices.Sort(names)
-	return names
+	names := make([]string, len(all))
+	for i, sc := range all {
+		names[i] = sc.Name
+	}
+	return names, nil
 }
 
-// Get returns a copy of scenario name.
-func (l *Library) Get(name string) (Scenario, bool) {
+// Get returns a copy of scenario name, or false when the library holds
+// none of that name. An error wraps ErrUnavailable: whether a scenario of
+// that name was saved cannot be told.
+func (l *Library) Get(ctx context.Context, name string) (Scenario, bool, error) {
 	l.mu.RLock()
-	defer l.mu.RUnlock()
 	sc, ok := l.byName[name]
-	if !ok {
-		return Scenario{}, false
+	l.mu.RUnlock()
+	if ok {
+		return cloneScenario(sc), true, nil
 	}
-	return cloneScenario(sc), true
+	return l.savedStore().Get(ctx, name)
 }
 
-// Scenarios returns copies of all scenarios, sorted by name.
-func (l *Library) Scenarios() []Scenario {
-	names := l.Names()
-	out := make([]Scenario, 0, len(names))
-	for _, name := range names {
-		if sc, ok := l.Get(name); ok {
+// Scenarios returns copies of all scenarios, sorted by name. A saved one
+// whose name a scenario of this process's own took since (a replica
+// started with another --scenarios-dir) is hidden by it, as Get does.
+func (l *Library) Scenarios(ctx context.Context) ([]Scenario, error) {
+	saved, err := l.savedStore().List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	l.mu.RLock()
+	out := make([]Scenario, 0, len(l.byName)+len(saved))
+	for _, sc := range l.byName {
+		out = append(out, cloneScenario(sc))
+	}
+	for _, sc := range saved {
+		if _, ok := l.byName[sc.Name]; !ok {
 			out = append(out, sc)
 		}
 	}
-	return out
+	l.mu.RUnlock()
+	slices.SortFunc(out, func(a, b Scenario) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
 }
 
 // parseScenario decodes and checks one scenario file. Errors name source and,
@@ -212,41 +248,35 @@ func validateScenario(sc Scenario) error {
 
 // Bounds on the scenarios saved at run time (POST /__sandbox/library).
 const (
-	// MaxSavedScenarios bounds how many may be saved into one library.
+	// MaxSavedScenarios bounds how many may be saved into one library: in
+	// shared mode, into the one SavedStore every replica uses.
 	MaxSavedScenarios = 100
 	// MaxScenarioRules bounds one scenario's rules.
 	MaxScenarioRules = 32
 )
 
-// Errors of Save (wrapped).
-var (
-	// ErrScenarioExists: the name is taken.
-	ErrScenarioExists = errors.New("a scenario with that name exists")
-	// ErrLibraryFull: MaxSavedScenarios are saved already.
-	ErrLibraryFull = errors.New("too many saved scenarios")
-)
-
 // Save adds sc, made at run time (POST /__sandbox/library: sent as JSON
 // or built from the journal), after the checks a scenario file gets: a
 // *FieldError names what is wrong. A taken name gives ErrScenarioExists;
-// more than MaxSavedScenarios saved, ErrLibraryFull.
-func (l *Library) Save(sc Scenario) error {
+// more than MaxSavedScenarios saved, ErrLibraryFull; a failure of the
+// SavedStore, an error wrapping ErrUnavailable. It returns the scenario as
+// saved.
+func (l *Library) Save(ctx context.Context, sc Scenario) (Scenario, error) {
 	sc = cloneScenario(sc)
-	sc.Source = "saved through the admin API"
+	sc.Source = savedSource
 	if err := validateScenario(sc); err != nil {
-		return err
+		return Scenario{}, err
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if _, ok := l.byName[sc.Name]; ok {
-		return fmt.Errorf("%w: %s", ErrScenarioExists, sc.Name)
+	l.mu.RLock()
+	_, taken := l.byName[sc.Name]
+	l.mu.RUnlock()
+	if taken {
+		return Scenario{}, fmt.Errorf("%w: %s", ErrScenarioExists, sc.Name)
 	}
-	if l.saved >= MaxSavedScenarios {
-		return fmt.Errorf("%w: at most %d", ErrLibraryFull, MaxSavedScenarios)
+	if err := l.savedStore().Save(ctx, sc); err != nil {
+		return Scenario{}, err
 	}
-	l.saved++
-	l.byName[sc.Name] = sc
-	return nil
+	return sc, nil
 }
 
 // validateName checks a scenario name: lower-case words joined by hyphens,

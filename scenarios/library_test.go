@@ -222,11 +222,11 @@ func TestEmbeddedScenarios(t *testing.T) {
 	}
 	for _, required := range []string{"token-endpoint-down", "api-unavailable-then-recovers", "rate-limited",
 		"token-expired", "permissions-revoked", "slow-network", "flaky", "connection-resets"} {
-		if _, ok := lib.Get(required); !ok {
+		if _, ok := libGet(t, lib, required); !ok {
 			t.Errorf("scenario %q missing", required)
 		}
 	}
-	for _, sc := range lib.Scenarios() {
+	for _, sc := range libScenarios(t, lib) {
 		t.Run(sc.Name, func(t *testing.T) {
 			if want := "embedded library/" + sc.Name + ".json"; sc.Source != want {
 				t.Errorf("source %q, want %q (file named after the scenario)", sc.Source, want)
@@ -255,13 +255,42 @@ func TestLibraryCopies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc, _ := lib.Get("slow-network")
+	sc, _ := libGet(t, lib, "slow-network")
 	sc.Rules[0].Delay.Median = Duration(time.Hour)
 	sc.Rules[0].Status = 500
-	again, _ := lib.Get("slow-network")
+	again, _ := libGet(t, lib, "slow-network")
 	if again.Rules[0].Delay.Median == Duration(time.Hour) || again.Rules[0].Status != 0 {
 		t.Error("changing a returned scenario changed the library")
 	}
+}
+
+// libGet, libNames and libScenarios read lib, failing the test on an
+// error.
+func libGet(t *testing.T, lib *Library, name string) (Scenario, bool) {
+	t.Helper()
+	sc, ok, err := lib.Get(context.Background(), name)
+	if err != nil {
+		t.Fatalf("Get(%q): %v", name, err)
+	}
+	return sc, ok
+}
+
+func libNames(t *testing.T, lib *Library) []string {
+	t.Helper()
+	names, err := lib.Names(context.Background())
+	if err != nil {
+		t.Fatalf("Names: %v", err)
+	}
+	return names
+}
+
+func libScenarios(t *testing.T, lib *Library) []Scenario {
+	t.Helper()
+	all, err := lib.Scenarios(context.Background())
+	if err != nil {
+		t.Fatalf("Scenarios: %v", err)
+	}
+	return all
 }
 
 // writeFiles creates name -> content files in a new temporary directory.
@@ -304,14 +333,14 @@ func TestAddDir(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			before := len(lib.Names())
+			before := len(libNames(t, lib))
 			err = lib.AddDir(writeFiles(t, tt.files))
 			if tt.wantErr == nil {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if _, ok := lib.Get("team-500"); !ok || len(lib.Names()) != before+1 {
-					t.Errorf("names after AddDir: %v", lib.Names())
+				if _, ok := libGet(t, lib, "team-500"); !ok || len(libNames(t, lib)) != before+1 {
+					t.Errorf("names after AddDir: %v", libNames(t, lib))
 				}
 				return
 			}
@@ -323,8 +352,8 @@ func TestAddDir(t *testing.T) {
 					t.Errorf("error %q does not mention %q", err, want)
 				}
 			}
-			if len(lib.Names()) != before {
-				t.Errorf("failed AddDir changed the library: %v", lib.Names())
+			if len(libNames(t, lib)) != before {
+				t.Errorf("failed AddDir changed the library: %v", libNames(t, lib))
 			}
 		})
 	}

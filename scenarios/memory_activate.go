@@ -7,11 +7,19 @@ import (
 )
 
 // Activate implements Engine.Activate.
-func (e *MemoryEngine) Activate(_ context.Context, name, clientID string) ([]Rule, error) {
-	sc, err := scenarioNamed(e.lib, name)
+func (e *MemoryEngine) Activate(ctx context.Context, name, clientID string) ([]Rule, error) {
+	sc, err := scenarioNamed(ctx, e.lib, name)
 	if err != nil {
 		return nil, err
 	}
+	return e.activate(sc, clientID)
+}
+
+// activate is Activate of sc, looked up already: the RedisEngine looks a
+// scenario up before its transaction, never on another connection while it
+// holds one for the transaction's WATCH (see RedisEngine.newID).
+func (e *MemoryEngine) activate(sc Scenario, clientID string) ([]Rule, error) {
+	name := sc.Name
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.retireEnded()

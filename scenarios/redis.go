@@ -90,11 +90,15 @@ func NewRedis(rdb redis.UniversalClient, prefix string, settle time.Duration, cf
 // counters the others rely on.
 func (s *RedisEngine) Adopt(ctx context.Context, acts []Activation) error {
 	for _, a := range acts {
-		err := s.mutate(ctx, func(sc *MemoryEngine) error {
+		named, err := scenarioNamed(ctx, s.cfg.Library, a.Name)
+		if err != nil {
+			return fmt.Errorf("share scenario %q: %w", a.Name, err)
+		}
+		err = s.mutate(ctx, func(sc *MemoryEngine) error {
 			if sc.hasActivation(a.Name, a.ClientID) {
 				return nil
 			}
-			_, err := sc.Activate(ctx, a.Name, a.ClientID)
+			_, err := sc.activate(named, a.ClientID)
 			return err
 		}, nil)
 		if err != nil {

@@ -30,13 +30,14 @@ func (s *RedisEngine) Add(ctx context.Context, r Rule) (RuleStatus, error) {
 
 // Activate implements Engine.Activate.
 func (s *RedisEngine) Activate(ctx context.Context, name, clientID string) ([]Rule, error) {
-	if _, err := scenarioNamed(s.cfg.Library, name); err != nil {
+	named, err := scenarioNamed(ctx, s.cfg.Library, name)
+	if err != nil {
 		return nil, err
 	}
 	var added []Rule
-	err := s.mutate(ctx, func(sc *MemoryEngine) error {
+	err = s.mutate(ctx, func(sc *MemoryEngine) error {
 		var err error
-		added, err = sc.Activate(ctx, name, clientID)
+		added, err = sc.activate(named, clientID)
 		return err
 	}, nil)
 	return added, err

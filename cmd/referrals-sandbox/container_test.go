@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
 	"io"
@@ -397,7 +398,7 @@ func TestComposeCommentedExamples(t *testing.T) {
 		name, value := m[1], m[2]
 		c := checkServeEnvironment(t, "example "+name, map[string]string{name: value})
 		for _, sc := range c.opts.ScenarioNames {
-			if _, ok := library.Get(sc); !ok {
+			if _, ok, err := library.Get(context.Background(), sc); !ok || err != nil {
 				t.Errorf("example %s names unknown scenario %q", name, sc)
 			}
 		}
