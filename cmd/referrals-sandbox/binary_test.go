@@ -225,7 +225,7 @@ func TestBinaryIsSmall(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The image is the binary on scratch (see Dockerfile), so the image's
-	// bound (maxImageBytes, 20 MB) is the binary's, less room for the
+	// bound (maxImageBytes) is the binary's, less room for the
 	// image's own two empty directories and its layers' tar headers (a few
 	// KB). client_golang and the protobuf runtime it needs (the metrics)
 	// cost 2.4 MB of it.
