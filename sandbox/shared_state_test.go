@@ -409,6 +409,7 @@ func TestSharedRedisFailingMidRequestAnswers503(t *testing.T) {
 // window before it is acknowledged. Rounds of rule, clock and runtime
 // client changes run while a load keeps B's read fresh.
 func TestSharedAcknowledgedChangesAreSeenAtOnceUnderLoad(t *testing.T) {
+	t.Parallel() // on its own Redis
 	rs := newSharedReplicas(t, 2)
 	a, b := rs.all[0], rs.all[1]
 	tok := b.token(partner)
