@@ -186,9 +186,10 @@ func checkAcknowledged(t *testing.T, c *http.Client, base, token, marker string,
 }
 
 // TestSIGTERMDrainsRequestsInFlight starts slow requests (X-Sandbox-Delay:
-// 1500ms) of several kinds, sends SIGTERM 200 ms later, and checks that
-// each still got its full answer, that the process then exited 0, and
-// that the writes among them are in the data file on the next start.
+// 1500ms) of several kinds, sends SIGTERM once the server has accepted
+// each one's connection, and checks that each still got its full answer,
+// that the process then exited 0, and that the writes among them are in
+// the data file on the next start.
 func TestSIGTERMDrainsRequestsInFlight(t *testing.T) {
 	dataFile := filepath.Join(t.TempDir(), "sandbox.db")
 	sb := startSandbox(t, "--data", dataFile, "--log-level", "info")
@@ -223,6 +224,11 @@ func TestSIGTERMDrainsRequestsInFlight(t *testing.T) {
 		elapsed time.Duration
 	}
 	outcomes := make([]outcome, len(requests))
+	// A client of their own, so that each request opens a new connection:
+	// one sent on the token's idle connection could still be unread, and
+	// so idle to the server, when it shuts down.
+	slowClient := newClient(len(requests))
+	var conns connWatch
 	var wg sync.WaitGroup
 	for i, r := range requests {
 		wg.Go(func() {
@@ -231,11 +237,13 @@ func TestSIGTERMDrainsRequestsInFlight(t *testing.T) {
 				ct = "application/json"
 			}
 			start := time.Now()
-			a, err := do(t.Context(), client, r.method, sb.base+r.path, token, ct, r.body, slow)
+			a, err := do(conns.trace(t.Context()), slowClient, r.method, sb.base+r.path, token, ct, r.body, slow)
 			outcomes[i] = outcome{a, err, time.Since(start)}
 		})
 	}
-	time.Sleep(200 * time.Millisecond)
+	// Every request in flight, its connection accepted, well within its
+	// delay: a SIGTERM now must let each finish.
+	conns.waitAccepted(t, sb.base, len(requests))
 	sb.signal(syscall.SIGTERM)
 	wg.Wait()
 	for i, r := range requests {

@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/referrals-sandbox/referrals-sandbox/internal/testutil"
 )
 
 // sandboxBinary is the binary TestMain built; set once before any test
@@ -13,12 +15,16 @@ import (
 var sandboxBinary string
 
 // TestMain builds the binary once, static and stripped as the Dockerfile
-// builds it, into a directory removed afterwards.
+// builds it, into a directory removed afterwards, unless ./test has built
+// it already (testutil.SandboxBinaryEnv).
 func TestMain(m *testing.M) {
 	os.Exit(buildAndRun(m))
 }
 
 func buildAndRun(m *testing.M) int {
+	if sandboxBinary = testutil.PrebuiltSandbox(); sandboxBinary != "" {
+		return m.Run() // built once by ./test for this package and cmd/referrals-sandbox
+	}
 	dir, err := os.MkdirTemp("", "referrals-sandbox-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: temporary directory:", err)

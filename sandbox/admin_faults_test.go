@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -298,6 +299,16 @@ func TestAdminCallsWithWritesRefused(t *testing.T) {
 	callsWithWritesRefused(t, adminCalls)
 }
 
+// The subject's Redis timeout and the write pause of the "client pause"
+// case. The timeout also bounds the subject's set-up, before any pause: at
+// 250 ms, set-up failed with an i/o timeout on a loaded 2-core machine
+// (1 run in 10 of -count=5). go-redis's tries (4 of pauseRedisTimeout,
+// with backoffs under 512 ms) must give up well before the pause ends.
+const (
+	pauseRedisTimeout = time.Second
+	writePause        = 10 * time.Second
+)
+
 // callsWithWritesRefused runs each call against a Redis refusing writes,
 // both ways, and judges each answer (see TestAdminCallsWithWritesRefused).
 func callsWithWritesRefused(t *testing.T, calls []adminCall) {
@@ -328,10 +339,8 @@ func callsWithWritesRefused(t *testing.T, calls []adminCall) {
 		t.Parallel()
 		srv := redistest.Start(t)
 		proxy := redistest.NewFaultProxy(t, srv)
-		// A Redis timeout well under the pause: go-redis's retries give up
-		// before it ends.
 		subject, obs := faultPair(t, srv, proxy, redis.Options{Addr: proxy.Addr, ContextTimeoutEnabled: true,
-			ReadTimeout: 250 * time.Millisecond, WriteTimeout: 250 * time.Millisecond})
+			ReadTimeout: pauseRedisTimeout, WriteTimeout: pauseRedisTimeout})
 		admin := srv.NewClient(t)
 		// The calls run together under one pause; each that would undo
 		// the others has a pause of its own.
@@ -340,7 +349,7 @@ func callsWithWritesRefused(t *testing.T, calls []adminCall) {
 			for i, c := range batch {
 				ids[i] = c.prepare(t, obs, 1000+i)
 			}
-			if err := admin.Do(ctx, "CLIENT", "PAUSE", "4000", "WRITE").Err(); err != nil {
+			if err := admin.Do(ctx, "CLIENT", "PAUSE", strconv.FormatInt(writePause.Milliseconds(), 10), "WRITE").Err(); err != nil {
 				t.Fatal(err)
 			}
 			answers := make([]*response, len(batch))
@@ -354,7 +363,7 @@ func callsWithWritesRefused(t *testing.T, calls []adminCall) {
 				t.Fatal(err)
 			}
 			for i, c := range batch {
-				judge(t, c, "CLIENT PAUSE 4000 WRITE", answers[i], obs, ids[i])
+				judge(t, c, fmt.Sprintf("CLIENT PAUSE %d WRITE", writePause.Milliseconds()), answers[i], obs, ids[i])
 			}
 		}
 	})

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -57,6 +59,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
+	parallelByDefault()
 	code := 0
 	for i, name := range passes {
 		if i > 0 {
@@ -80,6 +83,24 @@ func TestMain(m *testing.M) {
 		code = max(code, runPass(m, name))
 	}
 	os.Exit(code)
+}
+
+// waitingParallel is how many parallel tests run at once per CPU unless
+// -parallel says otherwise. Most of the package's parallel tests wait, on
+// the server's read-header timeout, on Redis pauses and faults, and on
+// held connections, rather than compute: with go test's default of one
+// per CPU, two such waits on a 2-core machine held the rest of the
+// package back while the CPU sat idle.
+const waitingParallel = 4
+
+// parallelByDefault raises -parallel to waitingParallel per CPU when the
+// command line did not set it.
+func parallelByDefault() {
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		must(flag.Set("test.parallel", strconv.Itoa(waitingParallel*runtime.GOMAXPROCS(0))))
+	}
 }
 
 // backendPasses are the backends to run, in order, for the value of

@@ -27,6 +27,7 @@ import (
 // The figures are logged for docs/shared-mode.md (go test -v -run
 // TestClusterKeySpread ./sandbox/).
 func TestClusterKeySpread(t *testing.T) {
+	t.Parallel() // on its own Redis
 	cluster := redistest.StartCluster(t, 3, 0)
 	rdb := cluster.NewClient(t)
 	ctx := t.Context()

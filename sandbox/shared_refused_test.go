@@ -111,7 +111,13 @@ func TestSharedRefusedWritesAnswer503(t *testing.T) {
 func TestSharedPausedWritesAnswer503(t *testing.T) {
 	sb, admin, _ := refusingSandbox(t)
 	tok := sb.token(partner)
-	if err := admin.Do(context.Background(), "CLIENT", "PAUSE", "3000", "WRITE").Err(); err != nil {
+	// The pause must outlast the partner request's tries and then those of
+	// its journal entry's write, which starts only once that request is
+	// answered: each is 4 tries of the 300 ms timeout with backoffs, up to
+	// 2.7 s. A pause of 3 s ended before the journal read on a loaded
+	// machine (1 run in 5), and that read answered 200. Unpausing at the
+	// end, the test does not wait it out.
+	if err := admin.Do(context.Background(), "CLIENT", "PAUSE", "10000", "WRITE").Err(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { admin.Do(context.Background(), "CLIENT", "UNPAUSE") })

@@ -313,15 +313,17 @@ func TestSharedRoundTripsPerAuthenticatedGet(t *testing.T) {
 			if r := a.admin(http.MethodGet, "/__sandbox/requests", nil); r.Status != http.StatusOK {
 				t.Fatalf("journal: %d %s", r.Status, r.Body)
 			}
-			// Past the window in which a read is reused (and any read ahead
-			// that the journal read started is over): this GET reads.
-			time.Sleep(2 * sandbox.SharedSettle)
+			// As past the window in which a read is reused (once any read
+			// ahead the journal read started is over): this GET reads.
+			sandbox.ExpireSharedRead(t, a.server)
 			before := rs.trips.n.Load()
 			if r := get(a, tok); r.Status != http.StatusOK {
 				t.Fatalf("second GET: %d %s", r.Status, r.Body)
 			}
 			waitForTrips(t, rs.trips, before, int64(len(tc.trips)))
-			time.Sleep(50 * time.Millisecond) // room for a round trip too many
+			// Its journal entry stored and no read ahead running, the GET
+			// has made every round trip it will: one too many shows.
+			sandbox.WaitBackground(t, a.server)
 			if got := rs.trips.since(before); !slices.Equal(got, tc.trips) {
 				t.Errorf("Redis round trips of one authenticated GET: %v, want %v", got, tc.trips)
 			}
@@ -409,6 +411,7 @@ func TestSharedRedisFailingMidRequestAnswers503(t *testing.T) {
 // window before it is acknowledged. Rounds of rule, clock and runtime
 // client changes run while a load keeps B's read fresh.
 func TestSharedAcknowledgedChangesAreSeenAtOnceUnderLoad(t *testing.T) {
+	t.Parallel() // on its own Redis
 	rs := newSharedReplicas(t, 2)
 	a, b := rs.all[0], rs.all[1]
 	tok := b.token(partner)

@@ -25,12 +25,15 @@ const (
 	testDate    = "2026-01-02T03:04:05Z"
 )
 
-// testLdflags strips the binary and stamps the test version.
+// testLdflags strips the binary and stamps the test version. ./test builds
+// with the same flags (keep them in step: TestMetricsListener checks the
+// stamp).
 const testLdflags = "-s -w -X main.version=" + testVersion + " -X main.commit=" + testCommit + " -X main.date=" + testDate
 
 // builtBinary is the command built as the Dockerfile builds it: static,
 // trimmed and stripped. It is built at most once per test binary, on first
-// use, and removed by TestMain.
+// use, and removed by TestMain; under ./test it is the one ./test built
+// (testutil.SandboxBinaryEnv), with the same flags.
 type builtBinary struct {
 	once sync.Once
 	dir  string
@@ -56,6 +59,9 @@ func binary(t *testing.T) string {
 		t.Skip("builds and runs the binary; skipped with -short")
 	}
 	testBinary.once.Do(func() {
+		if testBinary.path = testutil.PrebuiltSandbox(); testBinary.path != "" {
+			return // ./test built it, as below, for this package and e2e
+		}
 		goTool, err := exec.LookPath("go")
 		if err != nil {
 			testBinary.err = fmt.Errorf("go tool not found: %w", err)

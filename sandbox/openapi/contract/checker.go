@@ -21,6 +21,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -68,7 +69,7 @@ func New(t testing.TB, baseURL string) *Checker {
 // writes its paths under it). Probes then generates from that document.
 func NewFor(t testing.TB, baseURL string, document []byte) *Checker {
 	t.Helper()
-	c, err := newCheckerFor(t.Context(), baseURL, document, false)
+	c, err := newCheckerFor(t.Context(), baseURL, document)
 	if err != nil {
 		t.Fatalf("contract: %v", err)
 	}
@@ -79,10 +80,53 @@ func NewFor(t testing.TB, baseURL string, document []byte) *Checker {
 // newChecker does New's work without a testing.TB, so its errors can be
 // tested.
 func newChecker(ctx context.Context, baseURL string) (*Checker, error) {
-	return newCheckerFor(ctx, baseURL, openapi.Document(), true)
+	doc, err := sandboxDocument()
+	if err != nil {
+		return nil, err
+	}
+	return newCheckerOn(ctx, baseURL, doc, true)
 }
 
-func newCheckerFor(ctx context.Context, baseURL string, document []byte, withAdmin bool) (*Checker, error) {
+// sandboxDocument is the sandbox's own document with the admin paths
+// added, loaded and validated once per test binary: that takes a good part
+// of a second of CPU, and every test sandbox makes a checker. Checkers
+// only read it, as a server reads the document it routes with.
+var sandboxDocument = sync.OnceValues(func() (*openapi3.T, error) {
+	ctx := context.Background()
+	doc, err := loadDocument(ctx, openapi.Document())
+	if err != nil {
+		return nil, err
+	}
+	if err := addAdminPaths(ctx, doc); err != nil {
+		return nil, err
+	}
+	return doc, nil
+})
+
+// newCheckerFor is NewFor's work: a supplied document, without the admin
+// paths.
+func newCheckerFor(ctx context.Context, baseURL string, document []byte) (*Checker, error) {
+	doc, err := loadDocument(ctx, document)
+	if err != nil {
+		return nil, err
+	}
+	return newCheckerOn(ctx, baseURL, doc, false)
+}
+
+// loadDocument loads and validates an OpenAPI document.
+func loadDocument(ctx context.Context, document []byte) (*openapi3.T, error) {
+	doc, err := openapi3.NewLoader().LoadFromData(document)
+	if err != nil {
+		return nil, fmt.Errorf("load the OpenAPI document: %w", err)
+	}
+	if err := doc.Validate(ctx); err != nil {
+		return nil, fmt.Errorf("the OpenAPI document is invalid: %w", err)
+	}
+	return doc, nil
+}
+
+// parseBaseURL checks that baseURL is an absolute http or https URL.
+func parseBaseURL(baseURL string) (*url.URL, error) {
 	u, err := url.Parse(baseURL)
 	if err != nil {
 		return nil, fmt.Errorf("base URL %q: %w", baseURL, err)
@@ -90,30 +134,32 @@ func newCheckerFor(ctx context.Context, baseURL string, document []byte, withAdm
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("base URL %q: want an absolute http or https URL", baseURL)
 	}
-	doc, err := openapi3.NewLoader().LoadFromData(document)
-	if err != nil {
-		return nil, fmt.Errorf("load the OpenAPI document: %w", err)
+	return u, nil
+}
+
+// newCheckerOn routes a loaded, validated document under baseURL. The
+// document is not changed: a shallow copy carries baseURL as its only
+// server, and shares the paths and components, which nothing writes.
+func newCheckerOn(ctx context.Context, baseURL string, loaded *openapi3.T, withAdmin bool) (*Checker, error) {
+	if _, err := parseBaseURL(baseURL); err != nil {
+		return nil, err
 	}
+	doc := *loaded
 	doc.Servers = openapi3.Servers{{URL: strings.TrimSuffix(baseURL, "/")}}
-	if err := doc.Validate(ctx); err != nil {
+	if err := doc.Servers.Validate(ctx); err != nil {
 		return nil, fmt.Errorf("the OpenAPI document is invalid: %w", err)
 	}
-	if withAdmin {
-		if err := addAdminPaths(ctx, doc); err != nil {
-			return nil, err
-		}
-	}
-	router, err := gorillamux.NewRouter(doc)
+	router, err := gorillamux.NewRouter(&doc)
 	if err != nil {
 		return nil, fmt.Errorf("route the OpenAPI document: %w", err)
 	}
 	// A supplied document may not describe the sandbox's 404 and 405: an
 	// expected unknown route is then checked for its status only.
-	unknown, err := unknownRoute(doc)
+	unknown, err := unknownRoute(&doc)
 	if err != nil && withAdmin {
 		return nil, err
 	}
-	return &Checker{doc: doc, router: router, unknown: unknown}, nil
+	return &Checker{doc: &doc, router: router, unknown: unknown}, nil
 }
 
 // unknownRoute builds the route responses to SkipRoute requests are
