@@ -24,7 +24,7 @@ const maxDocumentBytes = 8 << 20
 
 // Contract is a loaded, checked contract document.
 type Contract struct {
-	document []byte // the document as JSON, as supplied (YAML converted)
+	document []byte // the document as JSON, as supplied (YAML converted, 3.1 translated to 3.0)
 	under    string // the path of the first servers URL
 	ops      map[Operation]*Op
 	builtin  bool   // the document is the built-in one
@@ -84,7 +84,8 @@ func LoadFile(path string) (*Contract, error) {
 	return c, nil
 }
 
-// Load loads and checks a contract document (JSON or YAML, OpenAPI 3.0).
+// Load loads and checks a contract document (JSON or YAML, OpenAPI 3.0 or
+// 3.1; a 3.1 document is translated to 3.0, see translate31).
 func Load(data []byte) (*Contract, error) {
 	doc := data
 	if trimmed := bytes.TrimSpace(data); len(trimmed) == 0 || trimmed[0] != '{' {
@@ -100,6 +101,12 @@ func Load(data []byte) (*Contract, error) {
 	}
 	if ptr, ok := externalRef(tree, ""); ok {
 		return nil, fmt.Errorf("%s: only references inside the document (#/...) are supported", ptr)
+	}
+	if isOpenAPI31(tree) {
+		var err error
+		if doc, err = translated(doc); err != nil {
+			return nil, err
+		}
 	}
 	t, err := loadChecked(doc)
 	if err != nil {
@@ -128,6 +135,19 @@ func Load(data []byte) (*Contract, error) {
 	return c, nil
 }
 
+// translated is the OpenAPI 3.0 translation of a 3.1 document, its
+// numbers kept as written.
+func translated(doc []byte) ([]byte, error) {
+	var tree map[string]any
+	if err := decode(doc, &tree); err != nil {
+		return nil, fmt.Errorf("not a JSON object: %w", err)
+	}
+	if err := translate31(tree); err != nil {
+		return nil, err
+	}
+	return json.Marshal(tree)
+}
+
 // loadChecked loads an OpenAPI 3.0 document and validates it.
 func loadChecked(doc []byte) (*openapi3.T, error) {
 	loader := openapi3.NewLoader()
@@ -137,7 +157,7 @@ func loadChecked(doc []byte) (*openapi3.T, error) {
 		return nil, fmt.Errorf("not an OpenAPI document: %w", err)
 	}
 	if !strings.HasPrefix(t.OpenAPI, "3.0.") {
-		return nil, fmt.Errorf("/openapi: version %q is not supported: the sandbox takes OpenAPI 3.0 documents (3.1's JSON Schema 2020-12 validation reports errors without a JSON Pointer per field)", t.OpenAPI)
+		return nil, fmt.Errorf("/openapi: version %q is not supported: the sandbox takes OpenAPI 3.0 and 3.1 documents", t.OpenAPI)
 	}
 	if err := t.Validate(context.Background()); err != nil {
 		return nil, fmt.Errorf("not a valid OpenAPI 3.0 document: %w", err)
@@ -182,7 +202,8 @@ func (c *Contract) Op(o Operation) *Op {
 	return c.ops[o]
 }
 
-// Document returns the document as JSON, as supplied.
+// Document returns the document as JSON, as supplied (a 3.1 document in
+// its 3.0 translation).
 func (c *Contract) Document() []byte { return bytes.Clone(c.document) }
 
 // PathsUnderServer reports whether the document writes its paths under a
