@@ -44,8 +44,8 @@ func TestLoadRefusesUnsupported(t *testing.T) {
 			"/responses/201/content/application~1json/schema/properties/log/items/properties/at/x-sandbox: a sandbox member inside an array's items is not supported"},
 		{"no trialId", doc("3.0.3", `{"type":"object","properties":{"t":{"type":"string"}}}`, ""),
 			"needs a trialId member"},
-		{"OpenAPI 3.1", doc("3.1.0", `{"type":"object","properties":{`+trial+`}}`, ""),
-			"/openapi: version \"3.1.0\" is not supported"},
+		{"OpenAPI 3.2", doc("3.2.0", `{"type":"object","properties":{`+trial+`}}`, ""),
+			"/openapi: version \"3.2.0\" is not supported"},
 		{"no referral operation", `{"openapi":"3.0.3","info":{"title":"t","version":"1"},"paths":{"/pets":{"get":{"responses":{"200":{"description":"ok"}}}}}}`,
 			"describes none of the referral operations"},
 	}
