@@ -35,7 +35,11 @@ func runContract(_ context.Context, e env, args []string) error {
 // printContract lists, per referral operation, what the contract does with
 // it, then the sandbox-owned members each response schema holds.
 func printContract(w io.Writer, file string, c *contractdoc.Contract) {
-	fmt.Fprintf(w, "%s: a valid contract\n\noperations:\n", file)
+	fmt.Fprintf(w, "%s: a valid contract\n", file)
+	if c.TranslatedFrom31() {
+		fmt.Fprintln(w, "OpenAPI 3.1: checked, shaped and served as its OpenAPI 3.0 translation (same constraints)")
+	}
+	fmt.Fprint(w, "\noperations:\n")
 	for _, name := range contractdoc.Operations() {
 		op := c.Op(name)
 		switch {

@@ -32,6 +32,53 @@ func TestContractCheck(t *testing.T) {
 	}
 }
 
+// TestContractCheck31: contract check takes an OpenAPI 3.1 document as it
+// takes its 3.0 twin, saying it was translated, and refuses a 3.1
+// construct with no 3.0 form by its JSON Pointer, as serve does.
+func TestContractCheck31(t *testing.T) {
+	v30 := runCLI(t, nil, "contract", "check", filepath.Join(contractsDir, "birthdate.yaml"))
+	v31 := runCLI(t, nil, "contract", "check", filepath.Join(contractsDir, "birthdate31.yaml"))
+	if v31.code != 0 {
+		t.Fatalf("exit %d: %s", v31.code, v31.stderr)
+	}
+	if !strings.Contains(v31.stdout, "OpenAPI 3.1: checked, shaped and served as its OpenAPI 3.0 translation") {
+		t.Errorf("output does not say the document was translated:\n%s", v31.stdout)
+	}
+	_, ops30, _ := strings.Cut(v30.stdout, "\noperations:")
+	_, ops31, _ := strings.Cut(v31.stdout, "\noperations:")
+	if ops30 == "" || ops31 != ops30 {
+		t.Errorf("operations and members differ from the 3.0 twin's:\n3.0:%s\n3.1:%s", ops30, ops31)
+	}
+
+	bad := filepath.Join(t.TempDir(), "bad31.yaml")
+	doc := `openapi: 3.1.0
+info: {title: t, version: "1"}
+paths:
+  /api/v1/referrals/:
+    post:
+      requestBody: {content: {application/json: {schema: {$ref: '#/components/schemas/R'}}}}
+      responses: {"201": {description: ok}}
+components:
+  schemas:
+    R:
+      type: object
+      properties:
+        trialId: {type: string}
+        codes: {type: array, prefixItems: [{type: string}]}
+`
+	if err := os.WriteFile(bad, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const pointer = "/components/schemas/R/properties/codes/prefixItems"
+	if res := runCLI(t, nil, "contract", "check", bad); res.code != 1 || !strings.Contains(res.stderr, pointer) {
+		t.Errorf("contract check: exit %d, stderr %q; want 1 naming %s", res.code, res.stderr, pointer)
+	}
+	res := runCLI(t, nil, "serve", "--addr", "127.0.0.1:0", "--contract", bad)
+	if res.code != 1 || !strings.Contains(res.stderr, pointer) {
+		t.Errorf("serve: exit %d, stderr %q; want 1 naming %s", res.code, res.stderr, pointer)
+	}
+}
+
 // TestContractRefusedAtStart: a contract with a construct the sandbox does
 // not support stops serve (given by SANDBOX_CONTRACT) and contract check
 // alike, naming the construct.

@@ -28,6 +28,7 @@ type Contract struct {
 	under    string // the path of the first servers URL
 	ops      map[Operation]*Op
 	builtin  bool   // the document is the built-in one
+	from31   bool   // the document was OpenAPI 3.1, translated (see translate31)
 	served   []byte // the document as served, before its addresses are set (see Served)
 }
 
@@ -102,7 +103,8 @@ func Load(data []byte) (*Contract, error) {
 	if ptr, ok := externalRef(tree, ""); ok {
 		return nil, fmt.Errorf("%s: only references inside the document (#/...) are supported", ptr)
 	}
-	if isOpenAPI31(tree) {
+	from31 := isOpenAPI31(tree)
+	if from31 {
 		var err error
 		if doc, err = translated(doc); err != nil {
 			return nil, err
@@ -112,7 +114,7 @@ func Load(data []byte) (*Contract, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Contract{document: bytes.Clone(doc), ops: map[Operation]*Op{}}
+	c := &Contract{document: bytes.Clone(doc), ops: map[Operation]*Op{}, from31: from31}
 	if len(t.Servers) > 0 {
 		if u, err := url.Parse(t.Servers[0].URL); err == nil {
 			c.under = u.Path
@@ -205,6 +207,10 @@ func (c *Contract) Op(o Operation) *Op {
 // Document returns the document as JSON, as supplied (a 3.1 document in
 // its 3.0 translation).
 func (c *Contract) Document() []byte { return bytes.Clone(c.document) }
+
+// TranslatedFrom31 reports whether the supplied document was OpenAPI 3.1,
+// which the sandbox checks, shapes and serves as its 3.0 translation.
+func (c *Contract) TranslatedFrom31() bool { return c.from31 }
 
 // PathsUnderServer reports whether the document writes its paths under a
 // servers URL ending in /api/v1 rather than from the root.
