@@ -130,4 +130,16 @@ func TestFixturesGenerateWithContract(t *testing.T) {
 	if r := string(a["referrals.json"]); strings.Contains(r, `"submission"`) || !strings.Contains(r, `"patient"`) {
 		t.Errorf("referrals.json: the contract does not take trial referrals over, so they keep the built-in shape:\n%s", r)
 	}
+	// The contract's OpenAPI 3.1 twin states the same constraints: the
+	// same seed draws the same records.
+	args[1] = filepath.Join(contractsDir, "strict31.json")
+	twin := readDir(t, generate(t, nil, args...))
+	if len(twin) != len(a) {
+		t.Errorf("strict31.json drew %d files, strict.json %d", len(twin), len(a))
+	}
+	for name, data := range twin {
+		if string(data) != string(a[name]) {
+			t.Errorf("%s drawn from strict31.json differs from strict.json's:\n%s\n%s", name, data, a[name])
+		}
+	}
 }

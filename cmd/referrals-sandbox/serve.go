@@ -79,7 +79,7 @@ func addServeFlags(o *options, c *serveConfig) {
 	o.Duration(&c.shutdownGrace, "shutdown-grace", 10*time.Second, "how long SIGTERM waits for requests in flight")
 	o.String(&c.upstream, "upstream", "", "recording proxy: forward partner calls to this real service root_url and answer with its answers, journaled with patient data replaced (needs --upstream-auth-url)")
 	o.String(&c.upstreamAuth, "upstream-auth-url", "", "recording proxy: the real service's auth_url; token requests go to AUTH_URL/oauth2/v2.0/token")
-	o.String(&so.ContractFile, "contract", "", "OpenAPI 3.0 document (JSON or YAML) whose schemas replace the built-in shapes of the referral operations it describes (see docs/contract.md)")
+	o.String(&so.ContractFile, "contract", "", "OpenAPI 3.0 or 3.1 document (JSON or YAML; 3.1 is taken as its 3.0 translation) whose schemas replace the built-in shapes of the referral operations it describes (see docs/contract.md)")
 	o.String(&c.metricsAddr, "metrics-addr", "", "also serve the Prometheus metrics at /metrics on this address, without the admin token (default: only "+sandbox.MetricsPath+", guarded like the admin API)")
 	o.String(&c.healthFile, "health-file", "", "file serve writes its health URL and CA path to once listening, for healthcheck (the image sets /tmp/referrals-sandbox-health.json)")
 }
