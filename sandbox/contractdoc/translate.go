@@ -69,107 +69,214 @@ func translate31(doc map[string]any) error {
 		doc["paths"] = map[string]any{}
 	}
 	components, _ := doc["components"].(map[string]any)
-	if err := inlinePathItems(doc, components); err != nil {
+	if schemes, ok := components["securitySchemes"].(map[string]any); ok {
+		for _, name := range slices.Sorted(maps.Keys(schemes)) {
+			if s, _ := schemes[name].(map[string]any); s["type"] == "mutualTLS" {
+				return fmt.Errorf("/components/securitySchemes/%s/type: mutualTLS has no OpenAPI 3.0 form", escape(name))
+			}
+		}
+	}
+	w := &docWalker{pathItems: map[string]any{}}
+	if items, ok := components["pathItems"].(map[string]any); ok {
+		// Translated where they are written, then inlined where referred to.
+		for _, name := range slices.Sorted(maps.Keys(items)) {
+			item, _ := items[name].(map[string]any)
+			if _, ref := item["$ref"]; ref {
+				return fmt.Errorf("/components/pathItems/%s/$ref: a path item component referring to another is not supported", escape(name))
+			}
+			if err := w.pathItemOperations(item, "/components/pathItems/"+escape(name)); err != nil {
+				return err
+			}
+			w.pathItems[name] = item
+		}
+		delete(components, "pathItems")
+	}
+	if err := eachButExtensions(doc["paths"], "/paths", w.pathItem); err != nil {
 		return err
 	}
-	if components != nil {
-		delete(components, "pathItems")
-		if schemes, ok := components["securitySchemes"].(map[string]any); ok {
-			for _, name := range slices.Sorted(maps.Keys(schemes)) {
-				if s, _ := schemes[name].(map[string]any); s["type"] == "mutualTLS" {
-					return fmt.Errorf("/components/securitySchemes/%s/type: mutualTLS has no OpenAPI 3.0 form", escape(name))
-				}
-			}
-		}
-		if schemas, ok := components["schemas"].(map[string]any); ok {
-			for _, name := range slices.Sorted(maps.Keys(schemas)) {
-				var err error
-				if schemas[name], err = translateSchema(schemas[name], "/components/schemas/"+escape(name)); err != nil {
-					return err
-				}
-			}
-		}
+	sections := []struct {
+		name string
+		f    func(any, string) (any, error)
+	}{
+		{"schemas", translateSchema}, {"parameters", w.parameter}, {"headers", w.parameter},
+		{"requestBodies", w.withContent}, {"responses", w.response}, {"callbacks", w.callback},
 	}
-	for _, key := range slices.Sorted(maps.Keys(doc)) {
-		if key == "components" {
-			for _, section := range slices.Sorted(maps.Keys(components)) {
-				if section == "schemas" {
-					continue
-				}
-				if err := translateObjects(components[section], "/components/"+escape(section)); err != nil {
-					return err
-				}
-			}
-			continue
-		}
-		if err := translateObjects(doc[key], "/"+escape(key)); err != nil {
+	for _, sec := range sections {
+		if err := each(components[sec.name], "/components/"+sec.name, sec.f); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// inlinePathItems replaces each path item that refers to
-// components.pathItems (which 3.0 lacks) by the item it refers to.
-func inlinePathItems(doc, components map[string]any) error {
-	paths, _ := doc["paths"].(map[string]any)
-	items, _ := components["pathItems"].(map[string]any)
-	for _, p := range slices.Sorted(maps.Keys(paths)) {
-		item, _ := paths[p].(map[string]any)
-		ref, _ := item["$ref"].(string)
-		const prefix = "#/components/pathItems/"
-		if !strings.HasPrefix(ref, prefix) {
-			continue
-		}
-		target, ok := items[unescape(strings.TrimPrefix(ref, prefix))].(map[string]any)
-		if !ok || target["$ref"] != nil {
-			return fmt.Errorf("/paths/%s/$ref: %s names no path item", escape(p), ref)
-		}
-		merged := clone(target).(map[string]any)
-		for k, v := range item {
-			if k != "$ref" && k != "summary" && k != "description" {
-				merged[k] = v
-			}
-		}
-		paths[p] = merged
-	}
-	return nil
+// docWalker finds the schemas of an OpenAPI 3.1 document's objects and
+// translates them, object by object as the specification lays them out
+// (a member named "schema" is a schema only where the specification puts
+// one).
+type docWalker struct {
+	pathItems map[string]any // components.pathItems, translated, by name
 }
 
-// translateObjects walks the non-schema part of a document: every
-// "schema" member is translated as a schema; a reference's summary and
-// description siblings (3.1 only) are left out. Examples and extensions
-// are free-form values, left as written.
-func translateObjects(v any, at string) error {
+// each replaces every member of a map at (or element of an array) by
+// f's result.
+func each(v any, at string, f func(any, string) (any, error)) error {
+	return eachOf(v, at, f, false)
+}
+
+// eachButExtensions is each for the maps whose x- members are extensions
+// (paths, responses, callbacks), which are left as written.
+func eachButExtensions(v any, at string, f func(any, string) (any, error)) error {
+	return eachOf(v, at, f, true)
+}
+
+func eachOf(v any, at string, f func(any, string) (any, error), extensions bool) error {
+	var err error
 	switch v := v.(type) {
 	case map[string]any:
-		if _, ok := v["$ref"].(string); ok {
-			delete(v, "summary")
-			delete(v, "description")
-		}
 		for _, k := range slices.Sorted(maps.Keys(v)) {
-			switch {
-			case k == "example" || k == "examples" || strings.HasPrefix(k, "x-"):
+			if extensions && strings.HasPrefix(k, "x-") {
 				continue
-			case k == "schema":
-				var err error
-				if v[k], err = translateSchema(v[k], at+"/schema"); err != nil {
-					return err
-				}
-			default:
-				if err := translateObjects(v[k], at+"/"+escape(k)); err != nil {
-					return err
-				}
+			}
+			if v[k], err = f(v[k], at+"/"+escape(k)); err != nil {
+				return err
 			}
 		}
 	case []any:
-		for i, e := range v {
-			if err := translateObjects(e, fmt.Sprintf("%s/%d", at, i)); err != nil {
+		for i := range v {
+			if v[i], err = f(v[i], fmt.Sprintf("%s/%d", at, i)); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// reference reports whether v is a Reference Object, leaving out the
+// summary and description 3.1 allows beside a $ref and 3.0 does not.
+func reference(v map[string]any) bool {
+	if _, ok := v["$ref"]; !ok {
+		return false
+	}
+	delete(v, "summary")
+	delete(v, "description")
+	return true
+}
+
+// pathItem translates a path item, inlining one that refers to
+// components.pathItems (which 3.0 lacks).
+func (w *docWalker) pathItem(v any, at string) (any, error) {
+	item, ok := v.(map[string]any)
+	if !ok {
+		return v, nil
+	}
+	if ref, ok := item["$ref"].(string); ok {
+		const prefix = "#/components/pathItems/"
+		target, found := w.pathItems[unescape(strings.TrimPrefix(ref, prefix))].(map[string]any)
+		if !strings.HasPrefix(ref, prefix) || !found {
+			return nil, fmt.Errorf("%s/$ref: %s names no path item of components.pathItems", at, ref)
+		}
+		if err := w.pathItemOperations(item, at); err != nil { // its own members
+			return nil, err
+		}
+		merged := clone(target).(map[string]any)
+		for k, e := range item {
+			if k != "$ref" && k != "summary" && k != "description" {
+				merged[k] = e
+			}
+		}
+		return merged, nil
+	}
+	return item, w.pathItemOperations(item, at)
+}
+
+// pathItemOperations translates a path item's parameters and operations.
+func (w *docWalker) pathItemOperations(item map[string]any, at string) error {
+	if err := each(item["parameters"], at+"/parameters", w.parameter); err != nil {
+		return err
+	}
+	for _, method := range slices.Sorted(maps.Keys(item)) {
+		op, ok := item[method].(map[string]any)
+		if !ok || !isMethod(method) {
+			continue
+		}
+		opAt := at + "/" + method
+		if err := each(op["parameters"], opAt+"/parameters", w.parameter); err != nil {
+			return err
+		}
+		if op["requestBody"] != nil {
+			if _, err := w.withContent(op["requestBody"], opAt+"/requestBody"); err != nil {
+				return err
+			}
+		}
+		if err := eachButExtensions(op["responses"], opAt+"/responses", w.response); err != nil {
+			return err
+		}
+		if err := each(op["callbacks"], opAt+"/callbacks", w.callback); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// parameter translates a parameter or a header: a schema, or content.
+func (w *docWalker) parameter(v any, at string) (any, error) {
+	p, ok := v.(map[string]any)
+	if !ok || reference(p) {
+		return v, nil
+	}
+	if s, ok := p["schema"]; ok {
+		var err error
+		if p["schema"], err = translateSchema(s, at+"/schema"); err != nil {
+			return nil, err
+		}
+	}
+	return w.withContent(p, at)
+}
+
+// withContent translates a request body, or any object with content:
+// each media type's schema and its encodings' headers.
+func (w *docWalker) withContent(v any, at string) (any, error) {
+	o, ok := v.(map[string]any)
+	if !ok || reference(o) {
+		return v, nil
+	}
+	return o, each(o["content"], at+"/content", func(v any, at string) (any, error) {
+		mt, ok := v.(map[string]any)
+		if !ok {
+			return v, nil
+		}
+		if s, ok := mt["schema"]; ok {
+			var err error
+			if mt["schema"], err = translateSchema(s, at+"/schema"); err != nil {
+				return nil, err
+			}
+		}
+		return mt, each(mt["encoding"], at+"/encoding", func(v any, at string) (any, error) {
+			enc, _ := v.(map[string]any)
+			return v, each(enc["headers"], at+"/headers", w.parameter)
+		})
+	})
+}
+
+// response translates a response's headers and content.
+func (w *docWalker) response(v any, at string) (any, error) {
+	r, ok := v.(map[string]any)
+	if !ok || reference(r) {
+		return v, nil
+	}
+	if err := each(r["headers"], at+"/headers", w.parameter); err != nil {
+		return nil, err
+	}
+	return w.withContent(r, at)
+}
+
+// callback translates the path items a callback holds by expression.
+func (w *docWalker) callback(v any, at string) (any, error) {
+	cb, ok := v.(map[string]any)
+	if !ok || reference(cb) {
+		return v, nil
+	}
+	return cb, eachButExtensions(cb, at, w.pathItem)
 }
 
 // translateSchema translates one JSON Schema 2020-12 schema (at the JSON
