@@ -315,6 +315,11 @@ func translateSchemaObject(s map[string]any, at string) error {
 	if err := translateConst(s, at); err != nil {
 		return err
 	}
+	if enum, ok := s["enum"].([]any); ok && s["nullable"] == true && !slices.Contains(enum, nil) {
+		// 3.1 refuses null by the enum; 3.0's nullable would let it
+		// through before the enum is checked.
+		delete(s, "nullable")
+	}
 	for _, bound := range []struct{ exclusive, inclusive string }{{"exclusiveMinimum", "minimum"}, {"exclusiveMaximum", "maximum"}} {
 		if err := translateBound(s, at, bound.exclusive, bound.inclusive); err != nil {
 			return err
