@@ -357,7 +357,7 @@ func translateRef(s map[string]any) error {
 }
 
 // translateType turns a type array of one type and "null" into the type
-// and nullable: true.
+// and nullable: true ("integer" beside "number" adds nothing).
 func translateType(s map[string]any, at string) error {
 	switch t := s["type"].(type) {
 	case string:
@@ -374,6 +374,9 @@ func translateType(s map[string]any, at string) error {
 				continue
 			}
 			types = append(types, name)
+		}
+		if len(types) == 2 && slices.Contains(types, "number") && slices.Contains(types, "integer") {
+			types = []string{"number"} // every integer is a number
 		}
 		if len(types) != 1 {
 			return fmt.Errorf("%s/type: type %v has no OpenAPI 3.0 form; only one type, or one type and \"null\"", at, t)
