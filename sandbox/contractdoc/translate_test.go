@@ -122,3 +122,17 @@ func TestLoad31TranslatesConstraints(t *testing.T) {
 		})
 	}
 }
+
+// TestLoad31AnnotationBesideARef: 3.1 keeps a $ref's siblings, so an
+// x-sandbox beside a $ref names the member it holds (3.0 would ignore it).
+func TestLoad31AnnotationBesideARef(t *testing.T) {
+	d := strings.Replace(doc("3.1.0", `{"type":"object","properties":{`+trial+`}}`, `"Time":{"type":"string","format":"date-time"}`),
+		`"properties":{"status":{"type":"string"}}`, `"properties":{"at":{"$ref":"#/components/schemas/Time","x-sandbox":"submittedAt","description":"when"}}`, 1)
+	c, err := contractdoc.Load([]byte(d))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Op(contractdoc.CreateReferral).Response.Owned["at"]; got != contractdoc.SubmittedAt {
+		t.Errorf("at holds %q, want %q", got, contractdoc.SubmittedAt)
+	}
+}
