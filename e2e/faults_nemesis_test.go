@@ -63,7 +63,7 @@ func (h *faultHarness) inject(kind string, r *faultReplica, window time.Duration
 		time.Sleep(window / 2)
 		h.redis.Restart(h.t)
 	default:
-		panic("unknown fault " + kind)
+		h.injectCluster(kind, window)
 	}
 }
 
