@@ -27,8 +27,9 @@ import (
 //
 // go-redis gives up on a stall in some cases (a new connection's handshake
 // that times out is not retried), so Decide itself sends a call again, with
-// the same id, while Redis stalls for up to stallBudget: a script that ran
-// late then still reaches its request.
+// the same id, while Redis stalls or fails for up to stallBudget: a script
+// that ran late, or on a node that died before answering, then still
+// reaches its request.
 func (s *RedisEngine) Decide(ctx context.Context, req Request) (Decision, bool, error) {
 	stall := newStall(s.stallBudget)
 	var index *ruleIndex
@@ -57,7 +58,7 @@ func (s *RedisEngine) Decide(ctx context.Context, req Request) (Decision, bool, 
 		}
 		keys := []string{s.defsKey, s.orderKey, s.verKey, s.counterKey(r.ID), s.keys + "call:" + newCallID()}
 		var res []int64
-		err := stall.ride(ctx, func() error {
+		err := stall.resend(ctx, func() error {
 			var err error
 			res, err = fireScript.Run(ctx, s.rdb, keys,
 				r.ID, req.counterKey(), r.After, r.Times, perClient,
@@ -96,6 +97,32 @@ func (st stall) ride(ctx context.Context, call func() error) error {
 		var timeout net.Error
 		if !errors.As(err, &timeout) || !timeout.Timeout() || ctx.Err() != nil || time.Now().After(st.deadline) {
 			return err
+		}
+	}
+}
+
+// resendPause is how long resend waits between two sends of a call, so
+// that a refused connection (a node dead until its replica takes over)
+// is not hammered.
+const resendPause = 100 * time.Millisecond
+
+// resend runs a call that takes effect once per call id, and sends it
+// again after any error while the budget lasts. No error proves the call
+// did not run: go-redis's own retries may end on a refused connection
+// after its first send ran on a node that then died, as a master killed
+// in a failover. Sent again under its id, the call gets back the decision
+// made, or makes the only one, so a count spent always reaches its
+// request.
+func (st stall) resend(ctx context.Context, call func() error) error {
+	for {
+		err := call()
+		if err == nil || ctx.Err() != nil || time.Now().Add(resendPause).After(st.deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(resendPause):
 		}
 	}
 }
