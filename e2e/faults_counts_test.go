@@ -39,12 +39,14 @@ var countKinds = []countKind{
 
 // countTally is what one caller saw of one rule: answers let through
 // before the first forced one, forced answers (carrying the rule's id in
-// Sandbox-Rule), and calls that got no answer (a decision may have been
-// made and lost with the replica). 503s are not counted: they spend
-// nothing.
+// Sandbox-Rule), calls that got no answer (a decision may have been made
+// and lost with the replica), and 503s while matches are let through (the
+// rule let the match through and the handler after it found Redis
+// failing: the match counts). Any other 503 spends nothing: a decision
+// the sandbox made always reaches its request.
 type countTally struct {
-	passed, forced, unanswered int
-	retired                    bool // an unforced answer came after a forced one
+	passed, forced, unanswered, passed503 int
+	retired                               bool // an unforced answer came after a forced one
 }
 
 // verdict holds a tally to the rule: at most after let through and at
@@ -56,9 +58,9 @@ func (k countKind) verdict(t countTally) string {
 		return fmt.Sprintf("%d answers let through, want at most after: %d (the rule was not applied)", t.passed, k.after)
 	case t.forced > k.times:
 		return fmt.Sprintf("%d forced answers, want at most times: %d (a count spent twice the other way)", t.forced, k.times)
-	case t.retired && t.passed+t.forced+t.unanswered < k.after+k.times:
-		return fmt.Sprintf("retired after %d let through, %d forced and %d unanswered calls, want after+times = %d (a count spent by no caller)",
-			t.passed, t.forced, t.unanswered, k.after+k.times)
+	case t.retired && t.passed+t.forced+t.unanswered+t.passed503 < k.after+k.times:
+		return fmt.Sprintf("retired after %d let through, %d forced, %d unanswered calls and %d answers 503 while letting through, want after+times = %d (a count spent by no caller)",
+			t.passed, t.forced, t.unanswered, t.passed503, k.after+k.times)
 	case !t.retired:
 		return fmt.Sprintf("not retired after %d let through, %d forced, %d unanswered", t.passed, t.forced, t.unanswered)
 	}
@@ -152,6 +154,9 @@ func (c *counter) call(id string, p int, t *countTally, rng *rand.Rand) {
 		t.unanswered++
 	case a.status == http.StatusServiceUnavailable:
 		h.check503(a, "GET "+c.k.path)
+		if t.forced == 0 && c.k.after > 0 {
+			t.passed503++
+		}
 	case a.status == http.StatusForbidden && a.header.Get("Sandbox-Rule") == id:
 		t.forced++
 	case a.status == http.StatusOK && t.forced == 0:
@@ -280,6 +285,7 @@ func TestCountVerdict(t *testing.T) {
 		{"times over", times, countTally{forced: 201, retired: true}, false},
 		{"after exact", after, countTally{passed: 60, forced: 100, retired: true}, true},
 		{"after, one lost in each phase", after, countTally{passed: 59, forced: 99, unanswered: 2, retired: true}, true},
+		{"after, one let through answered 503", after, countTally{passed: 59, forced: 100, passed503: 1, retired: true}, true},
 		{"after let one more through", after, countTally{passed: 61}, false},
 		{"after short", after, countTally{passed: 55, forced: 100, retired: true}, false},
 		{"never retired", after, countTally{passed: 60, forced: 40}, false},
