@@ -132,6 +132,12 @@ func (e tooFewReplicas) Timeout() bool { return true }
 // Temporary reports true (net.Error asks; a replica may come back).
 func (e tooFewReplicas) Temporary() bool { return true }
 
+// Unconfirmed reports true: the command ran on the master and keeps its
+// answer; only its replication is unconfirmed. A rule decision still
+// unconfirmed when Decide's budget runs out is delivered (see
+// scenarios.RedisEngine.Decide).
+func (e tooFewReplicas) Unconfirmed() bool { return true }
+
 // readOnly are the commands the sandbox sends that never write, so need
 // no WAIT. Anything else (scripts included) is treated as a write.
 var readOnly = map[string]bool{

@@ -82,3 +82,31 @@ func TestRedisWaitDecisionReachesItsRequest(t *testing.T) {
 		t.Errorf("Decide while the replica was down, then back: fired %v, err %v; want the forced answer its count was spent on", got.fired, got.err)
 	}
 }
+
+// TestRedisWaitDecisionDeliveredWhenReplicasNeverConfirm: with the
+// shard's replica stopped for longer than Decide rides out, the decision
+// the master made and holds is still delivered: a 503 would leave a
+// times: 1 rule spent and no request forced (TestFaultsCluster: a
+// perClient rule forced 49 of 50 while a failed-over master had no
+// replica yet).
+func TestRedisWaitDecisionDeliveredWhenReplicasNeverConfirm(t *testing.T) {
+	cluster := redistest.StartCluster(t, 3, 1)
+	const prefix = "{wait-never:}"
+	client, _, _, err := dialRedis(Options{RedisClusterURL: cluster.URL, RedisPrefix: "wait-never:", RedisWait: 1, RedisTimeout: 250 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = client.Close() })
+	engine := scenarios.NewRedis(client, prefix, 0, scenarios.Config{})
+	ctx := t.Context()
+	if _, err := engine.Add(ctx, scenarios.Rule{Endpoint: scenarios.EndpointAPI, Path: "/api/v1/referrals/trials", Status: http.StatusForbidden, Times: 1}); err != nil {
+		t.Fatal(err)
+	}
+	replica := cluster.ReplicaOf(t, cluster.MasterOf(t, prefix))
+	replica.Freeze(t)
+	t.Cleanup(func() { replica.Thaw(t) })
+	req := scenarios.Request{Method: http.MethodGet, Path: "/api/v1/referrals/trials", ClientID: "sandbox-partner", Endpoint: scenarios.EndpointAPI}
+	if _, fired, err := engine.Decide(ctx, req); err != nil || !fired {
+		t.Errorf("Decide with the replica stopped throughout: fired %v, err %v; want the forced answer the master decided", fired, err)
+	}
+}

@@ -59,13 +59,24 @@ func (s *RedisEngine) Decide(ctx context.Context, req Request) (Decision, bool, 
 		keys := []string{s.defsKey, s.orderKey, s.verKey, s.counterKey(r.ID), s.keys + "call:" + newCallID()}
 		var res []int64
 		err := stall.resend(ctx, func() error {
-			var err error
-			res, err = fireScript.Run(ctx, s.rdb, keys,
+			cmd := fireScript.Run(ctx, s.rdb, keys,
 				r.ID, req.counterKey(), r.After, r.Times, perClient,
 				strconv.FormatFloat(r.Probability, 'g', -1, 64), strconv.FormatUint(r.Seed, 10),
-				s.cfg.Clock.Now().UnixNano(), s.callTTL.Milliseconds()).Int64Slice()
+				s.cfg.Clock.Now().UnixNano(), s.callTTL.Milliseconds())
+			var err error
+			res, err = cmd.Int64Slice()
+			if unconfirmedAnswer(err) {
+				res = int64s(cmd.Val())
+			}
 			return err
 		})
+		if unconfirmedAnswer(err) && len(res) == 2 {
+			// The master made the decision and holds it; its replicas did
+			// not confirm it within the budget (--redis-wait). A 503 would
+			// leave the count spent and no request forced; delivering it
+			// is exact unless this master too dies before replicating.
+			err = nil
+		}
 		if err != nil {
 			return Decision{}, false, fmt.Errorf("%w: count a match of rule %s: %w", ErrUnavailable, r.ID, err)
 		}
@@ -99,6 +110,31 @@ func (st stall) ride(ctx context.Context, call func() error) error {
 			return err
 		}
 	}
+}
+
+// unconfirmedAnswer reports whether err is that of a call the master
+// answered but whose replication was not confirmed in time (--redis-wait's
+// WAIT short of replicas): the command keeps the master's answer.
+func unconfirmedAnswer(err error) bool {
+	var u interface{ Unconfirmed() bool }
+	return errors.As(err, &u) && u.Unconfirmed()
+}
+
+// int64s is a script's array answer as integers, nil if it is not one.
+func int64s(v any) []int64 {
+	vals, ok := v.([]any)
+	if !ok {
+		return nil
+	}
+	out := make([]int64, 0, len(vals))
+	for _, x := range vals {
+		n, ok := x.(int64)
+		if !ok {
+			return nil
+		}
+		out = append(out, n)
+	}
+	return out
 }
 
 // resendPause is how long resend waits between two sends of a call, so
