@@ -13,19 +13,28 @@ import (
 // adminChecker changes admin state through one replica and checks every
 // later request through every replica sees it:
 //
-//   - a rule added (201) is listed by every replica afterwards, and once
-//     deleted (2xx) by none: no 2xx for a change that did not happen;
+//   - a rule added (201) is listed by every replica afterwards and forces
+//     the next request on its path through each, and once deleted (2xx)
+//     is neither listed nor applied by any: no 2xx for a change that did
+//     not happen;
+//   - a client created (201) gets a token from every replica, which every
+//     replica accepts; once deleted (2xx) every replica refuses it a token
+//     and refuses the token it had. A creation or deletion of unknown
+//     outcome (503, no answer) may have happened or not, but every
+//     replica must agree which (issue 24: a 503 delete had happened on one
+//     replica and not on another), and its retry settles it;
 //   - the sandbox clock, advanced by one second at a time, never reads
 //     behind the acknowledged advances nor ahead of all those attempted.
 type adminChecker struct {
 	h *faultHarness
 
-	mu           sync.Mutex
-	ackedAdvance time.Duration // sum of advances answered 2xx
-	triedAdvance time.Duration // sum of advances sent
-	rulesChanged int
-	clocksMoved  int
-	adminUnknown int
+	mu             sync.Mutex
+	ackedAdvance   time.Duration // sum of advances answered 2xx
+	triedAdvance   time.Duration // sum of advances sent
+	rulesChanged   int
+	clientsChanged int
+	clocksMoved    int
+	adminUnknown   int
 }
 
 // run loops until stop.
@@ -38,6 +47,7 @@ func (c *adminChecker) run(stop <-chan struct{}) {
 		default:
 		}
 		c.ruleRoundTrip(n, rng)
+		c.clientRoundTrip(n, rng)
 		c.clockStep(rng)
 	}
 }
@@ -82,7 +92,8 @@ func (c *adminChecker) ruleRoundTrip(n int, rng *rand.Rand) {
 		h.anomaly("add a rule: 201 without an id: %s", truncate(a.body))
 		return
 	}
-	c.expectListed(added.ID, true)
+	path := fmt.Sprintf("/api/v1/referrals/faults-%d", n)
+	c.expectListed(added.ID, path, true)
 	d := h.replica(rng.IntN(len(h.replicas)))
 	a, ok = c.call(d, http.MethodDelete, "/__sandbox/scenarios/"+added.ID, map[string]any{})
 	if !ok {
@@ -93,21 +104,30 @@ func (c *adminChecker) ruleRoundTrip(n int, rng *rand.Rand) {
 		h.anomaly("delete rule %s through %s: %d %s%s", added.ID, d.base(), a.status, truncate(a.body), h.logged(a))
 		return
 	}
-	c.expectListed(added.ID, false)
+	c.expectListed(added.ID, path, false)
 	c.mu.Lock()
 	c.rulesChanged += 2
 	c.mu.Unlock()
 }
 
-// expectListed checks every replica's rule list holds id (or not).
-func (c *adminChecker) expectListed(id string, want bool) {
-	for _, r := range c.h.replicas {
-		a, ok := c.call(r, http.MethodGet, "/__sandbox/scenarios", nil)
-		if !ok {
-			continue
+// expectListed checks every replica's rule list holds id (or not), and
+// that a request on its path through each is forced by it (or not).
+func (c *adminChecker) expectListed(id, path string, want bool) {
+	h := c.h
+	change := map[bool]string{true: "added", false: "deleted"}[want]
+	for _, r := range h.replicas {
+		if a, ok := c.call(r, http.MethodGet, "/__sandbox/scenarios", nil); ok {
+			if got := strings.Contains(string(a.body), `"`+id+`"`); a.status != http.StatusOK || got != want {
+				h.anomaly("after rule %s was acknowledged %s, %s lists it: %v (%d)", id, change, r.base(), got, a.status)
+			}
 		}
-		if got := strings.Contains(string(a.body), `"`+id+`"`); a.status != http.StatusOK || got != want {
-			c.h.anomaly("after rule %s was acknowledged %s, %s lists it: %v (%d)", id, map[bool]string{true: "added", false: "deleted"}[want], r.base(), got, a.status)
+		a, err := h.get(r, path, r.tokens[0])
+		switch {
+		case err != nil:
+		case a.status == http.StatusServiceUnavailable:
+			h.check503(a, "GET "+path)
+		case (a.header.Get("Sandbox-Rule") == id) != want:
+			h.anomaly("after rule %s was acknowledged %s, GET %s through %s: %d, Sandbox-Rule %q", id, change, path, r.base(), a.status, a.header.Get("Sandbox-Rule"))
 		}
 	}
 }

@@ -34,24 +34,26 @@ const faultRequestTimeout = 8 * time.Second
 // faultHarness is the replicas, their proxies, Redis and what the
 // workers saw.
 type faultHarness struct {
-	t        *testing.T
+	t *testing.T
+	// redis is the single Redis, or cluster the Redis Cluster.
 	redis    *redistest.Server
+	cluster  *redistest.Cluster
 	replicas []*faultReplica
 	c        *http.Client
+	// kinds are the faults the nemesis draws from.
+	kinds []string
 
-	acked, reads, ruleCalls, forced, ruleUnanswered, unavailable, transportErrs atomic.Int64
+	acked, reads, unavailable, transportErrs atomic.Int64
 
 	mu        sync.Mutex
 	history   []recordOp
 	ackedKeys []string
 	anomalies []string
 	faults    map[string]int
-	// timesRules and timesUnknown count the times rules added with 201
-	// and with an unknown outcome.
-	timesRules, timesUnknown int
 }
 
-// faultReplica is one sandbox binary and its own proxy to Redis; it keeps
+// faultReplica is one sandbox binary and its own proxy to Redis (none on
+// a cluster, whose nodes the client finds itself); it keeps
 // its port across restarts, so tokens it issued stay valid.
 type faultReplica struct {
 	port  int
@@ -61,17 +63,18 @@ type faultReplica struct {
 	// 500's trace id leads.
 	log *testutil.LockedBuffer
 
-	mu    sync.Mutex
-	proc  *exec.Cmd
-	done  chan struct{}
-	token string
+	mu   sync.Mutex
+	proc *exec.Cmd
+	done chan struct{}
+	// tokens are one access token per partner, issued by this replica.
+	tokens []string
 }
 
 func (r *faultReplica) base() string { return "http://127.0.0.1:" + strconv.Itoa(r.port) }
 
 func startFaultHarness(t *testing.T, n int) *faultHarness {
 	t.Helper()
-	h := &faultHarness{t: t, redis: redistest.Start(t), c: newClient(32), faults: map[string]int{}}
+	h := &faultHarness{t: t, redis: redistest.Start(t), c: newClient(32), faults: map[string]int{}, kinds: faultKinds}
 	h.c.Timeout = faultRequestTimeout
 	server := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(prometheus.NewRegistry()), zerolog.Nop())
 	server.Metrics.ProxyMetrics = collectors.NewProxyMetricCollectors()
@@ -81,15 +84,24 @@ func startFaultHarness(t *testing.T, n int) *faultHarness {
 			t.Fatalf("start the proxy: %v", err)
 		}
 		t.Cleanup(proxy.Stop)
-		r := &faultReplica{port: freePort(t), proxy: proxy, log: &testutil.LockedBuffer{}}
-		r.args = []string{"serve", "--addr", "127.0.0.1:" + strconv.Itoa(r.port), "--rate-limit", "0", "--log-format", "json", "--log-level", "warn",
-			"--redis", "redis://" + proxy.Listen + "/0", "--redis-timeout", "2s"}
-		h.start(r)
-		t.Cleanup(func() { h.kill(r) })
-		r.token = mustToken(t, h.c, r.base(), partners[0].id, partners[0].secret)
-		h.replicas = append(h.replicas, r)
+		h.addReplica(proxy, "--redis", "redis://"+proxy.Listen+"/0")
 	}
 	return h
+}
+
+// addReplica starts one replica with the shared-mode flags given and
+// fetches its partners' tokens.
+func (h *faultHarness) addReplica(proxy *toxiproxy.Proxy, shared ...string) {
+	t := h.t
+	r := &faultReplica{port: freePort(t), proxy: proxy, log: &testutil.LockedBuffer{}}
+	r.args = append([]string{"serve", "--addr", "127.0.0.1:" + strconv.Itoa(r.port), "--rate-limit", "0", "--log-format", "json", "--log-level", "warn",
+		"--redis-timeout", "2s"}, shared...)
+	h.start(r)
+	t.Cleanup(func() { h.kill(r) })
+	for _, p := range partners {
+		r.tokens = append(r.tokens, mustToken(t, h.c, r.base(), p.id, p.secret))
+	}
+	h.replicas = append(h.replicas, r)
 }
 
 // start runs r's binary and waits until it answers its health check.
@@ -175,26 +187,12 @@ func (h *faultHarness) check503(a answer, what string) {
 	}
 }
 
-func (h *faultHarness) get(r *faultReplica, path string) (answer, error) {
-	a, err := do(h.t.Context(), h.c, http.MethodGet, r.base()+path, r.token, "", nil, nil)
+func (h *faultHarness) get(r *faultReplica, path, token string) (answer, error) {
+	a, err := do(h.t.Context(), h.c, http.MethodGet, r.base()+path, token, "", nil, nil)
 	if err != nil {
 		h.transportErrs.Add(1)
 	}
 	return a, err
-}
-
-// admin calls the admin API through the first replica, retrying 503s.
-func (h *faultHarness) admin(method, path string, body any) answer {
-	h.t.Helper()
-	data, err := json.Marshal(body)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	a, err := do(h.t.Context(), h.c, method, h.replicas[0].base()+path, "", jsonType, data, nil)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	return a
 }
 
 // writeOne submits a referral through a random replica and records the
@@ -205,7 +203,7 @@ func (h *faultHarness) writeOne(w, n int, rng *rand.Rand) {
 		Patient: fixtures.Patient{FirstName: "Kim", LastName: fmt.Sprintf("Writer%d", w), DateOfBirth: "1970-01-01", Gender: "unknown"}}
 	body, _ := json.Marshal(req)
 	call := time.Now().UnixNano()
-	a, err := do(h.t.Context(), h.c, http.MethodPost, r.base()+"/api/v1/referrals/", r.token, jsonType, body, nil)
+	a, err := do(h.t.Context(), h.c, http.MethodPost, r.base()+"/api/v1/referrals/", r.tokens[0], jsonType, body, nil)
 	ret := time.Now().UnixNano()
 	switch {
 	case err != nil:
@@ -244,7 +242,7 @@ func (h *faultHarness) randomAcked(rng *rand.Rand) (string, bool) {
 func (h *faultHarness) readOne(w int, key string, rng *rand.Rand) {
 	r := h.replica(rng.IntN(len(h.replicas)))
 	call := time.Now().UnixNano()
-	a, err := h.get(r, key)
+	a, err := h.get(r, key, r.tokens[0])
 	ret := time.Now().UnixNano()
 	if err != nil {
 		return

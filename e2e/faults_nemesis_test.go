@@ -2,10 +2,8 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"net/http"
 	"strings"
 	"syscall"
 	"time"
@@ -20,14 +18,13 @@ var faultKinds = []string{
 // nemesis injects one fault after another until duration has passed,
 // each for a window of one to three seconds, then heals it and waits a
 // second of calm.
-func (h *faultHarness) nemesis(duration time.Duration, stop <-chan struct{}) {
+func (h *faultHarness) nemesis(duration time.Duration) {
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 24))
 	end := time.Now().Add(duration)
 	for time.Now().Before(end) {
-		kind := faultKinds[rng.IntN(len(faultKinds))]
+		kind := h.kinds[rng.IntN(len(h.kinds))]
 		r := h.replica(rng.IntN(len(h.replicas)))
 		window := time.Second + time.Duration(rng.Int64N(int64(2*time.Second)))
-		h.addTimesRule()
 		h.inject(kind, r, window)
 		h.mu.Lock()
 		h.faults[kind]++
@@ -66,46 +63,7 @@ func (h *faultHarness) inject(kind string, r *faultReplica, window time.Duration
 		time.Sleep(window / 2)
 		h.redis.Restart(h.t)
 	default:
-		panic("unknown fault " + kind)
-	}
-}
-
-// timesPerRule is the times of the rule added before each fault.
-const timesPerRule = 200
-
-// addTimesRule adds a times: 200 rule forcing 403 on the rule caller's
-// path, so the rule caller (about 150 calls a second) spends it during the
-// fault window that follows. An add whose outcome is unknown
-// (503, no answer) widens the expected count instead.
-func (h *faultHarness) addTimesRule() {
-	body, _ := json.Marshal(map[string]any{"endpoint": "api", "path": "/api/v1/referrals/trials", "status": http.StatusForbidden, "times": timesPerRule})
-	a, err := do(h.t.Context(), h.c, http.MethodPost, h.replicas[0].base()+"/__sandbox/scenarios", "", jsonType, body, nil)
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	switch {
-	case err == nil && a.status == http.StatusCreated:
-		h.timesRules++
-	case err == nil && a.status != http.StatusServiceUnavailable:
-		h.anomalies = append(h.anomalies, fmt.Sprintf("add a times rule: %d %s", a.status, truncate(a.body)))
-	default:
-		h.timesUnknown++
-	}
-}
-
-// checkTimes: once every rule is spent, the forced answers are exactly
-// timesPerRule per acknowledged rule (plus up to timesPerRule per add of
-// unknown outcome), less at most one per rule call that got no answer at
-// all (its replica killed or stopped mid-request: a decision made but
-// undeliverable). A 503 or any other answer never spends a count.
-func (h *faultHarness) checkTimes() {
-	h.mu.Lock()
-	acked, unknown := h.timesRules, h.timesUnknown
-	h.mu.Unlock()
-	forced, unanswered := h.forced.Load(), h.ruleUnanswered.Load()
-	low, high := int64(acked*timesPerRule), int64((acked+unknown)*timesPerRule)
-	if forced < low-unanswered || forced > high {
-		h.anomaly("times: %d rules of times: %d acknowledged (%d of unknown outcome) gave %d forced answers and %d calls no answer, want %d..%d forced",
-			acked, timesPerRule, unknown, forced, unanswered, low-unanswered, high)
+		h.injectCluster(kind, window)
 	}
 }
 

@@ -21,9 +21,13 @@ import (
 //     order, so acknowledging the marker acknowledges the transaction.
 //
 // A write that fewer than N replicas acknowledged within the timeout
-// fails with an error (the sandbox answers 503) although the master has
-// it: exactly the case of a write whose answer was lost, which the
-// exactly-once scripts already handle.
+// fails with an error although the master has it: exactly the case of a
+// write whose answer was lost, which the exactly-once scripts already
+// handle. So the error is a timeout (tooFewReplicas): what resends a
+// timed-out call under its id (go-redis's cluster client, a rule
+// decision riding out a stall) resends this one, and gets the decision
+// the master made once its replicas have it, rather than a 503 that
+// leaves a count spent that no client saw.
 type waitHook struct {
 	client   *redis.Client
 	replicas int64
@@ -31,8 +35,11 @@ type waitHook struct {
 	marker   string
 }
 
+// newWaitHook WAITs for replicas with four fifths of the read timeout
+// (--redis-timeout) as WAIT's own limit, so Redis's answer (too few
+// replicas) arrives before the read gives up on it.
 func newWaitHook(client *redis.Client, replicas int, timeout time.Duration, marker string) waitHook {
-	return waitHook{client: client, replicas: int64(replicas), timeout: timeout, marker: marker}
+	return waitHook{client: client, replicas: int64(replicas), timeout: max(timeout*4/5, time.Millisecond), marker: marker}
 }
 
 func (h waitHook) DialHook(next redis.DialHook) redis.DialHook { return next }
@@ -56,6 +63,9 @@ func (h waitHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 
 func (h waitHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if len(cmds) > 0 && cmds[len(cmds)-1].Name() == "wait" {
+			return next(ctx, cmds) // the hook's own pipeline: it has its WAIT
+		}
 		writes := false
 		for _, c := range cmds {
 			writes = writes || isWrite(c)
@@ -95,7 +105,7 @@ func (h waitHook) waitCmd(ctx context.Context) *redis.IntCmd {
 func (h waitHook) checkWait(cmd redis.Cmder, wait *redis.IntCmd) error {
 	n, err := wait.Result()
 	if err == nil && n < h.replicas {
-		err = fmt.Errorf("only %d of %d replicas acknowledged the write within %s", n, h.replicas, h.timeout)
+		err = tooFewReplicas{got: n, want: h.replicas, timeout: h.timeout}
 	}
 	if err != nil {
 		err = fmt.Errorf("redis --redis-wait: %w", err)
@@ -103,6 +113,30 @@ func (h waitHook) checkWait(cmd redis.Cmder, wait *redis.IntCmd) error {
 	}
 	return err
 }
+
+// tooFewReplicas is a WAIT that counted fewer replicas than --redis-wait
+// within its timeout. It is a net.Error whose Timeout is true: the write
+// may yet be acknowledged, as when a command's answer timed out.
+type tooFewReplicas struct {
+	got, want int64
+	timeout   time.Duration
+}
+
+func (e tooFewReplicas) Error() string {
+	return fmt.Sprintf("only %d of %d replicas acknowledged the write within %s", e.got, e.want, e.timeout)
+}
+
+// Timeout reports true: see tooFewReplicas.
+func (e tooFewReplicas) Timeout() bool { return true }
+
+// Temporary reports true (net.Error asks; a replica may come back).
+func (e tooFewReplicas) Temporary() bool { return true }
+
+// Unconfirmed reports true: the command ran on the master and keeps its
+// answer; only its replication is unconfirmed. A rule decision still
+// unconfirmed when Decide's budget runs out is delivered (see
+// scenarios.RedisEngine.Decide).
+func (e tooFewReplicas) Unconfirmed() bool { return true }
 
 // readOnly are the commands the sandbox sends that never write, so need
 // no WAIT. Anything else (scripts included) is treated as a write.

@@ -27,8 +27,9 @@ import (
 //
 // go-redis gives up on a stall in some cases (a new connection's handshake
 // that times out is not retried), so Decide itself sends a call again, with
-// the same id, while Redis stalls for up to stallBudget: a script that ran
-// late then still reaches its request.
+// the same id, while Redis stalls or fails for up to stallBudget: a script
+// that ran late, or on a node that died before answering, then still
+// reaches its request.
 func (s *RedisEngine) Decide(ctx context.Context, req Request) (Decision, bool, error) {
 	stall := newStall(s.stallBudget)
 	var index *ruleIndex
@@ -57,14 +58,25 @@ func (s *RedisEngine) Decide(ctx context.Context, req Request) (Decision, bool, 
 		}
 		keys := []string{s.defsKey, s.orderKey, s.verKey, s.counterKey(r.ID), s.keys + "call:" + newCallID()}
 		var res []int64
-		err := stall.ride(ctx, func() error {
-			var err error
-			res, err = fireScript.Run(ctx, s.rdb, keys,
+		err := stall.resend(ctx, func() error {
+			cmd := fireScript.Run(ctx, s.rdb, keys,
 				r.ID, req.counterKey(), r.After, r.Times, perClient,
 				strconv.FormatFloat(r.Probability, 'g', -1, 64), strconv.FormatUint(r.Seed, 10),
-				s.cfg.Clock.Now().UnixNano(), s.callTTL.Milliseconds()).Int64Slice()
+				s.cfg.Clock.Now().UnixNano(), s.callTTL.Milliseconds())
+			var err error
+			res, err = cmd.Int64Slice()
+			if unconfirmedAnswer(err) {
+				res = int64s(cmd.Val())
+			}
 			return err
 		})
+		if unconfirmedAnswer(err) && len(res) == 2 {
+			// The master made the decision and holds it; its replicas did
+			// not confirm it within the budget (--redis-wait). A 503 would
+			// leave the count spent and no request forced; delivering it
+			// is exact unless this master too dies before replicating.
+			err = nil
+		}
 		if err != nil {
 			return Decision{}, false, fmt.Errorf("%w: count a match of rule %s: %w", ErrUnavailable, r.ID, err)
 		}
@@ -96,6 +108,57 @@ func (st stall) ride(ctx context.Context, call func() error) error {
 		var timeout net.Error
 		if !errors.As(err, &timeout) || !timeout.Timeout() || ctx.Err() != nil || time.Now().After(st.deadline) {
 			return err
+		}
+	}
+}
+
+// unconfirmedAnswer reports whether err is that of a call the master
+// answered but whose replication was not confirmed in time (--redis-wait's
+// WAIT short of replicas): the command keeps the master's answer.
+func unconfirmedAnswer(err error) bool {
+	var u interface{ Unconfirmed() bool }
+	return errors.As(err, &u) && u.Unconfirmed()
+}
+
+// int64s is a script's array answer as integers, nil if it is not one.
+func int64s(v any) []int64 {
+	vals, ok := v.([]any)
+	if !ok {
+		return nil
+	}
+	out := make([]int64, 0, len(vals))
+	for _, x := range vals {
+		n, ok := x.(int64)
+		if !ok {
+			return nil
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// resendPause is how long resend waits between two sends of a call, so
+// that a refused connection (a node dead until its replica takes over)
+// is not hammered.
+const resendPause = 100 * time.Millisecond
+
+// resend runs a call that takes effect once per call id, and sends it
+// again after any error while the budget lasts. No error proves the call
+// did not run: go-redis's own retries may end on a refused connection
+// after its first send ran on a node that then died, as a master killed
+// in a failover. Sent again under its id, the call gets back the decision
+// made, or makes the only one, so a count spent always reaches its
+// request.
+func (st stall) resend(ctx context.Context, call func() error) error {
+	for {
+		err := call()
+		if err == nil || ctx.Err() != nil || time.Now().Add(resendPause).After(st.deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(resendPause):
 		}
 	}
 }

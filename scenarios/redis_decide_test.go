@@ -3,7 +3,11 @@ package scenarios
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redistest"
 )
@@ -32,5 +36,61 @@ func TestFireScriptOncePerCall(t *testing.T) {
 	st, err := e.Get(ctx, added.ID)
 	if err != nil || st.Matches != 1 || st.Hits != 1 || *st.Remaining != 1 {
 		t.Errorf("after one call sent twice: %+v %v, want one match, one hit, one left", st, err)
+	}
+}
+
+// TestDecideResendsACallWhoseNodeDied: a fire script that ran, and whose
+// Redis died before answering (a master killed in a failover), may have
+// spent a count; go-redis's own retries meet a refused connection and
+// give up. Decide sends the call again under its id until Redis is back
+// (within its stall budget), so the request gets the decision made rather
+// than a 503 with the count spent (TestFaultsCluster: a times: 200 rule
+// forced 198 answers).
+func TestDecideResendsACallWhoseNodeDied(t *testing.T) {
+	srv := redistest.Start(t)
+	proxy := redistest.NewFaultProxy(t, srv)
+	opts, err := redis.ParseURL(proxy.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.ReadTimeout = time.Second
+	rdb := redis.NewClient(opts)
+	t.Cleanup(func() { _ = rdb.Close() })
+	e := NewRedis(rdb, "sandbox:", 0, Config{})
+	ctx := t.Context()
+	added, err := e.Add(ctx, Rule{Status: 503, Times: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy.ArmMatching(func(cmd []string) bool { return strings.HasPrefix(cmd[0], "EVAL") }, 1, redistest.LoseReplyThenRefuse)
+	type decided struct {
+		fired bool
+		err   error
+	}
+	done := make(chan decided, 1)
+	go func() {
+		_, fired, err := e.Decide(ctx, Request{Method: "GET", Path: "/api/v1/referrals/trials", ClientID: "c", Endpoint: EndpointAPI})
+		done <- decided{fired, err}
+	}()
+	// Redis comes back once go-redis has met more refused connections than
+	// it retries (MaxRetries 3), or Decide has ended.
+	var got decided
+	ended := false
+	for !ended && proxy.Refused() <= opts.MaxRetries+1 {
+		select {
+		case got = <-done:
+			ended = true
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	proxy.Heal()
+	if !ended {
+		got = <-done
+	}
+	if got.err != nil || !got.fired {
+		t.Errorf("Decide whose Redis died after the script ran, then came back: fired %v, err %v; want the decision its count was spent on", got.fired, got.err)
+	}
+	if live, err := srv.NewClient(t).HExists(ctx, e.defsKey, added.ID).Result(); err != nil || live {
+		t.Errorf("rule %s still stored (%v): its one count was not spent", added.ID, err)
 	}
 }

@@ -12,7 +12,9 @@ import "github.com/redis/go-redis/v9"
 // It takes effect once per call id: its decision is recorded under the call
 // key (for ARGV[9] milliseconds), and a second run with the same key, which
 // is go-redis sending the command again after a read timed out, returns
-// that decision and counts nothing.
+// that decision and counts nothing. That second run renews the call key,
+// a write: with --redis-wait the WAIT after it, on whatever connection,
+// then also covers the first run's decision, which replicas apply before.
 //
 // KEYS: defs hash, order list, version, the rule's counters hash, the call
 // key. ARGV: id, client id, after, times, perClient (1/0), probability,
@@ -22,6 +24,7 @@ import "github.com/redis/go-redis/v9"
 var fireScript = redis.NewScript(`
 local done = redis.call('GET', KEYS[5])
 if done then
+  redis.call('PEXPIRE', KEYS[5], ARGV[9])
   local fired, m = string.match(done, '^(%-?%d+):(%d+)$')
   return {tonumber(fired), tonumber(m)}
 end

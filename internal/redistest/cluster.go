@@ -167,6 +167,33 @@ func (c *Cluster) MasterOf(t testing.TB, key string) *Server {
 	return nil
 }
 
+// ReplicaOf is the live node replicating master.
+func (c *Cluster) ReplicaOf(t testing.TB, master *Server) *Server {
+	t.Helper()
+	for _, s := range c.Nodes {
+		if s == master || s.cmd == nil {
+			continue
+		}
+		role := Role(s)
+		if len(role) >= 3 && role[0] == "slave" && role[2] == port(master.Addr) {
+			return s
+		}
+	}
+	t.Fatalf("redistest: no live replica of master %s", master.Addr)
+	return nil
+}
+
+// Role is ROLE as s answers it, one field a string (nil when s does not
+// answer): "master" first for a master, "slave", host and port of its
+// master for a replica.
+func Role(s *Server) []string {
+	out, err := exec.Command("redis-cli", "-p", port(s.Addr), "role").Output()
+	if err != nil {
+		return nil
+	}
+	return strings.Fields(string(out))
+}
+
 // Kill stops s with SIGKILL, as a crash does.
 func (s *Server) Kill(t testing.TB) {
 	t.Helper()

@@ -30,6 +30,10 @@ const (
 	// before its reply: the command runs, and the client never learns it
 	// did, as when a read times out (go-redis then retries it).
 	LoseReply
+	// LoseReplyThenRefuse is LoseReply after which the proxy closes every
+	// connection, open or new, until Heal: the command ran and its node
+	// died before answering, as a master killed in a failover.
+	LoseReplyThenRefuse
 )
 
 // FaultProxy is a TCP proxy in front of a redis-server that reads the RESP
@@ -53,6 +57,10 @@ type FaultProxy struct {
 	fault   Fault
 	fired   bool
 	conns   map[net.Conn]struct{}
+	// refusing closes every connection (LoseReplyThenRefuse) until Heal;
+	// refused counts the connections it closed at accept.
+	refusing bool
+	refused  int
 }
 
 // maxSeen bounds the commands a FaultProxy remembers between two Arms.
@@ -111,6 +119,32 @@ func (p *FaultProxy) Fired() bool {
 	return p.fired
 }
 
+// Heal ends LoseReplyThenRefuse's refusal: connections are served again.
+func (p *FaultProxy) Heal() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.refusing = false
+}
+
+// Refused is how many connections the proxy closed at accept while
+// refusing.
+func (p *FaultProxy) Refused() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.refused
+}
+
+// refuse reports whether a new connection is to be closed at once, and
+// counts it.
+func (p *FaultProxy) refuse() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.refusing {
+		p.refused++
+	}
+	return p.refusing
+}
+
 func (p *FaultProxy) close() {
 	_ = p.ln.Close()
 	p.mu.Lock()
@@ -137,6 +171,10 @@ func (p *FaultProxy) accept() {
 		if err != nil {
 			return // closed
 		}
+		if p.refuse() {
+			_ = client.Close()
+			continue
+		}
 		server, err := net.Dial("tcp", p.target)
 		if err != nil {
 			_ = client.Close()
@@ -158,6 +196,7 @@ func (p *FaultProxy) replies(client, server net.Conn, lose *atomic.Bool) {
 	for {
 		n, err := server.Read(buf)
 		if n > 0 && lose.Load() {
+			p.dropIfRefusing()
 			break
 		}
 		if n > 0 {
@@ -173,6 +212,20 @@ func (p *FaultProxy) replies(client, server net.Conn, lose *atomic.Bool) {
 	_ = server.Close()
 	p.track(client, false)
 	p.track(server, false)
+}
+
+// dropIfRefusing closes every open connection once the proxy refuses
+// (the reply of LoseReplyThenRefuse's command has come): a client's other
+// pooled connections die with the node too.
+func (p *FaultProxy) dropIfRefusing() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.refusing {
+		return
+	}
+	for c := range p.conns {
+		_ = c.Close()
+	}
 }
 
 // faultCommand is what ErrorReply sends in the failed command's place:
@@ -201,7 +254,12 @@ func (p *FaultProxy) commands(client, server net.Conn, lose *atomic.Bool) {
 			if _, err := server.Write(faultCommand); err != nil {
 				return
 			}
-		case fault == LoseReply:
+		case fault == LoseReply || fault == LoseReplyThenRefuse:
+			if fault == LoseReplyThenRefuse {
+				p.mu.Lock()
+				p.refusing = true
+				p.mu.Unlock()
+			}
 			lose.Store(true) // replies closes the client at the reply
 			_, _ = server.Write(raw)
 			return

@@ -40,13 +40,17 @@ func NewRedis(rdb redis.UniversalClient, prefix string) *Redis {
 
 // swapScript stores a bucket's next state if it is still the one judged,
 // and records the decision under the call's key; a call recorded already
-// answers that decision and changes nothing. KEYS: bucket, call. ARGV:
+// answers that decision and changes nothing but the call key's expiry (a
+// write, so a --redis-wait WAIT after it covers the first call's). KEYS: bucket, call. ARGV:
 // '1' when the old state was found, old tokens, old at, next tokens, next
 // at, decision, call memory in ms. It answers {1, decision} or {0, ”} when
 // the bucket changed in between.
 var swapScript = redis.NewScript(`
 local done = redis.call('GET', KEYS[2])
-if done then return {1, done} end
+if done then
+  redis.call('PEXPIRE', KEYS[2], ARGV[7])
+  return {1, done}
+end
 local cur = redis.call('HMGET', KEYS[1], 'tokens', 'at')
 local stale = {0, cur[1] or '', cur[2] or ''}
 if ARGV[1] == '1' then

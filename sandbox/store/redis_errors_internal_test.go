@@ -29,6 +29,9 @@ func TestUnreachableTellsServerStatesFromScriptErrors(t *testing.T) {
 		{"CLUSTERDOWN The cluster is down", true},
 		{"NOREPLICAS Not enough good replicas to write.", true},
 		{"MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk.", true},
+		// TestFaultsCluster: a GET's audit append WAITed on a master that
+		// a failover demoted, and answered 500.
+		{"UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)", true},
 		{"ERR Error running script (call to f_cb2c): @user_script:12: attempt to compare nil with number", false},
 		{"BUSYKEY Target key name already exists.", false},
 		{"WRONGTYPE Operation against a key holding the wrong kind of value", false},

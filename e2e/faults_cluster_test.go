@@ -1,0 +1,103 @@
+package e2e
+
+import (
+	"os"
+	"testing"
+	"time"
+
+	"github.com/referrals-sandbox/referrals-sandbox/internal/redistest"
+)
+
+// clusterFaultKinds are the faults of the cluster run: the replicas'
+// own, and the Redis nodes of the sandbox's slot (on a cluster every key
+// of one sandbox is in one slot, so one shard holds them all). The nodes'
+// links are not proxied: the client reaches whichever node the cluster
+// names, so latency, resets and partitions are the single-Redis run's.
+var clusterFaultKinds = []string{
+	"replica_sigstop", "replica_sigkill",
+	"master_sigkill_failover", "master_sigstop_failover", "shard_replica_sigkill",
+}
+
+// sandboxSlotKey is a key in the slot of the sandbox's keys (its
+// hash-tagged default prefix).
+const sandboxSlotKey = "{referrals-sandbox:}"
+
+// TestFaultsCluster is TestFaults on a Redis Cluster of 3 masters, each
+// with a replica, the replicas started with --redis-cluster and
+// --redis-wait 1 (FAULTS_REDIS_WAIT changes it): the same workload and
+// checkers, under the replicas' SIGSTOP and SIGKILL and, on the shard
+// holding the sandbox's slot, a master SIGKILLed or SIGSTOPped until its
+// replica takes over (then restarted, or resumed, as the new master's
+// replica) and the shard's replica SIGKILLed and restarted. It runs only
+// with FAULTS_DURATION set.
+func TestFaultsCluster(t *testing.T) {
+	duration := faultsDuration(t)
+	wait := "1"
+	if w := os.Getenv("FAULTS_REDIS_WAIT"); w != "" {
+		wait = w
+	}
+	cluster := redistest.StartCluster(t, 3, 1)
+	h := &faultHarness{t: t, cluster: cluster, c: newClient(32), faults: map[string]int{}, kinds: clusterFaultKinds}
+	h.c.Timeout = faultRequestTimeout
+	for range 3 {
+		h.addReplica(nil, "--redis-cluster", cluster.URL, "--redis-wait", wait)
+	}
+	t.Logf("cluster: 3 masters + 3 replicas, --redis-wait %s", wait)
+	runFaults(t, h, duration)
+}
+
+// injectCluster applies one fault of the cluster run's own for window,
+// then waits until the cluster is whole again.
+func (h *faultHarness) injectCluster(kind string, window time.Duration) {
+	t := h.t
+	switch kind {
+	case "master_sigkill_failover":
+		// The master dies; its replica takes over once
+		// cluster-node-timeout (2s) has passed; the old master comes back
+		// on its AOF as the new master's replica.
+		master := h.cluster.MasterOf(t, sandboxSlotKey)
+		successor := h.shardReplica(master)
+		master.Kill(t)
+		h.awaitMaster(successor)
+		time.Sleep(window / 2)
+		master.Restart(t)
+	case "master_sigstop_failover":
+		// Stopped longer than cluster-node-timeout: the replica takes
+		// over, and the old master, resumed, learns it is demoted.
+		master := h.cluster.MasterOf(t, sandboxSlotKey)
+		successor := h.shardReplica(master)
+		master.Freeze(t)
+		h.awaitMaster(successor)
+		time.Sleep(window / 2)
+		master.Thaw(t)
+	case "shard_replica_sigkill":
+		// With --redis-wait 1 every write of the shard answers 503 until
+		// the replica is back.
+		replica := h.shardReplica(h.cluster.MasterOf(t, sandboxSlotKey))
+		replica.Kill(t)
+		time.Sleep(window)
+		replica.Restart(t)
+	default:
+		panic("unknown fault " + kind)
+	}
+	h.cluster.WaitHealthy(t)
+}
+
+// shardReplica is the node replicating master.
+func (h *faultHarness) shardReplica(master *redistest.Server) *redistest.Server {
+	return h.cluster.ReplicaOf(h.t, master)
+}
+
+// awaitMaster waits until s reports itself a master (its failover done).
+func (h *faultHarness) awaitMaster(s *redistest.Server) {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if role := redistest.Role(s); len(role) > 0 && role[0] == "master" {
+			return
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("%s did not take over as master within 30s", s.Addr)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
