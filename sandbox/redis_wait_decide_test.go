@@ -99,7 +99,15 @@ func TestRedisWaitDecisionDeliveredWhenReplicasNeverConfirm(t *testing.T) {
 	t.Cleanup(func() { _ = client.Close() })
 	engine := scenarios.NewRedis(client, prefix, 0, scenarios.Config{})
 	ctx := t.Context()
-	if _, err := engine.Add(ctx, scenarios.Rule{Endpoint: scenarios.EndpointAPI, Path: "/api/v1/referrals/trials", Status: http.StatusForbidden, Times: 1}); err != nil {
+	// The rule is added by a replica without --redis-wait: on a cluster
+	// just started, or under -race, a WAIT of 200 ms may fall short, and
+	// only the decision is under test.
+	adder, _, _, err := dialRedis(Options{RedisClusterURL: cluster.URL, RedisPrefix: "wait-never:"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = adder.Close() })
+	if _, err := scenarios.NewRedis(adder, prefix, 0, scenarios.Config{}).Add(ctx, scenarios.Rule{Endpoint: scenarios.EndpointAPI, Path: "/api/v1/referrals/trials", Status: http.StatusForbidden, Times: 1}); err != nil {
 		t.Fatal(err)
 	}
 	replica := cluster.ReplicaOf(t, cluster.MasterOf(t, prefix))
