@@ -100,11 +100,16 @@ func (h waitHook) waitCmd(ctx context.Context) *redis.IntCmd {
 	return redis.NewIntCmd(ctx, "wait", h.replicas, h.timeout.Milliseconds())
 }
 
-// checkWait turns a WAIT that counted too few replicas into an error of
-// cmd, so its caller sees the write as failed.
+// checkWait turns a WAIT that counted too few replicas, or that failed
+// (its answer timed out on a loaded Redis), into an error of cmd, so its
+// caller sees the write as failed. cmd itself succeeded: its answer came
+// before the WAIT's, so either way only its replication is unconfirmed.
 func (h waitHook) checkWait(cmd redis.Cmder, wait *redis.IntCmd) error {
 	n, err := wait.Result()
-	if err == nil && n < h.replicas {
+	switch {
+	case err != nil:
+		err = tooFewReplicas{want: h.replicas, timeout: h.timeout, cause: err}
+	case n < h.replicas:
 		err = tooFewReplicas{got: n, want: h.replicas, timeout: h.timeout}
 	}
 	if err != nil {
@@ -115,16 +120,25 @@ func (h waitHook) checkWait(cmd redis.Cmder, wait *redis.IntCmd) error {
 }
 
 // tooFewReplicas is a WAIT that counted fewer replicas than --redis-wait
-// within its timeout. It is a net.Error whose Timeout is true: the write
-// may yet be acknowledged, as when a command's answer timed out.
+// within its timeout, or that failed. It is a net.Error whose Timeout is
+// true: the write may yet be acknowledged, as when a command's answer
+// timed out.
 type tooFewReplicas struct {
 	got, want int64
 	timeout   time.Duration
+	// cause, when set, is why the WAIT itself failed: got is unknown.
+	cause error
 }
 
 func (e tooFewReplicas) Error() string {
+	if e.cause != nil {
+		return fmt.Sprintf("the WAIT for %d replicas failed: %v", e.want, e.cause)
+	}
 	return fmt.Sprintf("only %d of %d replicas acknowledged the write within %s", e.got, e.want, e.timeout)
 }
+
+// Unwrap returns why the WAIT failed, if it did.
+func (e tooFewReplicas) Unwrap() error { return e.cause }
 
 // Timeout reports true: see tooFewReplicas.
 func (e tooFewReplicas) Timeout() bool { return true }

@@ -92,7 +92,7 @@ func TestRedisWaitDecisionReachesItsRequest(t *testing.T) {
 func TestRedisWaitDecisionDeliveredWhenReplicasNeverConfirm(t *testing.T) {
 	cluster := redistest.StartCluster(t, 3, 1)
 	const prefix = "{wait-never:}"
-	client, _, _, err := dialRedis(Options{RedisClusterURL: cluster.URL, RedisPrefix: "wait-never:", RedisWait: 1, RedisTimeout: 250 * time.Millisecond})
+	client, _, _, err := dialRedis(Options{RedisClusterURL: cluster.URL, RedisPrefix: "wait-never:", RedisWait: 1, RedisTimeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
