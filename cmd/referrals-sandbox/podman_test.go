@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -34,6 +35,7 @@ func needPodman(t *testing.T) *podman {
 	if err != nil {
 		t.Skip("podman is not installed (.ci/run installs it: apt-get install podman runc slirp4netns uidmap fuse-overlayfs); the image is not tested")
 	}
+	lockPodman(t)
 	env := os.Environ()
 	if os.Getenv("CONTAINERS_CONF") == "" {
 		conf, err := filepath.Abs(filepath.Join("..", "..", ".ci", "containers.conf"))
@@ -194,4 +196,22 @@ func waitPort(t *testing.T, hostURL string) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// lockPodman holds a machine-wide lock until t ends. Podman's image store
+// is shared by every test run on the machine, and TestImage removes the
+// images its build added (whatever appeared since it started): two runs at
+// once, such as a CI job beside a developer's ./test, removed each other's
+// images and failed.
+func lockPodman(t *testing.T) {
+	t.Helper()
+	f, err := os.OpenFile(filepath.Join(os.TempDir(), "referrals-sandbox-podman-tests.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		t.Fatalf("open the podman tests' lock: %v", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		_ = f.Close()
+		t.Fatalf("take the podman tests' lock: %v", err)
+	}
+	t.Cleanup(func() { _ = f.Close() }) // closing releases the lock
 }
