@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redistest"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/ratelimit"
 	"github.com/referrals-sandbox/referrals-sandbox/scenarios"
 )
 
@@ -116,5 +117,27 @@ func TestRedisWaitDecisionDeliveredWhenReplicasNeverConfirm(t *testing.T) {
 	req := scenarios.Request{Method: http.MethodGet, Path: "/api/v1/referrals/trials", ClientID: "sandbox-partner", Endpoint: scenarios.EndpointAPI}
 	if _, fired, err := engine.Decide(ctx, req); err != nil || !fired {
 		t.Errorf("Decide with the replica stopped throughout: fired %v, err %v; want the forced answer the master decided", fired, err)
+	}
+}
+
+// TestRedisWaitRateLimitTokenDeliveredWhenReplicasNeverConfirm: as a rule
+// decision, a rate-limit token spent on a master whose replica never
+// confirms it (--redis-wait) is the request's: answering 503 would leave
+// the token spent and the request refused.
+func TestRedisWaitRateLimitTokenDeliveredWhenReplicasNeverConfirm(t *testing.T) {
+	cluster := redistest.StartCluster(t, 3, 1)
+	const prefix = "{wait-never-rl:}ratelimit:"
+	client, _, _, err := dialRedis(Options{RedisClusterURL: cluster.URL, RedisPrefix: "wait-never-rl:", RedisWait: 1, RedisTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = client.Close() })
+	store := ratelimit.NewRedis(client, prefix)
+	replica := cluster.ReplicaOf(t, cluster.MasterOf(t, prefix))
+	replica.Freeze(t)
+	t.Cleanup(func() { replica.Thaw(t) })
+	d, err := ratelimit.New(store).Take(t.Context(), "sandbox-partner", ratelimit.Limit{Rate: 1, Burst: 3}, time.Now())
+	if err != nil || !d.Allowed || d.Remaining() != 2 {
+		t.Errorf("Take with the replica stopped throughout: %+v, err %v; want allowed with 2 tokens left, as the master decided", d, err)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/referrals-sandbox/referrals-sandbox/internal/rediscall"
 )
 
 // redisKeysPart follows the sandbox's --redis-prefix in every key the
@@ -34,9 +36,9 @@ type RedisEngine struct {
 	// settle is how long a change waits, once stored, before it returns.
 	settle time.Duration
 	// callTTL is how long a fire script's decision is kept for a retry of
-	// the same call (see callTTL).
+	// the same call (see rediscall.CallTTL).
 	callTTL time.Duration
-	// stallBudget is how long Decide rides out a stall (see stall).
+	// stallBudget is how long Decide rides out a stall (see rediscall.Budget).
 	stallBudget time.Duration
 
 	// The cached rules, as an index of entries that are read-only once
@@ -74,8 +76,8 @@ func NewRedis(rdb redis.UniversalClient, prefix string, settle time.Duration, cf
 		cfg:         cfg,
 		rdb:         rdb,
 		settle:      settle,
-		callTTL:     callTTL(retryOptions(rdb)),
-		stallBudget: stallBudget(retryOptions(rdb)),
+		callTTL:     rediscall.CallTTL(rediscall.Options(rdb)),
+		stallBudget: rediscall.StallBudget(rediscall.Options(rdb)),
 		keys:        keys,
 		verKey:      keys + "version",
 		orderKey:    keys + "order",

@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/referrals-sandbox/referrals-sandbox/internal/rediscall"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redistest"
 )
 
@@ -22,7 +23,7 @@ func TestFireScriptOncePerCall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	keys := []string{e.defsKey, e.orderKey, e.verKey, e.counterKey(added.ID), e.keys + "call:" + newCallID()}
+	keys := []string{e.defsKey, e.orderKey, e.verKey, e.counterKey(added.ID), e.keys + "call:" + rediscall.CallID()}
 	run := func() string {
 		res, err := fireScript.Run(ctx, e.rdb, keys, added.ID, "c", 0, 2, "0", "0", "0", 1, 60000).Int64Slice()
 		if err != nil {

@@ -4,20 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/referrals-sandbox/referrals-sandbox/internal/redisslot"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
-)
 
-// CallMemory is how long Redis remembers the decision of one Take, so that
-// a Swap go-redis retries (it retries a command whose read timed out, and
-// the first try still runs when Redis resumes) answers the decision already
-// made instead of spending a second token. It is well above what go-redis
-// retries last at the longest --redis-timeout one would use.
-const CallMemory = 2 * time.Minute
+	"github.com/referrals-sandbox/referrals-sandbox/internal/rediscall"
+	"github.com/referrals-sandbox/referrals-sandbox/internal/redisslot"
+)
 
 // Redis is the Store of replicas sharing Redis: one hash per bucket
 // (tokens, at) under a prefix, so every replica spends from one bucket.
@@ -25,17 +20,33 @@ const CallMemory = 2 * time.Minute
 // expiry on Redis's real time would refill one the sandbox clock did not,
 // unlike the Memory store. There is at most one per client, and a deleted
 // client's is dropped.
+//
+// A Swap takes effect once per call id and reaches its Take: its decision
+// is recorded under the call's key for callTTL, so a Swap go-redis retries
+// (it retries a command whose read timed out, and the first try still runs
+// when Redis resumes) answers the decision already made instead of spending
+// a second token; and a Swap that failed is sent again under its id while
+// a stall budget lasts (rediscall.Budget.Resend), so a token spent by a
+// script whose answer was lost (its master killed before answering, Redis
+// paused past every retry) still reaches the request rather than a 503.
 type Redis struct {
 	rdb redis.UniversalClient
 	// prefix starts every bucket's key, calls the keys of recorded calls.
 	prefix, calls string
+	// callTTL is how long a decision is kept for a repeat of its call,
+	// stallBudget how long a Swap is sent again (see rediscall).
+	callTTL, stallBudget time.Duration
 }
 
 // NewRedis returns the buckets kept in rdb under prefix (e.g.
 // "referrals-sandbox:ratelimit:"); the calls are recorded under
 // prefix's twin ending "-call:" rather than ":", apart from the buckets.
 func NewRedis(rdb redis.UniversalClient, prefix string) *Redis {
-	return &Redis{rdb: rdb, prefix: prefix, calls: strings.TrimSuffix(prefix, ":") + "-call:"}
+	o := rediscall.Options(rdb)
+	return &Redis{
+		rdb: rdb, prefix: prefix, calls: strings.TrimSuffix(prefix, ":") + "-call:",
+		callTTL: rediscall.CallTTL(o), stallBudget: rediscall.StallBudget(o),
+	}
 }
 
 // swapScript stores a bucket's next state if it is still the one judged,
@@ -86,8 +97,22 @@ func (r *Redis) Swap(ctx context.Context, key, call string, old State, found boo
 	if found {
 		was = "1"
 	}
-	res, err := swapScript.Run(ctx, r.rdb, []string{r.prefix + key, r.calls + call},
-		was, oldTokens, oldAt, nextTokens, nextAt, encodeDecision(d), CallMemory.Milliseconds()).Slice()
+	var res []any
+	err := rediscall.NewBudget(r.stallBudget).Resend(ctx, func() error {
+		cmd := swapScript.Run(ctx, r.rdb, []string{r.prefix + key, r.calls + call},
+			was, oldTokens, oldAt, nextTokens, nextAt, encodeDecision(d), r.callTTL.Milliseconds())
+		var err error
+		if res, err = cmd.Slice(); rediscall.Unconfirmed(err) {
+			// The master stored the swap and holds the decision; its
+			// replicas did not confirm it in time (--redis-wait). A 503
+			// would leave the token spent and the request refused.
+			res, _ = cmd.Val().([]any)
+			if len(res) > 0 {
+				err = nil
+			}
+		}
+		return err
+	})
 	if err != nil {
 		return Swapped{}, err
 	}

@@ -1,0 +1,64 @@
+package rediscall
+
+import (
+	"context"
+	"errors"
+	"net"
+	"time"
+)
+
+// Budget is how long one request may ride out a Redis stall, counted from
+// its first call.
+type Budget struct {
+	deadline time.Time
+}
+
+// NewBudget starts a request's budget of d.
+func NewBudget(d time.Duration) Budget { return Budget{deadline: time.Now().Add(d)} }
+
+// Ride runs call, and again while it times out and the budget lasts. Other
+// failures (a refused connection: Redis is down, not slow) end at once.
+// It suits reads, which change nothing.
+func (b Budget) Ride(ctx context.Context, call func() error) error {
+	for {
+		err := call()
+		var timeout net.Error
+		if !errors.As(err, &timeout) || !timeout.Timeout() || ctx.Err() != nil || time.Now().After(b.deadline) {
+			return err
+		}
+	}
+}
+
+// resendPause is how long Resend waits between two sends of a call, so
+// that a refused connection (a node dead until its replica takes over) is
+// not hammered.
+const resendPause = 100 * time.Millisecond
+
+// Resend runs a call that takes effect once per call id, and sends it again
+// after any error while the budget lasts. No error proves the call did not
+// run: go-redis's own retries may end on a refused connection after its
+// first send ran on a node that then died, as a master killed in a
+// failover. Sent again under its id, the call gets back the answer made,
+// or makes the only one, so something spent always reaches its request.
+func (b Budget) Resend(ctx context.Context, call func() error) error {
+	for {
+		err := call()
+		if err == nil || ctx.Err() != nil || time.Now().Add(resendPause).After(b.deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(resendPause):
+		}
+	}
+}
+
+// Unconfirmed reports whether err is that of a call the master answered
+// but whose replication was not confirmed in time (--redis-wait's WAIT
+// short of replicas, or its answer late): the command keeps the master's
+// answer.
+func Unconfirmed(err error) bool {
+	var u interface{ Unconfirmed() bool }
+	return errors.As(err, &u) && u.Unconfirmed()
+}
