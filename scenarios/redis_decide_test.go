@@ -64,32 +64,18 @@ func TestDecideResendsACallWhoseNodeDied(t *testing.T) {
 		t.Fatal(err)
 	}
 	proxy.ArmMatching(func(cmd []string) bool { return strings.HasPrefix(cmd[0], "EVAL") }, 1, redistest.LoseReplyThenRefuse)
-	type decided struct {
-		fired bool
-		err   error
-	}
-	done := make(chan decided, 1)
+	var fired bool
+	done := make(chan struct{})
 	go func() {
-		_, fired, err := e.Decide(ctx, Request{Method: "GET", Path: "/api/v1/referrals/trials", ClientID: "c", Endpoint: EndpointAPI})
-		done <- decided{fired, err}
+		defer close(done)
+		_, fired, err = e.Decide(ctx, Request{Method: "GET", Path: "/api/v1/referrals/trials", ClientID: "c", Endpoint: EndpointAPI})
 	}()
 	// Redis comes back once go-redis has met more refused connections than
 	// it retries (MaxRetries 3), or Decide has ended.
-	var got decided
-	ended := false
-	for !ended && proxy.Refused() <= opts.MaxRetries+1 {
-		select {
-		case got = <-done:
-			ended = true
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
-	proxy.Heal()
-	if !ended {
-		got = <-done
-	}
-	if got.err != nil || !got.fired {
-		t.Errorf("Decide whose Redis died after the script ran, then came back: fired %v, err %v; want the decision its count was spent on", got.fired, got.err)
+	proxy.HealAfterRefusals(opts.MaxRetries+1, done)
+	<-done
+	if err != nil || !fired {
+		t.Errorf("Decide whose Redis died after the script ran, then came back: fired %v, err %v; want the decision its count was spent on", fired, err)
 	}
 	if live, err := srv.NewClient(t).HExists(ctx, e.defsKey, added.ID).Result(); err != nil || live {
 		t.Errorf("rule %s still stored (%v): its one count was not spent", added.ID, err)

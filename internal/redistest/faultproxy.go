@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // Fault is what a FaultProxy does to the command it fails.
@@ -132,6 +133,23 @@ func (p *FaultProxy) Refused() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.refused
+}
+
+// HealAfterRefusals heals the proxy once it has refused more than n
+// connections (a client that retries n times has given up) or done is
+// closed (the call under test ended first), whichever comes first. It
+// polls the refusal count: the count is the signal, the pause only paces
+// the polling.
+func (p *FaultProxy) HealAfterRefusals(n int, done <-chan struct{}) {
+	for p.Refused() <= n {
+		select {
+		case <-done:
+			p.Heal()
+			return
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	p.Heal()
 }
 
 // refuse reports whether a new connection is to be closed at once, and

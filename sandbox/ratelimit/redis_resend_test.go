@@ -38,32 +38,18 @@ func TestTakeResendsASwapWhoseNodeDied(t *testing.T) {
 		t.Fatal(err)
 	}
 	proxy.ArmMatching(func(cmd []string) bool { return strings.HasPrefix(cmd[0], "EVAL") }, 1, redistest.LoseReplyThenRefuse)
-	type taken struct {
-		d   ratelimit.Decision
-		err error
-	}
-	done := make(chan taken, 1)
+	var d ratelimit.Decision
+	done := make(chan struct{})
 	go func() {
-		d, err := buckets.Take(ctx, "client", limit, now)
-		done <- taken{d, err}
+		defer close(done)
+		d, err = buckets.Take(ctx, "client", limit, now)
 	}()
 	// Redis comes back once go-redis has met more refused connections than
 	// it retries (MaxRetries 3), or Take has ended.
-	var got taken
-	ended := false
-	for !ended && proxy.Refused() <= opts.MaxRetries+1 {
-		select {
-		case got = <-done:
-			ended = true
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
-	proxy.Heal()
-	if !ended {
-		got = <-done
-	}
-	if got.err != nil || !got.d.Allowed || got.d.Remaining() != 4 {
-		t.Errorf("Take whose Redis died after the swap ran, then came back: %+v, err %v; want allowed with 4 tokens left (the one it spent)", got.d, got.err)
+	proxy.HealAfterRefusals(opts.MaxRetries+1, done)
+	<-done
+	if err != nil || !d.Allowed || d.Remaining() != 4 {
+		t.Errorf("Take whose Redis died after the swap ran, then came back: %+v, err %v; want allowed with 4 tokens left (the one it spent)", d, err)
 	}
 	st, found, err := ratelimit.NewRedis(srv.NewClient(t), "sandbox:ratelimit:").Get(ctx, "client")
 	if err != nil || !found || st.Tokens != 4 {
