@@ -105,6 +105,22 @@ func clearRules(obs *testSandbox, _ string) {
 
 const partnerPage = "clientId=" + partner + "&limit=1000"
 
+// journalRead is the admin call reading a journal page with query, after
+// n more requests of the partner: a whole page, or a 503.
+func journalRead(name string, n int, query string) adminCall {
+	return adminCall{
+		name: name,
+		prepare: func(t *testing.T, obs *testSandbox, _ int) string {
+			journaled(t, obs, partner, n)
+			return query
+		},
+		call: func(s *testSandbox, query string) *response {
+			return plainAdmin(s, http.MethodGet, "/__sandbox/requests?"+query, nil)
+		},
+		answered: wholePage,
+	}
+}
+
 var ruleCalls = []adminCall{
 	{
 		name:    "add a rule",
@@ -326,28 +342,8 @@ var ruleCalls = []adminCall{
 		took:     func(*testing.T, *testSandbox, string) bool { return true },
 		answered: func(*testing.T, *response, *testSandbox, string) bool { return false },
 	},
-	{
-		name: "walk the journal",
-		prepare: func(t *testing.T, obs *testSandbox, _ int) string {
-			journaled(t, obs, partner, 2)
-			return "afterId=0&" + partnerPage
-		},
-		call: func(s *testSandbox, query string) *response {
-			return plainAdmin(s, http.MethodGet, "/__sandbox/requests?"+query, nil)
-		},
-		answered: wholePage,
-	},
-	{
-		name: "read the newest of the journal",
-		prepare: func(t *testing.T, obs *testSandbox, _ int) string {
-			journaled(t, obs, partner, 1)
-			return partnerPage
-		},
-		call: func(s *testSandbox, query string) *response {
-			return plainAdmin(s, http.MethodGet, "/__sandbox/requests?"+query, nil)
-		},
-		answered: wholePage,
-	},
+	journalRead("walk the journal", 2, "afterId=0&"+partnerPage),
+	journalRead("read the newest of the journal", 1, partnerPage),
 	{
 		name: "the report",
 		prepare: func(t *testing.T, obs *testSandbox, _ int) string {
