@@ -42,6 +42,10 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	if errors.Is(err, errSharedState) || errors.Is(err, store.ErrUnavailable) || errors.Is(err, idp.ErrClientStore) ||
 		errors.Is(err, scenarios.ErrUnavailable) || errors.Is(err, journal.ErrUnavailable) {
 		s.log.Error("shared state unavailable", "request_id", requestID(r), "err", err)
+		if maybeStored(r, err) {
+			s.unconfirmedWrite(w, r)
+			return
+		}
 		s.unavailable(w, r)
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/referrals-sandbox/referrals-sandbox/clock"
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/internal/rediscall"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/ratelimit"
 	"github.com/referrals-sandbox/referrals-sandbox/scenarios"
 )
@@ -133,6 +135,29 @@ func (s *Server) unavailable(w http.ResponseWriter, r *http.Request) {
 	}
 	s.problem(w, r, newProblem(http.StatusServiceUnavailable,
 		"the sandbox's shared state (Redis) cannot be reached; retry after "+strconv.Itoa(sharedRetryAfter)+" second(s)"))
+}
+
+// maybeStored reports whether err is that of an API write Redis may have
+// made though the sandbox could not confirm it: its replicas did not
+// confirm it in time (--redis-wait), or its answer did not come in time.
+// Such a 503 must not read as "nothing happened": a client that resends a
+// trial referral blindly would refer the patient twice.
+func maybeStored(r *http.Request, err error) bool {
+	if r.Method == http.MethodGet || r.Method == http.MethodHead || endpointOf(r) == scenarios.EndpointToken {
+		return false
+	}
+	var timeout net.Error
+	return rediscall.Unconfirmed(err) || errors.As(err, &timeout) && timeout.Timeout()
+}
+
+// unconfirmedWrite answers a write that may have been stored (see
+// maybeStored): 503 with Retry-After, saying so and what to do.
+func (s *Server) unconfirmedWrite(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Retry-After", strconv.Itoa(sharedRetryAfter))
+	s.problem(w, r, newProblem(http.StatusServiceUnavailable,
+		"the sandbox's shared state (Redis) did not confirm this write in time: it may have been stored; "+
+			"read back what it changes before you send it again (resend a qualified referral with the same externalSourceId: "+
+			"a 409 means it was stored); retry after "+strconv.Itoa(sharedRetryAfter)+" second(s)"))
 }
 
 // useSharedState picks where the clocks, runtime clients' changes and rate
