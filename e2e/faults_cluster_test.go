@@ -1,20 +1,23 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
+
+	toxiproxy "github.com/Shopify/toxiproxy/v2"
 
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redistest"
 )
 
 // clusterFaultKinds are the faults of the cluster run: the replicas'
-// own, and the Redis nodes of the sandbox's slot (on a cluster every key
-// of one sandbox is in one slot, so one shard holds them all). The nodes'
-// links are not proxied: the client reaches whichever node the cluster
-// names, so latency, resets and partitions are the single-Redis run's.
+// own, their links to the nodes (each replica reaches every node through
+// its own proxy, named to it by --redis-cluster-nat-map), and the Redis
+// nodes of the sandbox's slot.
 var clusterFaultKinds = []string{
-	"replica_sigstop", "replica_sigkill",
+	"latency", "reset_peer", "partition", "replica_sigstop", "replica_sigkill",
 	"master_sigkill_failover", "master_sigstop_failover", "shard_replica_sigkill",
 }
 
@@ -25,7 +28,8 @@ const sandboxSlotKey = "{referrals-sandbox:}"
 // TestFaultsCluster is TestFaults on a Redis Cluster of 3 masters, each
 // with a replica, the replicas started with --redis-cluster and
 // --redis-wait 1 (FAULTS_REDIS_WAIT changes it): the same workload and
-// checkers, under the replicas' SIGSTOP and SIGKILL and, on the shard
+// checkers, under latency, resets and partitions of one replica's links
+// to every node, the replicas' SIGSTOP and SIGKILL and, on the shard
 // holding the sandbox's slot, a master SIGKILLed or SIGSTOPped until its
 // replica takes over (then restarted, or resumed, as the new master's
 // replica) and the shard's replica SIGKILLed and restarted. It runs only
@@ -39,8 +43,16 @@ func TestFaultsCluster(t *testing.T) {
 	cluster := redistest.StartCluster(t, 3, 1)
 	h := &faultHarness{t: t, cluster: cluster, c: newClient(32), faults: map[string]int{}, kinds: clusterFaultKinds}
 	h.c.Timeout = faultRequestTimeout
-	for range 3 {
-		h.addReplica(nil, "--redis-cluster", cluster.URL, "--redis-wait", wait)
+	server := newToxiproxyServer()
+	for i := range 3 {
+		var proxies []*toxiproxy.Proxy
+		var natMap []string
+		for j, node := range cluster.Nodes {
+			proxy := startProxy(t, server, fmt.Sprintf("replica-%d-node-%d", i, j), node.Addr)
+			proxies = append(proxies, proxy)
+			natMap = append(natMap, node.Addr+"="+proxy.Listen)
+		}
+		h.addReplica(proxies, "--redis-cluster", cluster.URL, "--redis-cluster-nat-map", strings.Join(natMap, ","), "--redis-wait", wait)
 	}
 	t.Logf("cluster: 3 masters + 3 replicas, --redis-wait %s", wait)
 	runFaults(t, h, duration)

@@ -52,13 +52,14 @@ type faultHarness struct {
 	faults    map[string]int
 }
 
-// faultReplica is one sandbox binary and its own proxy to Redis (none on
-// a cluster, whose nodes the client finds itself); it keeps
-// its port across restarts, so tokens it issued stay valid.
+// faultReplica is one sandbox binary and its own proxies to Redis: one to
+// the single Redis, or one per cluster node, which it reaches through
+// --redis-cluster-nat-map; it keeps its port across restarts, so tokens it
+// issued stay valid.
 type faultReplica struct {
-	port  int
-	proxy *toxiproxy.Proxy
-	args  []string
+	port    int
+	proxies []*toxiproxy.Proxy
+	args    []string
 	// log is the replica's standard error across its restarts, where a
 	// 500's trace id leads.
 	log *testutil.LockedBuffer
@@ -76,24 +77,38 @@ func startFaultHarness(t *testing.T, n int) *faultHarness {
 	t.Helper()
 	h := &faultHarness{t: t, redis: redistest.Start(t), c: newClient(32), faults: map[string]int{}, kinds: faultKinds}
 	h.c.Timeout = faultRequestTimeout
-	server := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(prometheus.NewRegistry()), zerolog.Nop())
-	server.Metrics.ProxyMetrics = collectors.NewProxyMetricCollectors()
+	server := newToxiproxyServer()
 	for i := range n {
-		proxy := toxiproxy.NewProxy(server, fmt.Sprintf("replica-%d", i), "127.0.0.1:0", h.redis.Addr)
-		if err := proxy.Start(); err != nil {
-			t.Fatalf("start the proxy: %v", err)
-		}
-		t.Cleanup(proxy.Stop)
-		h.addReplica(proxy, "--redis", "redis://"+proxy.Listen+"/0")
+		proxy := startProxy(t, server, fmt.Sprintf("replica-%d", i), h.redis.Addr)
+		h.addReplica([]*toxiproxy.Proxy{proxy}, "--redis", "redis://"+proxy.Listen+"/0")
 	}
 	return h
 }
 
+// newToxiproxyServer is the in-process toxiproxy the proxies belong to.
+func newToxiproxyServer() *toxiproxy.ApiServer {
+	server := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(prometheus.NewRegistry()), zerolog.Nop())
+	server.Metrics.ProxyMetrics = collectors.NewProxyMetricCollectors()
+	return server
+}
+
+// startProxy starts a proxy named name to upstream on a free loopback
+// port, stopped when the test ends.
+func startProxy(t *testing.T, server *toxiproxy.ApiServer, name, upstream string) *toxiproxy.Proxy {
+	t.Helper()
+	proxy := toxiproxy.NewProxy(server, name, "127.0.0.1:0", upstream)
+	if err := proxy.Start(); err != nil {
+		t.Fatalf("start the proxy %s: %v", name, err)
+	}
+	t.Cleanup(proxy.Stop)
+	return proxy
+}
+
 // addReplica starts one replica with the shared-mode flags given and
 // fetches its partners' tokens.
-func (h *faultHarness) addReplica(proxy *toxiproxy.Proxy, shared ...string) {
+func (h *faultHarness) addReplica(proxies []*toxiproxy.Proxy, shared ...string) {
 	t := h.t
-	r := &faultReplica{port: freePort(t), proxy: proxy, log: &testutil.LockedBuffer{}}
+	r := &faultReplica{port: freePort(t), proxies: proxies, log: &testutil.LockedBuffer{}}
 	r.args = append([]string{"serve", "--addr", "127.0.0.1:" + strconv.Itoa(r.port), "--rate-limit", "0", "--log-format", "json", "--log-level", "warn",
 		"--redis-timeout", "2s"}, shared...)
 	h.start(r)

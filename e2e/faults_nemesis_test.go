@@ -7,6 +7,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	toxiproxy "github.com/Shopify/toxiproxy/v2"
 )
 
 // faultKinds are the faults the nemesis injects, one at a time.
@@ -67,23 +69,29 @@ func (h *faultHarness) inject(kind string, r *faultReplica, window time.Duration
 	}
 }
 
-// toxic adds a toxic of typ to both directions of r's link to Redis for
-// window.
+// toxic adds a toxic of typ to both directions of each of r's links to
+// Redis (one per cluster node on a cluster) for window.
 func (h *faultHarness) toxic(r *faultReplica, typ, attributes string, window time.Duration) {
-	var names []string
-	for _, stream := range []string{"downstream", "upstream"} {
-		name := fmt.Sprintf("%s-%s", typ, stream)
-		body := fmt.Sprintf(`{"name": %q, "type": %q, "stream": %q, "attributes": %s}`, name, typ, stream, attributes)
-		if _, err := r.proxy.Toxics.AddToxicJson(strings.NewReader(body)); err != nil {
-			h.t.Errorf("add toxic %s: %v", name, err)
-			continue
+	type added struct {
+		proxy *toxiproxy.Proxy
+		name  string
+	}
+	var toxics []added
+	for _, proxy := range r.proxies {
+		for _, stream := range []string{"downstream", "upstream"} {
+			name := fmt.Sprintf("%s-%s", typ, stream)
+			body := fmt.Sprintf(`{"name": %q, "type": %q, "stream": %q, "attributes": %s}`, name, typ, stream, attributes)
+			if _, err := proxy.Toxics.AddToxicJson(strings.NewReader(body)); err != nil {
+				h.t.Errorf("add toxic %s to %s: %v", name, proxy.Name, err)
+				continue
+			}
+			toxics = append(toxics, added{proxy, name})
 		}
-		names = append(names, name)
 	}
 	time.Sleep(window)
-	for _, name := range names {
-		if err := r.proxy.Toxics.RemoveToxic(context.Background(), name); err != nil {
-			h.t.Errorf("remove toxic %s: %v", name, err)
+	for _, x := range toxics {
+		if err := x.proxy.Toxics.RemoveToxic(context.Background(), x.name); err != nil {
+			h.t.Errorf("remove toxic %s from %s: %v", x.name, x.proxy.Name, err)
 		}
 	}
 }

@@ -67,6 +67,10 @@ type Options struct {
 	// RedisURL. Every key then carries RedisPrefix as its hash tag, so
 	// each script and transaction stays within one slot.
 	RedisClusterURL string
+	// RedisClusterNATMap (--redis-cluster-nat-map) maps the addresses the
+	// cluster's nodes announce to those this replica reaches them at, as
+	// ANNOUNCED=REACHABLE host:port pairs (see ParseRedisNATMap).
+	RedisClusterNATMap []string
 	// RedisWait, when positive, follows every write with WAIT RedisWait:
 	// the write is acknowledged only once that many replicas have it
 	// (--redis-wait), or it fails.

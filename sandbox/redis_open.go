@@ -80,6 +80,13 @@ func dialRedis(opts Options) (client redis.UniversalClient, location, addr strin
 		copts.ReadTimeout = orDefault(copts.ReadTimeout, timeout)
 		copts.WriteTimeout = orDefault(copts.WriteTimeout, timeout)
 		copts.ContextTimeoutEnabled = true
+		if len(opts.RedisClusterNATMap) > 0 {
+			nat, err := ParseRedisNATMap(opts.RedisClusterNATMap)
+			if err != nil {
+				return nil, "", "", err
+			}
+			copts.Dialer = natDialer(nat, copts)
+		}
 		cluster := redis.NewClusterClient(copts)
 		if opts.RedisWait > 0 {
 			// WAIT counts the replicas of the connection it is sent on,

@@ -15,8 +15,9 @@ import (
 )
 
 // TestServeRedisUsageErrors: --redis or --redis-cluster with --data, both
-// at once, a URL that is not redis:// or rediss://, or a negative
-// --redis-wait is a usage error (exit 2) that names the flag.
+// at once, a URL that is not redis:// or rediss://, a negative
+// --redis-wait or a malformed --redis-cluster-nat-map is a usage error
+// (exit 2) that names the flag.
 func TestServeRedisUsageErrors(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -32,6 +33,9 @@ func TestServeRedisUsageErrors(t *testing.T) {
 		{"cluster: from the environment with --data", map[string]string{"SANDBOX_REDIS_CLUSTER": "redis://127.0.0.1:7000", "SANDBOX_DATA": "x.db"}, []string{"serve"}, "--data and --redis-cluster"},
 		{"cluster: http scheme", nil, []string{"serve", "--redis-cluster", "http://127.0.0.1:7000"}, "--redis-cluster must start with redis://"},
 		{"cluster: negative wait", nil, []string{"serve", "--redis-cluster", "redis://127.0.0.1:7000", "--redis-wait", "-1"}, "--redis-wait"},
+		{"NAT map without a cluster", nil, []string{"serve", "--redis", "redis://127.0.0.1:6379", "--redis-cluster-nat-map", "10.0.0.5:6379=127.0.0.1:7001"}, "--redis-cluster-nat-map needs --redis-cluster"},
+		{"NAT map entry without =", map[string]string{"SANDBOX_REDIS_CLUSTER_NAT_MAP": "10.0.0.5:6379"}, []string{"serve", "--redis-cluster", "redis://127.0.0.1:7000"}, `entry "10.0.0.5:6379"`},
+		{"NAT map entry not host:port", nil, []string{"serve", "--redis-cluster", "redis://127.0.0.1:7000", "--redis-cluster-nat-map", "10.0.0.5:6379=proxy"}, `"proxy" is not host:port`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -73,6 +73,7 @@ func addServeFlags(o *options, c *serveConfig) {
 	o.String(&so.TLSKeyFile, "tls-key", "", "PEM private key of --tls-cert")
 	o.String(&so.RedisURL, "redis", "", "shared mode: keep the records in this Redis (redis://[:password@]host:port/db or rediss:// for TLS), shared by every replica given it; excludes --data")
 	o.String(&so.RedisClusterURL, "redis-cluster", "", "shared mode on a Redis Cluster: seed nodes as redis://[:password@]host:port?addr=host2:port2&addr=host3:port3 (or rediss://); every key carries --redis-prefix as its hash tag; excludes --redis and --data")
+	o.List(&so.RedisClusterNATMap, "redis-cluster-nat-map", "with --redis-cluster: reach a node announcing ANNOUNCED host:port at REACHABLE host:port instead (ANNOUNCED=REACHABLE; repeatable, comma-separated in the environment), for a cluster in containers or behind NAT whose nodes announce addresses this replica cannot reach")
 	o.Int(&so.RedisWait, "redis-wait", 0, "follow every Redis write with WAIT N: acknowledge a change only once N replicas have it, so a failover cannot lose it (0: asynchronous replication, Redis's default)")
 	o.String(&so.RedisPrefix, "redis-prefix", store.DefaultRedisPrefix, "prefix of every key the sandbox writes in Redis, so one Redis database holds several sandboxes")
 	o.Duration(&so.RedisTimeout, "redis-timeout", store.DefaultRedisTimeout, "time limit of each Redis operation")
@@ -113,6 +114,8 @@ func (c *serveConfig) check() error {
 		return fmt.Errorf("%w: --data and --redis-cluster exclude each other: the records live either in a file or in Redis", errUsage)
 	case so.RedisClusterURL != "" && !strings.HasPrefix(so.RedisClusterURL, "redis://") && !strings.HasPrefix(so.RedisClusterURL, "rediss://"):
 		return fmt.Errorf("%w: --redis-cluster must start with redis:// or rediss://", errUsage)
+	case len(so.RedisClusterNATMap) > 0 && so.RedisClusterURL == "":
+		return fmt.Errorf("%w: --redis-cluster-nat-map needs --redis-cluster", errUsage)
 	case so.RedisWait < 0:
 		return fmt.Errorf("%w: --redis-wait must not be negative", errUsage)
 	case (so.RedisURL != "" || so.RedisClusterURL != "") && (so.RedisPrefix == "" || so.RedisTimeout <= 0):
@@ -123,6 +126,9 @@ func (c *serveConfig) check() error {
 		return fmt.Errorf("%w: --shutdown-grace must not be negative", errUsage)
 	case so.PublicURL != "" && !strings.HasPrefix(so.PublicURL, "http://") && !strings.HasPrefix(so.PublicURL, "https://"):
 		return fmt.Errorf("%w: --public-url must start with http:// or https://", errUsage)
+	}
+	if _, err := sandbox.ParseRedisNATMap(so.RedisClusterNATMap); err != nil {
+		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	if c.metricsAddr != "" {
 		if err := checkListenAddr(c.metricsAddr); err != nil {
