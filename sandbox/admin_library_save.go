@@ -102,9 +102,16 @@ func (s *Server) replayJournal(r *http.Request, body savedScenario) (scenarios.S
 		if err != nil {
 			continue // an entry without a time cannot be placed in a timeline
 		}
+		// What slowed an answer on purpose: a rule's delay, or the real
+		// service's own time behind the recording proxy. The sandbox's
+		// own time (a loaded host, Redis round trips) is not replayed.
+		slowed := e.DelayMs
+		if e.Upstream != nil {
+			slowed = e.DurationMs
+		}
 		answers = append(answers, scenarios.Answer{
 			At: at, Endpoint: scenarios.Endpoint(e.Endpoint), Status: e.Status, RetryAfterSeconds: e.RetryAfterSeconds,
-			Duration: time.Duration(e.DurationMs * float64(time.Millisecond)), Fault: scenarios.Fault(e.Fault),
+			Slowed: time.Duration(slowed * float64(time.Millisecond)), Fault: scenarios.Fault(e.Fault),
 		})
 	}
 	description := body.Description

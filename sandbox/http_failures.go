@@ -85,7 +85,7 @@ func (s *Server) withScenarios(next http.Handler) http.Handler {
 				defer release()
 			}
 		}
-		info.ruleID, info.scenario = d.RuleID, d.Scenario
+		info.ruleID, info.scenario, info.delay = d.RuleID, d.Scenario, d.Delay
 		if d.RuleID != "" {
 			w.Header().Set(RuleHeader, d.RuleID)
 		}

@@ -21,6 +21,8 @@ type requestInfo struct {
 	ruleID   string
 	scenario string
 	fault    string
+	// delay is how long a rule or X-Sandbox-Delay held the answer back.
+	delay time.Duration
 	// ruleClient is the client id failure rules match (see identify);
 	// ruleClientUnregistered marks one that is not a registered client.
 	ruleClient             string
@@ -143,6 +145,7 @@ func (s *Server) journalEntry(r *http.Request, rec *statusRecorder, info *reques
 		RuleID:       info.ruleID,
 		Scenario:     info.scenario,
 		DurationMs:   float64(end.Sub(start).Microseconds()) / 1000,
+		DelayMs:      float64(info.delay.Microseconds()) / 1000,
 		RequestID:    requestID(r),
 		TLS:          r.TLS != nil,
 		RequestBytes: r.ContentLength,

@@ -2,6 +2,7 @@ package sandbox_test
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"testing"
 	"time"
@@ -104,5 +105,67 @@ func TestSaveScenarioRefusals(t *testing.T) {
 	}
 	if r := s.adminInvalid(http.MethodPost, "/__sandbox/library", map[string]any{"name": "flaky", "description": "d", "rules": []any{map[string]any{"status": 503}}}); r.Status != http.StatusConflict {
 		t.Errorf("an embedded scenario's name: %d, want 409", r.Status)
+	}
+}
+
+// TestTimelineFromJournalReplaysOnlyDeliberateSlowness: a saved timeline
+// replays a rule's delay exactly, and not the time an answer took for
+// other reasons: here a client that sent its body slowly (on a loaded
+// host or through Redis the sandbox's own time stretches the same way).
+// Before, any answer of 50 ms or more replayed as a delay, so an outage
+// saved from a busy shared sandbox replayed slowness it never had.
+func TestTimelineFromJournalReplaysOnlyDeliberateSlowness(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	tok := s.token(partner)
+	since := s.Clock.Now().UTC()
+
+	body, err := json.Marshal(referralBody(fixtureTrialID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, pw := io.Pipe()
+	go func() {
+		_, _ = pw.Write(body[:len(body)/2])
+		time.Sleep(300 * time.Millisecond) // the stimulus: a slow client, not a wait
+		_, _ = pw.Write(body[len(body)/2:])
+		_ = pw.Close()
+	}()
+	req, err := http.NewRequest(http.MethodPost, s.URL+"/api/v1/referrals/", pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+tok)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := s.plain.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("slowly sent referral: %d, want 201", resp.StatusCode)
+	}
+	s.advance(time.Minute)
+	s.addRule(map[string]any{"endpoint": "api", "status": 503, "retryAfterSeconds": 7, "times": 1, "delay": map[string]any{"fixed": "120ms"}})
+	wantForced(t, s.do(request{path: trialsPath, token: tok}), 503, "7")
+	s.advance(time.Minute)
+
+	window := map[string]any{"since": since.Format(fixtures.TimestampLayout), "until": since.Add(3 * time.Minute).Format(fixtures.TimestampLayout), "clientId": partner}
+	if r := s.admin(http.MethodPost, "/__sandbox/library", map[string]any{"name": "deliberate-only", "fromJournal": window}); r.Status != http.StatusCreated {
+		t.Fatalf("save from the journal: %d %s", r.Status, r.Body)
+	}
+	var saved scenarios.Scenario
+	s.admin(http.MethodGet, "/__sandbox/library/deliberate-only", nil).decode(t, &saved)
+	if len(saved.Rules) != 1 {
+		t.Fatalf("saved %+v, want one API timeline", saved)
+	}
+	var delayed []scenarios.Phase
+	for _, p := range saved.Rules[0].Timeline {
+		if p.Delay != nil {
+			delayed = append(delayed, p)
+		}
+	}
+	if len(delayed) != 1 || delayed[0].Status != 503 || delayed[0].Delay.Fixed != scenarios.Duration(120*time.Millisecond) {
+		t.Errorf("phases with a delay: %+v; want only the 503 with the rule's 120ms, not the slow upload's time", delayed)
 	}
 }

@@ -48,6 +48,9 @@ type JournalEntry struct {
 	RetryAfterSeconds int `json:"retryAfterSeconds,omitempty"`
 	// DurationMs is how long the sandbox took to answer, delays included.
 	DurationMs float64 `json:"durationMs"`
+	// DelayMs is how long a rule's delay held the answer back (included
+	// in DurationMs); 0 when none did.
+	DelayMs float64 `json:"delayMs,omitempty"`
 	// RequestID is the x-request-id of the answer.
 	RequestID string `json:"requestId"`
 	// TLS is true when the request came over HTTPS.

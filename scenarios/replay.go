@@ -6,9 +6,9 @@ import (
 	"time"
 )
 
-// SlowAnswer is the shortest duration an answer replays as a delay: the
-// sandbox answers in well under a millisecond, so anything this slow was
-// slowed (by a rule, or by the real service behind the recording proxy).
+// SlowAnswer is the shortest slowing an answer replays as a delay: a
+// real service's answer behind the recording proxy always takes a few
+// milliseconds, which is not an incident worth replaying.
 const SlowAnswer = 50 * time.Millisecond
 
 // Answer is one answer a client got, as the request journal records it:
@@ -18,8 +18,11 @@ type Answer struct {
 	Endpoint          Endpoint
 	Status            int
 	RetryAfterSeconds int
-	Duration          time.Duration
-	Fault             Fault
+	// Slowed is how long the answer was held back on purpose: a rule's
+	// delay, or the real service's own time behind the recording proxy;
+	// never the sandbox's own time, which a loaded host or Redis stretches.
+	Slowed time.Duration
+	Fault  Fault
 }
 
 // ReplayTimeline builds the named scenario that replays answers, the
@@ -27,7 +30,7 @@ type Answer struct {
 // (token, API, ping) whose phases reproduce, with their timing from the
 // start of the window, the forced statuses (those a rule can force on
 // that endpoint, with their Retry-After), the faults, and the answers
-// slower than SlowAnswer (as a fixed delay). Successive answers alike
+// slowed by SlowAnswer or more (as a fixed delay). Successive answers alike
 // make one phase; the time before the first answer and between different
 // ones is a lull. It is an error when the window holds nothing to replay
 // or more changes than a timeline may hold (MaxPhases).
@@ -55,7 +58,7 @@ func ReplayTimeline(name, description string, answers []Answer, since, until tim
 		})
 	}
 	if len(sc.Rules) == 0 {
-		return Scenario{}, fieldErr("fromJournal", "no answer in the window was a forced status, a fault or slower than %s: nothing to replay", SlowAnswer)
+		return Scenario{}, fieldErr("fromJournal", "no answer in the window was a forced status, a fault or held back %s or more: nothing to replay", SlowAnswer)
 	}
 	return sc, validateScenario(sc)
 }
@@ -102,8 +105,8 @@ func effectOf(ep Endpoint, a Answer) Phase {
 			p.RetryAfterSeconds = min(a.RetryAfterSeconds, maxRetryAfterSeconds)
 		}
 	}
-	if a.Duration >= SlowAnswer && p.Fault != FaultHang {
-		p.Delay = &Delay{Fixed: Duration(min(a.Duration, MaxDelay))}
+	if a.Slowed >= SlowAnswer && p.Fault != FaultHang {
+		p.Delay = &Delay{Fixed: Duration(min(a.Slowed, MaxDelay))}
 	}
 	return p
 }

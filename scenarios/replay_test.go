@@ -13,8 +13,8 @@ func TestReplayTimeline(t *testing.T) {
 	answers := []Answer{
 		{At: at(time.Minute), Endpoint: EndpointAPI, Status: 503, RetryAfterSeconds: 30},
 		{At: at(2 * time.Minute), Endpoint: EndpointAPI, Status: 503, RetryAfterSeconds: 30},
-		{At: at(3 * time.Minute), Endpoint: EndpointAPI, Status: 200, Duration: 900 * time.Millisecond},
-		{At: at(4 * time.Minute), Endpoint: EndpointAPI, Status: 200, Duration: time.Millisecond},
+		{At: at(3 * time.Minute), Endpoint: EndpointAPI, Status: 200, Slowed: 900 * time.Millisecond},
+		{At: at(4 * time.Minute), Endpoint: EndpointAPI, Status: 200, Slowed: time.Millisecond},
 		{At: at(90 * time.Second), Endpoint: EndpointToken, Fault: FaultReset},
 		{At: at(time.Hour), Endpoint: EndpointAPI, Status: 503}, // after the window
 	}

@@ -19,25 +19,30 @@ import (
 // cookies and any header or query parameter that looks like a credential are
 // redacted before the entry is stored, and request bodies are not kept.
 type Entry struct {
-	ID                uint64            `json:"id"`
-	At                string            `json:"at"`
-	Method            string            `json:"method"`
-	Path              string            `json:"path"`
-	Query             string            `json:"query,omitempty"`
-	Endpoint          string            `json:"endpoint,omitempty"`
-	ClientID          string            `json:"clientId,omitempty"`
-	TokenID           string            `json:"tokenId,omitempty"`
-	TokenExpiresAt    string            `json:"tokenExpiresAt,omitempty"`
-	Status            int               `json:"status"`
-	Fault             string            `json:"fault,omitempty"`
-	RuleID            string            `json:"ruleId,omitempty"`
-	Scenario          string            `json:"scenario,omitempty"`
-	RetryAfterSeconds int               `json:"retryAfterSeconds,omitempty"`
-	DurationMs        float64           `json:"durationMs"`
-	RequestID         string            `json:"requestId"`
-	TLS               bool              `json:"tls"`
-	RequestBytes      int64             `json:"requestBytes"`
-	Headers           map[string]string `json:"headers"`
+	ID                uint64  `json:"id"`
+	At                string  `json:"at"`
+	Method            string  `json:"method"`
+	Path              string  `json:"path"`
+	Query             string  `json:"query,omitempty"`
+	Endpoint          string  `json:"endpoint,omitempty"`
+	ClientID          string  `json:"clientId,omitempty"`
+	TokenID           string  `json:"tokenId,omitempty"`
+	TokenExpiresAt    string  `json:"tokenExpiresAt,omitempty"`
+	Status            int     `json:"status"`
+	Fault             string  `json:"fault,omitempty"`
+	RuleID            string  `json:"ruleId,omitempty"`
+	Scenario          string  `json:"scenario,omitempty"`
+	RetryAfterSeconds int     `json:"retryAfterSeconds,omitempty"`
+	DurationMs        float64 `json:"durationMs"`
+	// DelayMs is how long a rule's delay (or X-Sandbox-Delay) held the
+	// answer back, included in DurationMs; absent when none did. A saved
+	// timeline replays it, not DurationMs, which also holds the machine's
+	// own time (a loaded host, Redis round trips).
+	DelayMs      float64           `json:"delayMs,omitempty"`
+	RequestID    string            `json:"requestId"`
+	TLS          bool              `json:"tls"`
+	RequestBytes int64             `json:"requestBytes"`
+	Headers      map[string]string `json:"headers"`
 	// Truncated names what was cut to fit the journal's per-entry bounds
 	// (see truncate): "path", "query", "headers.<Name>" for one value,
 	// "headers" when headers were dropped. Absent when nothing was cut.
