@@ -12,6 +12,9 @@ const (
 	keyTrialsRedis   = "trials_redis"
 	keyTokenRedis    = "token_redis"
 	keyQualRedis     = "qualified_redis"
+	keyTrialsCluster = "trials_cluster"
+	keyTokenCluster  = "token_cluster"
+	keyQualCluster   = "qualified_cluster"
 	keyList100       = "list_100"
 	keyList100k      = "list_100k"
 	keyColdStart     = "cold_start"
@@ -57,6 +60,10 @@ func figures() []figure {
 		{key: keyTrialsRedis, label: "GET /api/v1/referrals/trials (auth), --redis", unit: "req/s", base: keyTrials, kind: ratioAtLeast, limit: 0.8},
 		{key: keyTokenRedis, label: "POST /oauth2/v2.0/token, --redis", unit: "req/s", base: keyToken},
 		{key: keyQualRedis, label: "POST /api/v1/referrals/qualified, --redis", unit: "req/s", base: keyQualified},
+		// The same on a Redis Cluster of 3 masters, beside one Redis.
+		{key: keyTrialsCluster, label: "GET /api/v1/referrals/trials (auth), --redis-cluster (3 masters)", unit: "req/s", base: keyTrialsRedis},
+		{key: keyTokenCluster, label: "POST /oauth2/v2.0/token, --redis-cluster (3 masters)", unit: "req/s", base: keyTokenRedis},
+		{key: keyQualCluster, label: "POST /api/v1/referrals/qualified, --redis-cluster (3 masters)", unit: "req/s", base: keyQualRedis},
 		{key: keyList100, label: "GET /api/v1/referrals/?limit=50, 100 stored", unit: "req/s", base: keyCeiling, kind: ratioAtLeast, limit: 0.35},
 		{key: keyList100k, label: "GET /api/v1/referrals/?limit=50, 100,000 stored", unit: "req/s", base: keyList100, kind: ratioAtLeast, limit: 0.5},
 		{key: keyColdStart, label: "cold start: exec to first 200 (median)", unit: "ms", kind: valueBelow, limit: 50},

@@ -4,7 +4,9 @@
 // It prints a table marking each target met or missed and writes the
 // figures to bench/results.json, which the next run compares against.
 // Shared mode (issue 16) is measured too: one sandbox on a private
-// redis-server against the embedded store, with Redis commands per request.
+// redis-server against the embedded store, and one on a private Redis
+// Cluster of 3 masters against the single Redis, with Redis commands per
+// request.
 //
 //	bench/run                 # 3 rounds of 5 s per figure (a few minutes)
 //	bench/run --quick         # 1 round of 2 s: a smoke test
@@ -68,7 +70,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&c.listSize, "list-size", 100000, "stored referrals of the large listing and memory figures")
 	fs.StringVar(&c.out, "out", "bench/results.json", "where to write the results (read first, to compare with)")
 	fs.BoolVar(&c.quick, "quick", false, "smoke test: 1 round of 2 s, no warm-up")
-	fs.BoolVar(&c.shared, "shared", true, "also measure shared mode: one sandbox on a private redis-server (needs redis-server)")
+	fs.BoolVar(&c.shared, "shared", true, "also measure shared mode: one sandbox on a private redis-server, one on a private 3-master Redis Cluster (needs redis-server and redis-cli)")
 	fs.BoolVar(&c.strict, "strict", false, "exit 1 when a target is missed, not only when a figure fails")
 	fs.StringVar(&c.docs, "docs", "docs/benchmarks.md", "the document whose generated tables are rewritten from the results")
 	fs.BoolVar(&c.render, "render", false, "measure nothing: only rewrite the generated tables from the results")

@@ -20,13 +20,14 @@ import (
 // shared-mode figures include the fsync a real deployment pays.
 type redisServer struct {
 	*proc
-	url    string
-	client *redis.Client
+	addr, url string
+	client    *redis.Client
 }
 
-// startRedis starts redis-server on a free loopback port and waits (10 s
-// at most) until it answers PING.
-func (ps *procs) startRedis(ctx context.Context, dir string) (*redisServer, error) {
+// startRedis starts redis-server on a free loopback port, with extra
+// arguments (a cluster node's), and waits (10 s at most) until it answers
+// PING.
+func (ps *procs) startRedis(ctx context.Context, dir string, extra ...string) (*redisServer, error) {
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		return nil, errors.New("redis-server is not installed (apt-get install -y redis-server), " +
@@ -37,16 +38,17 @@ func (ps *procs) startRedis(ctx context.Context, dir string) (*redisServer, erro
 		return nil, err
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(port)
-	cmd := exec.CommandContext(ctx, bin,
+	args := append([]string{
 		"--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--dir", dir,
 		"--save", "", "--appendonly", "yes", "--appendfsync", "always",
-		"--protected-mode", "yes", "--daemonize", "no", "--logfile", "")
+		"--protected-mode", "yes", "--daemonize", "no", "--logfile", ""}, extra...)
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Stdout = io.Discard
 	p, err := ps.start(cmd)
 	if err != nil {
 		return nil, err
 	}
-	s := &redisServer{proc: p, url: "redis://" + addr + "/0",
+	s := &redisServer{proc: p, addr: addr, url: "redis://" + addr + "/0",
 		client: redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialTimeout: time.Second})}
 	deadline := time.Now().Add(10 * time.Second)
 	for {

@@ -57,3 +57,29 @@ func TestSharedModeFigures(t *testing.T) {
 		}
 	}
 }
+
+// TestClusterFigures: the cluster rows are judged against the single
+// Redis's, with no verdict of their own, and name their commands per
+// request.
+func TestClusterFigures(t *testing.T) {
+	rs := results{}
+	rs.set(keyTrialsRedis, []float64{10000}, nil)
+	rs.set(keyTrialsCluster, []float64{9000}, nil)
+	rs.get(keyTrialsCluster).RedisCommandsPerReq = 3
+	byKey := map[string]Result{}
+	for _, r := range evaluate(rs) {
+		byKey[r.Key] = r
+	}
+	if c := byKey[keyTrialsCluster]; c.Base != keyTrialsRedis || c.Ratio != 0.9 || c.Met != nil {
+		t.Errorf("cluster trials = base %q ratio %v met %v; want base trials_redis, 0.9, no verdict", c.Base, c.Ratio, c.Met)
+	}
+	var out bytes.Buffer
+	if err := writeTable(&out, Report{Results: evaluate(rs)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"90% of trials_redis", "--redis-cluster (3 masters): 3.00 Redis commands per request"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, out.String())
+		}
+	}
+}

@@ -190,6 +190,9 @@ func (r *runner) measureEndpoints(ctx context.Context) {
 		shared, done := r.sharedLoads(ctx)
 		defer done()
 		loads = append(loads, shared...)
+		cluster, done := r.clusterLoads(ctx)
+		defer done()
+		loads = append(loads, cluster...)
 	}
 	r.runLoads(ctx, loads)
 }
@@ -223,6 +226,37 @@ func (r *runner) sharedLoads(ctx context.Context) ([]load, func()) {
 		loads[i].redisCommands = rs.commandsProcessed
 	}
 	return loads, func() { _ = rs.client.Close() }
+}
+
+// clusterLoads starts a private Redis Cluster of 3 masters and one
+// sandbox on it (--redis-cluster), and returns its loads, each counting
+// the commands of every node, and a function that closes the clients.
+func (r *runner) clusterLoads(ctx context.Context) ([]load, func()) {
+	keys := []string{keyTrialsCluster, keyTokenCluster, keyQualCluster}
+	fail := func(err error) ([]load, func()) {
+		for _, k := range keys {
+			r.res.fail(k, err)
+		}
+		return nil, func() {}
+	}
+	dir := filepath.Join(r.work, "redis-cluster")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return fail(fmt.Errorf("redis cluster directory: %w", err))
+	}
+	c, err := r.ps.startCluster(ctx, dir)
+	if err != nil {
+		return fail(err)
+	}
+	s, err := r.ps.startSandbox(ctx, r.bin, 30*time.Second, "--redis-cluster", c.url)
+	if err != nil {
+		c.close()
+		return fail(err)
+	}
+	loads := r.sandboxLoads(ctx, s, keys...)
+	for i := range loads {
+		loads[i].redisCommands = c.commandsProcessed
+	}
+	return loads, c.close
 }
 
 // measureIdleRSS reads the resident memory of a sandbox that has just
@@ -325,18 +359,18 @@ func (r *runner) sandboxLoads(ctx context.Context, s *sandbox, keys ...string) [
 	var loads []load
 	for _, k := range keys {
 		switch k {
-		case keyTrials, keyTrialsRedis:
+		case keyTrials, keyTrialsRedis, keyTrialsCluster:
 			loads = append(loads, load{key: k, pid: pid, job: fixedJob(wrkJob{url: s.base + "/api/v1/referrals/trials", headers: auth})})
 		case keyPing:
 			loads = append(loads, load{key: k, pid: pid, job: fixedJob(wrkJob{url: s.base + "/health/ping", headers: auth})})
-		case keyToken, keyTokenRedis:
+		case keyToken, keyTokenRedis, keyTokenCluster:
 			script, err := r.script("token.lua")
 			if err != nil {
 				r.res.fail(k, err)
 				continue
 			}
 			loads = append(loads, load{key: k, pid: pid, job: fixedJob(wrkJob{url: s.base + "/oauth2/v2.0/token", script: script})})
-		case keyQualified, keyQualifiedData, keyQualRedis:
+		case keyQualified, keyQualifiedData, keyQualRedis, keyQualCluster:
 			script, err := r.script("qualified.lua")
 			if err != nil {
 				r.res.fail(k, err)
