@@ -50,41 +50,24 @@ func TestContractCheck31(t *testing.T) {
 		t.Errorf("operations and members differ from the 3.0 twin's:\n3.0:%s\n3.1:%s", ops30, ops31)
 	}
 
-	bad := filepath.Join(t.TempDir(), "bad31.yaml")
-	doc := `openapi: 3.1.0
-info: {title: t, version: "1"}
-paths:
-  /api/v1/referrals/:
-    post:
-      requestBody: {content: {application/json: {schema: {$ref: '#/components/schemas/R'}}}}
-      responses: {"201": {description: ok}}
-components:
-  schemas:
-    R:
-      type: object
-      properties:
-        trialId: {type: string}
-        codes: {type: array, prefixItems: [{type: string}]}
-`
-	if err := os.WriteFile(bad, []byte(doc), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	const pointer = "/components/schemas/R/properties/codes/prefixItems"
-	if res := runCLI(t, nil, "contract", "check", bad); res.code != 1 || !strings.Contains(res.stderr, pointer) {
-		t.Errorf("contract check: exit %d, stderr %q; want 1 naming %s", res.code, res.stderr, pointer)
-	}
-	res := runCLI(t, nil, "serve", "--addr", "127.0.0.1:0", "--contract", bad)
-	if res.code != 1 || !strings.Contains(res.stderr, pointer) {
-		t.Errorf("serve: exit %d, stderr %q; want 1 naming %s", res.code, res.stderr, pointer)
-	}
+	bad := refusedContract(t, "3.1.0", "codes: {type: array, prefixItems: [{type: string}]}")
+	wantRefused(t, bad, "/components/schemas/R/properties/codes/prefixItems", nil, "--contract", bad)
 }
 
 // TestContractRefusedAtStart: a contract with a construct the sandbox does
 // not support stops serve (given by SANDBOX_CONTRACT) and contract check
 // alike, naming the construct.
 func TestContractRefusedAtStart(t *testing.T) {
-	bad := filepath.Join(t.TempDir(), "bad.yaml")
-	doc := `openapi: 3.0.3
+	bad := refusedContract(t, "3.0.3", "sex: {anyOf: [{type: string}, {type: integer}]}")
+	wantRefused(t, bad, "/components/schemas/R/properties/sex/anyOf", map[string]string{"SANDBOX_CONTRACT": bad})
+}
+
+// refusedContract writes a contract of the given OpenAPI version whose
+// referral schema R holds member, a property the sandbox cannot take, and
+// returns its path.
+func refusedContract(t *testing.T, version, member string) string {
+	t.Helper()
+	doc := `openapi: ` + version + `
 info: {title: t, version: "1"}
 paths:
   /api/v1/referrals/:
@@ -97,16 +80,24 @@ components:
       type: object
       properties:
         trialId: {type: string}
-        sex: {anyOf: [{type: string}, {type: integer}]}
+        ` + member + `
 `
-	if err := os.WriteFile(bad, []byte(doc), 0o600); err != nil {
+	path := filepath.Join(t.TempDir(), "refused.yaml")
+	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	const pointer = "/components/schemas/R/properties/sex/anyOf"
-	if res := runCLI(t, nil, "contract", "check", bad); res.code != 1 || !strings.Contains(res.stderr, pointer) {
+	return path
+}
+
+// wantRefused checks that contract check and serve (given the contract by
+// environ or serveArgs) both refuse the contract at path with exit 1,
+// naming pointer.
+func wantRefused(t *testing.T, path, pointer string, environ map[string]string, serveArgs ...string) {
+	t.Helper()
+	if res := runCLI(t, nil, "contract", "check", path); res.code != 1 || !strings.Contains(res.stderr, pointer) {
 		t.Errorf("contract check: exit %d, stderr %q; want 1 naming %s", res.code, res.stderr, pointer)
 	}
-	res := runCLI(t, map[string]string{"SANDBOX_CONTRACT": bad}, "serve", "--addr", "127.0.0.1:0")
+	res := runCLI(t, environ, append([]string{"serve", "--addr", "127.0.0.1:0"}, serveArgs...)...)
 	if res.code != 1 || !strings.Contains(res.stderr, pointer) {
 		t.Errorf("serve: exit %d, stderr %q; want 1 naming %s", res.code, res.stderr, pointer)
 	}
