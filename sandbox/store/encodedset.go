@@ -39,6 +39,9 @@ func EncodeSet(set *fixtures.Set) (*EncodedSet, error) {
 	if set == nil {
 		return e, nil
 	}
+	// The slices never grow past these capacities, so the packer's
+	// pointers into them stay valid.
+	var p packer
 	e.referrals = make([]item, 0, len(set.Referrals))
 	for i, r := range set.Referrals {
 		key, value, err := encodeReferral(r)
@@ -46,6 +49,9 @@ func EncodeSet(set *fixtures.Set) (*EncodedSet, error) {
 			return nil, fmt.Errorf("referral %d (%q): %w", i, r.OutcomesID, err)
 		}
 		e.referrals = append(e.referrals, item{key, value})
+		it := &e.referrals[len(e.referrals)-1]
+		p.pack(&it.key)
+		p.pack(&it.value)
 	}
 	e.qualified = make([]encodedQualified, 0, len(set.QualifiedReferrals))
 	for i, q := range set.QualifiedReferrals {
@@ -59,8 +65,53 @@ func EncodeSet(set *fixtures.Set) (*EncodedSet, error) {
 			return nil, fmt.Errorf("qualified referral %d (%q): %w", i, q.ExternalSourceID, err)
 		}
 		e.qualified = append(e.qualified, encodedQualified{item{key, value}, q.AuditTrail})
+		eq := &e.qualified[len(e.qualified)-1]
+		p.pack(&eq.key)
+		p.pack(&eq.value)
 	}
+	p.flush()
 	return e, nil
+}
+
+// packChunk is the size of the strings a packer copies records into.
+const packChunk = 1 << 20
+
+// packer copies many small strings into a few large ones and points each
+// at its copy. An EncodedSet is kept as long as the sandbox runs, so its
+// strings might as well share allocations: each record's key and value
+// would otherwise be an allocation of its own, rounded up to Go's next
+// size class (about 30 bytes a referral) and interleaved in memory with
+// the garbage of encoding it, which keeps partly used pages resident once
+// that garbage is freed (about 19 MB with 100,000 referrals).
+type packer struct {
+	chunk strings.Builder
+	refs  []*string // the strings in chunk, in order
+}
+
+// pack copies *s into the current chunk; flush points *s at the copy.
+func (p *packer) pack(s *string) {
+	if p.chunk.Len()+len(*s) > packChunk {
+		p.flush()
+	}
+	if p.chunk.Len() == 0 {
+		p.chunk.Grow(max(packChunk, len(*s)))
+	}
+	p.chunk.WriteString(*s)
+	p.refs = append(p.refs, s)
+}
+
+// flush ends the current chunk: each string packed into it now points
+// into it.
+func (p *packer) flush() {
+	all := p.chunk.String()
+	off := 0
+	for _, s := range p.refs {
+		n := len(*s)
+		*s = all[off : off+n]
+		off += n
+	}
+	p.refs = p.refs[:0]
+	p.chunk = strings.Builder{}
 }
 
 // Len is the number of records, of both kinds.
