@@ -9,6 +9,7 @@ import (
 
 	"github.com/referrals-sandbox/referrals-sandbox/clock"
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
 // clockView is the body of GET /__sandbox/clock: the sandbox-wide clock, or
@@ -173,7 +174,7 @@ func (s *Server) reset(w http.ResponseWriter, r *http.Request) {
 		s.resetClient(w, r, *req.ClientID)
 		return
 	}
-	if err := s.store.Reset(s.cfg.Fixtures); err != nil {
+	if err := store.ResetFrom(s.store, s.records); err != nil {
 		s.fail(w, r, s.storeFailure("reset store", err))
 		return
 	}
@@ -208,7 +209,7 @@ func (s *Server) resetClient(w http.ResponseWriter, r *http.Request, clientID st
 	if !s.clientExists(w, r, clientID) {
 		return
 	}
-	if err := s.store.ResetClient(clientID, s.cfg.Fixtures); err != nil {
+	if err := store.ResetClientFrom(s.store, clientID, s.records); err != nil {
 		s.fail(w, r, s.storeFailure("reset the records of "+clientID, err))
 		return
 	}

@@ -10,7 +10,7 @@ import (
 
 // seed loads the fixtures' records into an empty store. A store that already
 // holds data (a --data file from an earlier run) is left as it is.
-func seed(st store.Store, set *fixtures.Set) error {
+func seed(st store.Store, records *store.EncodedSet) error {
 	empty, err := st.Empty()
 	if err != nil {
 		return fmt.Errorf("check store: %w", err)
@@ -18,7 +18,7 @@ func seed(st store.Store, set *fixtures.Set) error {
 	if !empty {
 		return nil
 	}
-	if err := st.Seed(set); err != nil {
+	if err := store.SeedFrom(st, records); err != nil {
 		return fmt.Errorf("load fixtures into the store: %w", err)
 	}
 	return nil

@@ -298,3 +298,46 @@ func TestQualifiedStatusMove(t *testing.T) {
 		})
 	}
 }
+
+// TestResetRestoresFixturesByteForByte: after records were changed and
+// created, a reset gives back the fixtures' referrals exactly as they
+// read before: the same listing and the same record, byte for byte
+// (the fixtures are kept encoded, in the store's form, to reset to).
+func TestResetRestoresFixturesByteForByte(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	tok := s.token(partner)
+	fixture := firstReferral(t, partner)
+	fixturePath := "/api/v1/referrals/" + fixture.TrialID + "/" + fixture.OutcomesID
+	const listPath = "/api/v1/referrals/?limit=500"
+	read := func(path string) string {
+		t.Helper()
+		r := s.do(request{path: path, token: tok})
+		if r.Status != http.StatusOK {
+			t.Fatalf("GET %s: %d %s", path, r.Status, r.Body)
+		}
+		return string(r.Body)
+	}
+	list, record := read(listPath), read(fixturePath)
+
+	for round := range 2 {
+		created := s.do(request{method: http.MethodPost, path: "/api/v1/referrals/", token: tok,
+			body: map[string]any{"trialId": "TRIAL-CARDIO-001", "patient": validPatient()}})
+		if created.Status != http.StatusCreated {
+			t.Fatalf("create: %d %s", created.Status, created.Body)
+		}
+		moveReferral(t, s, fixture, fixtures.StatusReviewing, http.StatusOK)
+		if read(listPath) == list || read(fixturePath) == record {
+			t.Fatal("the changes did not show: the test would prove nothing")
+		}
+		if r := s.admin(http.MethodPost, "/__sandbox/reset", nil); r.Status != http.StatusOK {
+			t.Fatalf("reset: %d %s", r.Status, r.Body)
+		}
+		if got := read(listPath); got != list {
+			t.Errorf("listing after reset %d:\n%s\nwant, as before the changes:\n%s", round+1, got, list)
+		}
+		if got := read(fixturePath); got != record {
+			t.Errorf("fixture referral after reset %d:\n%s\nwant:\n%s", round+1, got, record)
+		}
+	}
+}

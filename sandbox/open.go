@@ -97,7 +97,9 @@ type Instance struct {
 	Clock    *clock.Adjustable
 	// ClientClocks are the clocks of clients moved on their own.
 	ClientClocks *clock.PerClient
-	Fixtures     *fixtures.Set
+	// Fixtures are the clients and trials of the fixtures; their records
+	// are kept encoded by the server, to reset the store to.
+	Fixtures *fixtures.Set
 	// EmbeddedFixtures is true when the defaults are in use (their public
 	// credentials may be printed).
 	EmbeddedFixtures bool
@@ -200,6 +202,7 @@ func Open(opts Options) (*Instance, error) {
 		_ = in.Close()
 		return nil, err
 	}
+	in.Fixtures = in.Server.cfg.Fixtures
 	if in.Redis != nil {
 		// The client is this instance's own, so no other sandbox is using it
 		// while the hook goes in.

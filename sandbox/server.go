@@ -36,7 +36,9 @@ import (
 type Config struct {
 	// Provider is the identity provider the API trusts.
 	Provider *idp.Provider
-	// Fixtures is the data the store is seeded with and reset to.
+	// Fixtures is the data the store is seeded with and reset to. New
+	// keeps their records encoded (store.EncodedSet), not this set's
+	// decoded copies, which the caller may drop once New returns.
 	Fixtures *fixtures.Set
 	// Clock is the one sandbox clock; the admin API moves it.
 	Clock *clock.Adjustable
@@ -113,7 +115,12 @@ const (
 
 // Server is the whole sandbox as an http.Handler.
 type Server struct {
-	cfg        Config
+	// cfg.Fixtures holds only the clients and trials: the records are in
+	// records.
+	cfg Config
+	// records are the fixtures' records, as the store keeps them, to reset
+	// the store to.
+	records    *store.EncodedSet
 	log        *slog.Logger
 	store      store.Store
 	audience   string
@@ -211,15 +218,20 @@ func New(cfg Config) (*Server, error) {
 	if err := checkFixtureRecords(cfg.Fixtures, cfg.Clock.Now(), shapes); err != nil {
 		return nil, err
 	}
-	if err := seed(cfg.Store, cfg.Fixtures); err != nil {
+	records, err := store.EncodeSet(cfg.Fixtures)
+	if err != nil {
+		return nil, fmt.Errorf("load fixtures into the store: %w", err)
+	}
+	if err := seed(cfg.Store, records); err != nil {
 		return nil, err
 	}
+	cfg.Fixtures = &fixtures.Set{Clients: cfg.Fixtures.Clients, Trials: cfg.Fixtures.Trials}
 	trialsJSON, err := encodeTrialsList(cfg.Fixtures.Trials)
 	if err != nil {
 		return nil, err
 	}
 	s := &Server{
-		cfg: cfg, log: cfg.Logger, store: cfg.Store, audience: cfg.Audience, trialsJSON: trialsJSON,
+		cfg: cfg, records: records, log: cfg.Logger, store: cfg.Store, audience: cfg.Audience, trialsJSON: trialsJSON,
 		library: cfg.Library, scenarios: cfg.Scenarios, journal: newJournal(cfg),
 	}
 	s.useSharedState()

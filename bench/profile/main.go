@@ -8,6 +8,12 @@
 //
 // With --redis URL the sandbox runs in shared mode on that (running) Redis.
 //
+// With --startup it profiles start-up instead (no wrk): the opening of the
+// sandbox on --fixtures and --data, and what stays live after it.
+//
+//	go run ./bench/profile --startup --data /tmp/growth.db --out /tmp/start
+//	go tool pprof -sample_index=inuse_space -top /tmp/start.heap.pprof
+//
 // It builds the sandbox with sandbox.Open and the binary's own HTTP server
 // (sandbox.NewHTTPServer), with the options bench/run gives the binary:
 // no rate limit, warn-level JSON logging.
@@ -69,8 +75,12 @@ func run(ctx context.Context, args []string) error {
 	redisURL := fs.String("redis", "", "shared mode: a running Redis (redis://host:port/db) to keep the state in")
 	conns := fs.Int("connections", 50, "wrk connections")
 	threads := fs.Int("threads", 2, "wrk threads")
+	startup := fs.Bool("startup", false, "profile start-up (opening the sandbox) and the heap live after it, instead of a load")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *startup {
+		return profileStartup(sandbox.Options{FixturesDir: *fixturesDir, DataFile: *dataFile, RedisURL: *redisURL}, *out)
 	}
 	tg, ok := targets()[*target]
 	if !ok {

@@ -164,7 +164,11 @@ type owner struct {
 
 // Load inserts the set's records in one transaction.
 func (s *BuntStore) Load(set *fixtures.Set) error {
-	if err := s.updateTx(func(tx *buntdb.Tx) error { return loadSet(tx, set) }); err != nil {
+	e, err := EncodeSet(set)
+	if err == nil {
+		err = s.updateTx(func(tx *buntdb.Tx) error { return loadEncoded(tx, e) })
+	}
+	if err != nil {
 		return fmt.Errorf("load fixtures: %w", err)
 	}
 	return nil
@@ -175,42 +179,34 @@ func (s *BuntStore) Load(set *fixtures.Set) error {
 // seeds again. One process holds the file, so no replica races it.
 func (s *BuntStore) Seed(set *fixtures.Set) error { return s.Reset(set) }
 
-// Reset replaces every record with the set's. In memory it is one
-// transaction; a file is replaced whole (see resetFile), so that a crash
-// leaves either the old records or the new ones.
+// SeedEncoded is Seed with records already encoded (see EncodedSet).
+func (s *BuntStore) SeedEncoded(e *EncodedSet) error { return s.ResetEncoded(e) }
+
+// Reset replaces every record with the set's.
 func (s *BuntStore) Reset(set *fixtures.Set) error {
+	e, err := EncodeSet(set)
+	if err != nil {
+		return fmt.Errorf("reset store: %w", err)
+	}
+	return s.ResetEncoded(e)
+}
+
+// ResetEncoded is Reset with records already encoded. In memory it is one
+// transaction, which inserts e's own strings (the store and e then share
+// them); a file is replaced whole (see resetFile), so that a crash leaves
+// either the old records or the new ones.
+func (s *BuntStore) ResetEncoded(e *EncodedSet) error {
 	if s.path != MemoryPath {
-		return s.resetFile(set)
+		return s.resetFile(e)
 	}
 	err := s.updateTx(func(tx *buntdb.Tx) error {
 		if err := tx.DeleteAll(); err != nil {
 			return err
 		}
-		return loadSet(tx, set)
+		return loadEncoded(tx, e)
 	})
 	if err != nil {
 		return fmt.Errorf("reset store: %w", err)
-	}
-	return nil
-}
-
-func loadSet(tx *buntdb.Tx, set *fixtures.Set) error {
-	if set == nil {
-		return nil
-	}
-	for i, r := range set.Referrals {
-		key, value, err := encodeReferral(r)
-		if err == nil {
-			err = insert(tx, key, value)
-		}
-		if err != nil {
-			return fmt.Errorf("referral %d (%q): %w", i, r.OutcomesID, err)
-		}
-	}
-	for i, q := range set.QualifiedReferrals {
-		if err := insertQualified(tx, q); err != nil {
-			return fmt.Errorf("qualified referral %d (%q): %w", i, q.ExternalSourceID, err)
-		}
 	}
 	return nil
 }

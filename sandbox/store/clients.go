@@ -72,6 +72,16 @@ func (s *BuntStore) RuntimeClients() ([]fixtures.Client, error) {
 // in set (none when set is nil), in one transaction; other clients' records
 // are untouched.
 func (s *BuntStore) ResetClient(clientID string, set *fixtures.Set) error {
+	e, err := EncodeSet(set.OfClient(clientID))
+	if err != nil {
+		return fmt.Errorf("reset client %q: %w", clientID, err)
+	}
+	return s.ResetClientEncoded(clientID, e)
+}
+
+// ResetClientEncoded is ResetClient with records already encoded.
+func (s *BuntStore) ResetClientEncoded(clientID string, e *EncodedSet) error {
+	e = e.ofClient(clientID)
 	err := s.updateTx(func(tx *buntdb.Tx) error {
 		for _, index := range []string{referralsNewest, qualifiedNewest} {
 			var keys []string
@@ -93,7 +103,7 @@ func (s *BuntStore) ResetClient(clientID string, set *fixtures.Set) error {
 				}
 			}
 		}
-		return loadSet(tx, set.OfClient(clientID))
+		return loadEncoded(tx, e)
 	})
 	if err != nil {
 		return fmt.Errorf("reset client %q: %w", clientID, err)

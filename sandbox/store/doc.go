@@ -33,6 +33,11 @@
 // command, which buntdb cuts at open, is logged; a record that no longer
 // decodes is left out of listings and logged (badKeys).
 //
+// Fixtures. The sandbox keeps the fixtures' records to seed and reset to
+// as an EncodedSet: each record's key and value, encoded once. The
+// in-memory store inserts those very strings, so the records it holds and
+// the copy kept for Reset are one copy until a record changes.
+//
 // Listing seeks the index and reads one page: O(log n + limit) however many
 // records are stored. Cursors are opaque to callers: base64url of the last
 // returned record's sort line, which starts with the client's id, so a

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/tidwall/buntdb"
 )
 
@@ -27,11 +26,11 @@ import (
 // write then is replaced by the reset, as it would have been a moment
 // later. A set that does not load (conflict, invalid record) is refused
 // before anything is replaced.
-func (s *BuntStore) resetFile(set *fixtures.Set) error {
+func (s *BuntStore) resetFile(e *EncodedSet) error {
 	s.resetMu.Lock()
 	defer s.resetMu.Unlock()
 	tmp := resetPath(s.path)
-	if err := writeSnapshot(tmp, s.path, set); err != nil {
+	if err := writeSnapshot(tmp, s.path, e); err != nil {
 		return errors.Join(fmt.Errorf("reset store: %w", err), removeIfExists(tmp))
 	}
 	s.mu.Lock()
@@ -69,18 +68,18 @@ func (s *BuntStore) reopen() error {
 	return nil
 }
 
-// writeSnapshot writes the set's records to path as a complete buntdb file
+// writeSnapshot writes e's records to path as a complete buntdb file
 // and fsyncs it. The records are loaded into an in-memory buntdb first,
 // which checks them exactly as Load does, and saved from there, so the file
 // is in buntdb's own format. The file gets the permissions of like, the
 // data file it will replace.
-func writeSnapshot(path, like string, set *fixtures.Set) error {
+func writeSnapshot(path, like string, e *EncodedSet) error {
 	mem, err := buntdb.Open(MemoryPath)
 	if err != nil {
 		return fmt.Errorf("build new content: %w", err)
 	}
 	defer mem.Close()
-	if err := mem.Update(func(tx *buntdb.Tx) error { return loadSet(tx, set) }); err != nil {
+	if err := mem.Update(func(tx *buntdb.Tx) error { return loadEncoded(tx, e) }); err != nil {
 		return err
 	}
 	perm := os.FileMode(0o644)
