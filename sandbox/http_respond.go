@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
@@ -25,6 +26,16 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	setJSONContentType(w.Header())
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v) // a failed write means the client left
+}
+
+// writeJSONBytes writes body, already encoded JSON, as a response with
+// status and its Content-Length.
+func writeJSONBytes(w http.ResponseWriter, status int, body []byte) {
+	h := w.Header()
+	setJSONContentType(h)
+	h["Content-Length"] = []string{strconv.Itoa(len(body))}
+	w.WriteHeader(status)
+	_, _ = w.Write(body) // a failed write means the client left
 }
 
 // problem writes p for request r, filling in the instance and trace id.

@@ -146,6 +146,9 @@ type Server struct {
 	// upstream forwards partner calls to the real service; nil unless
 	// Config.Upstream.
 	upstream *upstreamProxy
+	// pages recycles the buffers listings are written from (see
+	// page_buffers.go).
+	pages pageBuffers
 }
 
 // New checks cfg and builds the server.
