@@ -142,8 +142,6 @@ type referralsJSONLister interface {
 // writeReferralsPage writes what writeJSON writes for a referralsPage of
 // the page's records, byte for byte, by appending the records' stored
 // encodings into one buffer: a page of 50 is about 18 KB, copied once.
-// The body's length is known, so it goes out with a Content-Length, in
-// one write rather than as chunks.
 func (s *Server) writeReferralsPage(w http.ResponseWriter, r *http.Request, l referralsJSONLister, clientID string, page store.Page) {
 	buf := s.pageBuffer()
 	defer s.releasePageBuffer(buf)

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
@@ -29,11 +28,9 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 // writeJSONBytes writes body, already encoded JSON, as a response with
-// status and its Content-Length.
+// status: the same answer writeJSON gives for the value body encodes.
 func writeJSONBytes(w http.ResponseWriter, status int, body []byte) {
-	h := w.Header()
-	setJSONContentType(h)
-	h["Content-Length"] = []string{strconv.Itoa(len(body))}
+	setJSONContentType(w.Header())
 	w.WriteHeader(status)
 	_, _ = w.Write(body) // a failed write means the client left
 }
