@@ -59,12 +59,7 @@ func (s *Server) listReferrals(w http.ResponseWriter, r *http.Request, caller id
 	}
 	// The stored JSON is the built-in shape: a contract's shape is rendered.
 	if l, ok := s.store.(referralsJSONLister); ok && !s.contract.shapes(referralKind) {
-		items, next, err := l.ListReferralsJSON(caller.ClientID, page)
-		if err != nil {
-			s.fail(w, r, listError(err))
-			return
-		}
-		writeReferralsPage(w, items, next)
+		s.writeReferralsPage(w, r, l, caller.ClientID, page)
 		return
 	}
 	items, next, err := s.store.ListReferrals(caller.ClientID, page)
@@ -141,29 +136,29 @@ func referralPath(ref fixtures.Referral) string {
 // the API writes them (the embedded store): a page is then written without
 // decoding and encoding every record again.
 type referralsJSONLister interface {
-	ListReferralsJSON(clientID string, page store.Page) ([]json.RawMessage, string, error)
+	AppendReferralsJSON(b []byte, clientID string, page store.Page) ([]byte, string, error)
 }
 
 // writeReferralsPage writes what writeJSON writes for a referralsPage of
-// those records, byte for byte, from their encodings.
-func writeReferralsPage(w http.ResponseWriter, items []json.RawMessage, next string) {
-	cursor, _ := json.Marshal(nextCursor(next)) // a *string cannot fail
-	n := len(`{"referrals":[],"nextCursor":}`+"\n") + len(cursor) + len(items)
-	for _, it := range items {
-		n += len(it)
-	}
-	b := make([]byte, 0, n)
-	b = append(b, `{"referrals":[`...)
-	for i, it := range items {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, it...)
+// the page's records, byte for byte, by appending the records' stored
+// encodings into one buffer: a page of 50 is about 18 KB, copied once.
+func (s *Server) writeReferralsPage(w http.ResponseWriter, r *http.Request, l referralsJSONLister, clientID string, page store.Page) {
+	buf := s.pageBuffer()
+	defer s.releasePageBuffer(buf)
+	b := append((*buf)[:0], `{"referrals":[`...)
+	b, next, err := l.AppendReferralsJSON(b, clientID, page)
+	if err != nil {
+		s.fail(w, r, listError(err))
+		return
 	}
 	b = append(b, `],"nextCursor":`...)
-	b = append(b, cursor...)
+	if next == "" {
+		b = append(b, "null"...)
+	} else {
+		cursor, _ := json.Marshal(next) // a string cannot fail
+		b = append(b, cursor...)
+	}
 	b = append(b, "}\n"...)
-	setJSONContentType(w.Header())
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(b) // a failed write means the client left
+	*buf = b
+	writeJSONBytes(w, http.StatusOK, b)
 }

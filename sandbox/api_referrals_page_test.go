@@ -1,48 +1,75 @@
-package sandbox
+package sandbox_test
 
 import (
-	"encoding/json"
-	"net/http/httptest"
+	"bytes"
+	"maps"
+	"net/http"
+	"slices"
 	"testing"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
-// TestWriteReferralsPage: a page written from the records' encodings is
-// byte for byte the page writeJSON writes from the records, with and
-// without records and a next cursor.
-func TestWriteReferralsPage(t *testing.T) {
-	refs := []fixtures.Referral{
-		{TrialID: "T-1", OutcomesID: "a", ClientID: "c", Status: fixtures.StatusReceived, Notes: "<&>"},
-		{TrialID: "T-2", OutcomesID: "b", ClientID: "c", Status: fixtures.StatusAccepted},
+// decodingStore hides the embedded store's encoded listing, so a sandbox
+// on it lists referrals as it does on any other store: decoding every
+// record and encoding the page with encoding/json.
+type decodingStore struct{ store.Store }
+
+// TestReferralsPageWrittenThrough: a page of referrals written from the
+// stored encodings is, byte for byte, the page the decoding path writes,
+// with the same status and headers, for every page size and cursor of a
+// walk through the listing and for an empty listing.
+func TestReferralsPageWrittenThrough(t *testing.T) {
+	fast := newSandbox(t)
+	if _, ok := fast.Store.(*store.BuntStore); !ok {
+		t.Skip("the encoded listing is the embedded store's")
 	}
-	for _, tc := range []struct {
-		name string
-		refs []fixtures.Referral
-		next string
-	}{
-		{"empty", []fixtures.Referral{}, ""},
-		{"last page", refs, ""},
-		{"more", refs, "cj9x-_"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			want := httptest.NewRecorder()
-			writeJSON(want, 200, referralsPage{Referrals: tc.refs, NextCursor: nextCursor(tc.next)})
-			var raw []json.RawMessage
-			for _, r := range tc.refs {
-				b, err := json.Marshal(r)
-				if err != nil {
-					t.Fatal(err)
-				}
-				raw = append(raw, b)
-			}
-			got := httptest.NewRecorder()
-			writeReferralsPage(got, raw, tc.next)
-			if got.Body.String() != want.Body.String() || got.Code != want.Code ||
-				got.Header().Get("Content-Type") != want.Header().Get("Content-Type") {
-				t.Errorf("got %d %q %s\nwant %d %q %s", got.Code, got.Header().Get("Content-Type"), got.Body,
-					want.Code, want.Header().Get("Content-Type"), want.Body)
-			}
-		})
+	token := fast.token(partner)
+	notes := []string{"plain", `<b>&amp;</b> "quoted" \ back`, "naïve café ☕ \u2028 line", ""}
+	for i := range 7 {
+		body := referralBody("TRIAL-CARDIO-001")
+		body["notes"] = notes[i%len(notes)]
+		fast.createReferral(token, body)
 	}
+	slow := newSandbox(t, useStore(decodingStore{fast.Store}))
+	slowToken := slow.token(partner)
+
+	compare := func(query, who, fastToken, slowToken string) *string {
+		t.Helper()
+		path := "/api/v1/referrals/?" + query
+		got := fast.do(request{path: path, token: fastToken})
+		want := slow.do(request{path: path, token: slowToken})
+		if got.Status != http.StatusOK || got.Status != want.Status || !bytes.Equal(got.Body, want.Body) {
+			t.Fatalf("%s GET %s: written through %d\n%s\ndecoded %d\n%s", who, path, got.Status, got.Body, want.Status, want.Body)
+		}
+		for _, h := range []http.Header{got.Header, want.Header} {
+			for _, name := range []string{"Date", "X-Request-Id"} {
+				h.Del(name)
+			}
+		}
+		if !maps.EqualFunc(got.Header, want.Header, slices.Equal) {
+			t.Errorf("%s GET %s: headers %v, want %v", who, path, got.Header, want.Header)
+		}
+		var page struct{ NextCursor *string }
+		got.decode(t, &page)
+		return page.NextCursor
+	}
+	for _, limit := range []string{"1", "2", "3", "7", ""} {
+		query := "limit=" + limit
+		if limit == "" {
+			query = ""
+		}
+		pages := 1
+		for cursor := compare(query, partner, token, slowToken); cursor != nil; pages++ {
+			if pages > 1000 {
+				t.Fatalf("limit %s: more than 1,000 pages", limit)
+			}
+			cursor = compare(query+"&cursor="+*cursor, partner, token, slowToken)
+		}
+		if limit == "1" && pages < 8 {
+			t.Errorf("limit 1: %d pages, want one per referral (at least 8)", pages)
+		}
+	}
+	// A client without referrals: an empty array and a null cursor.
+	compare("", partner2, fast.token(partner2), slow.token(partner2))
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/gorilla/mux"
+
+	"github.com/referrals-sandbox/referrals-sandbox/internal/redact"
 )
 
 // exactRoute is a route without variables, served without the router.
@@ -47,4 +49,28 @@ func (s *Server) serveRoutes(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.router.ServeHTTP(w, r)
+}
+
+// cleanPaths returns the paths of the exact routes in which x finds no
+// credential. The redactor never changes after it is made, so the
+// journal can skip redacting such a path: the answer would be the path
+// itself (see journalPath).
+func cleanPaths(exact map[string]exactRoute, x *redact.Redactor) map[string]bool {
+	clean := make(map[string]bool, len(exact))
+	for path := range exact {
+		if x.Path(path) == path {
+			clean[path] = true
+		}
+	}
+	return clean
+}
+
+// journalPath is path as the journal and problem bodies show it: with
+// every segment that holds a credential redacted. The sandbox's own route
+// paths are looked up instead of scanned segment by segment.
+func (s *Server) journalPath(path string) string {
+	if s.cleanPaths[path] {
+		return path
+	}
+	return s.redactor.Path(path)
 }

@@ -135,7 +135,7 @@ func (s *Server) journalEntry(r *http.Request, rec *statusRecorder, info *reques
 	e := JournalEntry{
 		At:           start.UTC().Format(fixtures.TimestampLayout),
 		Method:       r.Method,
-		Path:         s.redactor.Path(r.URL.Path),
+		Path:         s.journalPath(r.URL.Path),
 		Query:        s.redactor.Query(r.URL.RawQuery),
 		Endpoint:     info.endpoint,
 		ClientID:     info.claimed.ClientID,

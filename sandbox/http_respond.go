@@ -27,6 +27,14 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v) // a failed write means the client left
 }
 
+// writeJSONBytes writes body, already encoded JSON, as a response with
+// status: the same answer writeJSON gives for the value body encodes.
+func writeJSONBytes(w http.ResponseWriter, status int, body []byte) {
+	setJSONContentType(w.Header())
+	w.WriteHeader(status)
+	_, _ = w.Write(body) // a failed write means the client left
+}
+
 // problem writes p for request r, filling in the instance and trace id.
 // The instance is the path as the journal shows it: a token or secret sent
 // as a path segment never comes back in an error body.

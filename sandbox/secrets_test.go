@@ -273,3 +273,32 @@ func TestTokenErrorsNeverEchoASecret(t *testing.T) {
 		}
 	}
 }
+
+// TestJournalRedactsRoutePathHoldingASecret: the journal looks the
+// sandbox's own route paths up rather than scanning them, so a client
+// secret that is also a segment of such a path must still be redacted
+// there: a partner whose secret is "trials" does not find it in the
+// journal's path of GET /api/v1/referrals/trials.
+func TestJournalRedactsRoutePathHoldingASecret(t *testing.T) {
+	s := newSandbox(t, withClients(t, "", func(cs []fixtures.Client) []fixtures.Client {
+		for i := range cs {
+			if cs[i].ClientID == partner2 {
+				cs[i].ClientSecret = "trials"
+			}
+		}
+		return cs
+	}))
+	token := s.token(partner)
+	for _, path := range []string{"/api/v1/referrals/trials", "/health/ping"} {
+		if r := s.do(request{path: path, token: token}); r.Status != http.StatusOK {
+			t.Fatalf("GET %s: %d %s", path, r.Status, r.Body)
+		}
+	}
+	paths := map[string]bool{}
+	for _, e := range s.journalOf(url.Values{"clientId": {partner}}, 2) {
+		paths[e.Path] = true
+	}
+	if !paths["/api/v1/referrals/[redacted]"] || paths["/api/v1/referrals/trials"] || !paths["/health/ping"] {
+		t.Errorf("journal paths %v: want /api/v1/referrals/[redacted] and /health/ping", paths)
+	}
+}

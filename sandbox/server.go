@@ -136,6 +136,9 @@ type Server struct {
 	handler    http.Handler
 	router     *mux.Router           // the routes, for the metrics' operation label
 	exact      map[string]exactRoute // routes served without the router
+	// cleanPaths are the exact routes' paths that redaction leaves as they
+	// are (see journalPath).
+	cleanPaths map[string]bool
 	// lastIssuers caches the issuers of the last base URL (see issuers).
 	lastIssuers atomic.Pointer[baseIssuers]
 	// ownIssuer is the provider's OwnIssuer, taken once: a method value
@@ -153,6 +156,9 @@ type Server struct {
 	// upstream forwards partner calls to the real service; nil unless
 	// Config.Upstream.
 	upstream *upstreamProxy
+	// pages recycles the buffers listings are written from (see
+	// page_buffers.go).
+	pages pageBuffers
 }
 
 // New checks cfg and builds the server.
@@ -293,6 +299,7 @@ func (s *Server) routes() http.Handler {
 	// every answer, refusals included; the journal sees the final answer,
 	// including forced ones and 429s.
 	s.exact = exactRoutes(r)
+	s.cleanPaths = cleanPaths(s.exact, s.redactor)
 	return withRequestID(s.withMetrics(s.withShared(s.withAdminGuard(s.withJournal(s.withMetricsInfo(s.withHTTPSOnly(s.withScenarios(s.withUpstream(s.withRateLimit(http.HandlerFunc(s.serveRoutes)))))))))))
 }
 

@@ -100,7 +100,7 @@ func renderFigures(h History) string {
 	}
 	var peers []string
 	for _, r := range last.Results {
-		if r.Base == "" && r.Error == "" && len(r.Rounds) > 0 && (r.Key == keyCeiling || r.Key == keySigning) {
+		if r.Error == "" && len(r.Rounds) > 0 && (r.Key == keyCeiling || r.Key == keySigning || r.Key == keyTokenPeer) {
 			peers = append(peers, fmt.Sprintf("%s: %s", r.Label, formatValue(r.Value, r.Unit)))
 		}
 	}

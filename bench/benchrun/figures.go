@@ -7,6 +7,7 @@ const (
 	keyPing          = "ping"
 	keySigning       = "signing"
 	keyToken         = "token"
+	keyTokenPeer     = "token_peer"
 	keyQualified     = "qualified"
 	keyQualifiedData = "qualified_data"
 	keyTrialsRedis   = "trials_redis"
@@ -32,6 +33,7 @@ const (
 	ratioAtLeast            // value/base must be at least limit
 	valueBelow              // value must be under limit
 	valueAtMost             // value must be at most limit
+	baseAtLeast             // base/value must be at least limit: the base outdoes this figure (a peer)
 )
 
 // figure is one line of the table: what is measured, against what, and
@@ -53,6 +55,7 @@ func figures() []figure {
 		{key: keyPing, label: "GET /health/ping (auth)", unit: "req/s", base: keyCeiling, kind: ratioAtLeast, limit: 0.5},
 		{key: keySigning, label: "RS256 signing, all cores (token ceiling)", unit: "ops/s"},
 		{key: keyToken, label: "POST /oauth2/v2.0/token", unit: "req/s", base: keySigning, kind: ratioAtLeast, limit: 0.95},
+		{key: keyTokenPeer, label: "oauth2-mock-server 9.3.0 POST /token (peer, Node; bench/run --peer)", unit: "req/s", base: keyToken, kind: baseAtLeast, limit: 1.2},
 		{key: keyQualified, label: "POST /api/v1/referrals/qualified (memory)", unit: "req/s", base: keyCeiling, kind: ratioAtLeast, limit: 0.45},
 		{key: keyQualifiedData, label: "POST /api/v1/referrals/qualified (--data)", unit: "req/s", base: keyQualified},
 		// Shared mode: one replica with --redis (AOF, appendfsync always)

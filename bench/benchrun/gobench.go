@@ -12,7 +12,7 @@ import (
 
 // signingBenchmark is the Go benchmark whose rate is the token endpoint's
 // ceiling: RS256 signing with the sandbox key on every core.
-const signingBenchmark = "BenchmarkIssueParallel"
+const signingBenchmark = "BenchmarkSignRS256Parallel"
 
 // buildSigningBench compiles the idp package's tests once, so that each
 // round runs the benchmark without compiling in the middle of the run.

@@ -55,6 +55,9 @@ type config struct {
 	// growthTimeout bounds each generation and each start of a growth
 	// size, so that a slow start is recorded as such and the run ends.
 	growthTimeout time.Duration
+	// peer is a directory where oauth2-mock-server was installed with npm,
+	// whose token endpoint is measured beside the sandbox's; "" for none.
+	peer string
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -73,6 +76,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&c.shared, "shared", true, "also measure shared mode: one sandbox on a private redis-server, one on a private 3-master Redis Cluster (needs redis-server and redis-cli)")
 	fs.BoolVar(&c.strict, "strict", false, "exit 1 when a target is missed, not only when a figure fails")
 	fs.StringVar(&c.docs, "docs", "docs/benchmarks.md", "the document whose generated tables are rewritten from the results")
+	fs.StringVar(&c.peer, "peer", "", "directory where `npm install oauth2-mock-server@9.3.0` was run: also measure that peer's token endpoint (needs node); empty: left out")
 	fs.BoolVar(&c.render, "render", false, "measure nothing: only rewrite the generated tables from the results")
 	fs.BoolVar(&c.growth, "growth", false, "measure cost against size (--growth-sizes) instead of the figures")
 	sizes := fs.String("growth-sizes", "100,10000,100000,1000000", "referral counts of --growth, separated by commas")

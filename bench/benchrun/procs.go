@@ -248,10 +248,15 @@ func healthy(ctx context.Context, client *http.Client, base string) (bool, error
 // startCeiling starts the bare handler and reads its address from its
 // first line of output.
 func (ps *procs) startCeiling(ctx context.Context, bin string) (*proc, string, error) {
-	cmd := exec.CommandContext(ctx, bin, "--addr", "127.0.0.1:0")
+	return ps.startPrinting(ctx, exec.CommandContext(ctx, bin, "--addr", "127.0.0.1:0"), "the ceiling server")
+}
+
+// startPrinting starts cmd, a server that prints its address (host:port)
+// as its first line of output, and returns its base URL.
+func (ps *procs) startPrinting(ctx context.Context, cmd *exec.Cmd, what string) (*proc, string, error) {
 	out, err := cmd.StdoutPipe()
 	if err != nil {
-		return nil, "", fmt.Errorf("ceiling stdout: %w", err)
+		return nil, "", fmt.Errorf("%s: stdout: %w", what, err)
 	}
 	p, err := ps.start(cmd)
 	if err != nil {
@@ -274,10 +279,10 @@ func (ps *procs) startCeiling(ctx context.Context, bin string) (*proc, string, e
 			return p, "http://" + addr, nil
 		}
 		ps.stop(p)
-		return nil, "", fmt.Errorf("the ceiling server printed no address: %s", p.stderr)
+		return nil, "", fmt.Errorf("%s printed no address: %s", what, p.stderr)
 	case <-timeout.C:
 		ps.stop(p)
-		return nil, "", errors.New("the ceiling server printed no address within 10s")
+		return nil, "", fmt.Errorf("%s printed no address within 10s", what)
 	case <-ctx.Done():
 		ps.stop(p)
 		return nil, "", ctx.Err()

@@ -119,6 +119,12 @@ func evaluate(rs results) []Result {
 				met := r.Ratio >= f.limit
 				r.Met = &met
 			}
+		case baseAtLeast:
+			r.Target = fmt.Sprintf("%s >= %.1fx this", f.base, f.limit)
+			if r.Ratio > 0 {
+				met := 1/r.Ratio >= f.limit
+				r.Met = &met
+			}
 		case valueBelow:
 			r.Target = fmt.Sprintf("< %g %s", f.limit, f.unit)
 			if measured {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"embed"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -18,6 +19,9 @@ import (
 
 //go:embed lua/*.lua
 var luaScripts embed.FS
+
+//go:embed peer/*.mjs
+var peerScripts embed.FS
 
 // runner measures every figure of one run.
 type runner struct {
@@ -179,7 +183,20 @@ func (r *runner) measureEndpoints(ctx context.Context) {
 		loads = append(loads, sign)
 	}
 	if mem != nil {
-		loads = append(loads, r.sandboxLoads(ctx, mem, keyToken, keyQualified)...)
+		loads = append(loads, r.sandboxLoads(ctx, mem, keyToken)...)
+	}
+	// The peer's token endpoint right after the sandbox's, in the same
+	// rounds; without --peer (or node, or the package) it is left out.
+	switch peer, err := r.peerLoad(ctx); {
+	case errors.Is(err, errNoPeer):
+		r.logf("peer token endpoint not measured: %v", err)
+	case err != nil:
+		r.res.fail(keyTokenPeer, err)
+	default:
+		loads = append(loads, peer)
+	}
+	if mem != nil {
+		loads = append(loads, r.sandboxLoads(ctx, mem, keyQualified)...)
 	}
 	if data != nil {
 		loads = append(loads, r.sandboxLoads(ctx, data, keyQualifiedData)...)
@@ -398,15 +415,21 @@ func (r *runner) sandboxLoads(ctx context.Context, s *sandbox, keys ...string) [
 
 // script writes an embedded Lua script into the run's directory.
 func (r *runner) script(name string) (string, error) {
-	b, err := luaScripts.ReadFile("lua/" + name)
+	return r.embedded(luaScripts, "lua/"+name)
+}
+
+// embedded writes the embedded file at path into the run's directory and
+// returns where.
+func (r *runner) embedded(files embed.FS, path string) (string, error) {
+	b, err := files.ReadFile(path)
 	if err != nil {
-		return "", fmt.Errorf("lua script %s: %w", name, err)
+		return "", fmt.Errorf("script %s: %w", path, err)
 	}
-	path := filepath.Join(r.work, name)
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		return "", fmt.Errorf("lua script %s: %w", name, err)
+	out := filepath.Join(r.work, filepath.Base(path))
+	if err := os.WriteFile(out, b, 0o644); err != nil {
+		return "", fmt.Errorf("script %s: %w", path, err)
 	}
-	return path, nil
+	return out, nil
 }
 
 // runLoads warms each load up once, then runs cfg.rounds rounds of every

@@ -6,7 +6,6 @@ import (
 	"sync"
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
-	"github.com/tidwall/buntdb"
 )
 
 // maxVerified and maxVerifiedBytes bound the verified-records cache: a
@@ -51,43 +50,51 @@ func (c *verifiedRecords) add(key, value string) {
 	c.bytes += len(key) + len(value)
 }
 
-// ListReferralsJSON is ListReferrals with each referral as the API encodes
-// it (encoding/json, as json.Marshal writes it), for a listing to write
-// through. A record that no longer decodes is skipped and logged, as
-// ListReferrals does.
-func (s *BuntStore) ListReferralsJSON(clientID string, page Page) ([]json.RawMessage, string, error) {
-	var items []item
-	var next string
-	err := s.viewTx(func(tx *buntdb.Tx) error {
+// AppendReferralsJSON appends one page of the client's referrals to b, as
+// the API encodes each (encoding/json, as json.Marshal writes it) and
+// separated by commas: the inside of the page's JSON array, for a listing
+// to write without decoding and encoding every record again. A stored
+// value already verified to be that encoding is copied as it is; any other
+// is decoded and encoded. A record that no longer decodes is left out and
+// logged, as ListReferrals does.
+func (s *BuntStore) AppendReferralsJSON(b []byte, clientID string, page Page) ([]byte, string, error) {
+	first := true
+	next, err := s.listRecords("referrals", referralListing(), clientID, page, func(it item) error {
 		var err error
-		items, next, err = walkPage(tx, referralListing(), clientID, page)
-		return err
+		mark := len(b)
+		if !first {
+			b = append(b, ',')
+		}
+		if b, err = s.appendReferralJSON(b, it); err != nil {
+			b = b[:mark]
+			return err
+		}
+		first = false
+		return nil
 	})
 	if err != nil {
-		return nil, "", fmt.Errorf("list referrals of client %q: %w", clientID, err)
+		return nil, "", err
 	}
-	out := make([]json.RawMessage, 0, len(items))
-	for _, it := range items {
-		_, stored := splitValue(it.value)
-		if s.verified.has(it.key, it.value) {
-			out = append(out, json.RawMessage(stored))
-			continue
-		}
-		rec, err := decode[fixtures.Referral](it.key, it.value)
-		if s.bad.skip(it.key, err) {
-			continue
-		}
-		if err != nil {
-			return nil, "", fmt.Errorf("list referrals of client %q: %w", clientID, err)
-		}
-		b, err := json.Marshal(rec)
-		if err != nil {
-			return nil, "", fmt.Errorf("list referrals of client %q: encode %q: %w", clientID, it.key, err)
-		}
-		if string(b) == stored {
-			s.verified.add(it.key, it.value)
-		}
-		out = append(out, b)
+	return b, next, nil
+}
+
+// appendReferralJSON appends the API's encoding of the referral stored as
+// it to b.
+func (s *BuntStore) appendReferralJSON(b []byte, it item) ([]byte, error) {
+	_, stored := splitValue(it.value)
+	if s.verified.has(it.key, it.value) {
+		return append(b, stored...), nil
 	}
-	return out, next, nil
+	rec, err := decode[fixtures.Referral](it.key, it.value)
+	if err != nil {
+		return b, err
+	}
+	enc, err := json.Marshal(rec)
+	if err != nil {
+		return b, fmt.Errorf("encode %q: %w", it.key, err)
+	}
+	if string(enc) == stored {
+		s.verified.add(it.key, it.value)
+	}
+	return append(b, enc...), nil
 }

@@ -77,3 +77,31 @@ func walkPage(tx *buntdb.Tx, l listing, clientID string, page Page) ([]item, str
 	}
 	return items, next, nil
 }
+
+// listRecords reads one page of the client's records in l and hands each
+// to add, in order. A record add finds damaged (ErrCorrupt) is left out and
+// logged once; any other error of add ends the listing. ListReferrals and
+// ListReferralsJSON differ only in add: decoding a record, or appending its
+// JSON.
+func (s *BuntStore) listRecords(what string, l listing, clientID string, page Page, add func(it item) error) (string, error) {
+	var items []item
+	var next string
+	err := s.viewTx(func(tx *buntdb.Tx) error {
+		var err error
+		items, next, err = walkPage(tx, l, clientID, page)
+		return err
+	})
+	if err != nil {
+		return "", fmt.Errorf("list %s of client %q: %w", what, clientID, err)
+	}
+	for _, it := range items {
+		err := add(it)
+		if s.bad.skip(it.key, err) {
+			continue
+		}
+		if err != nil {
+			return "", fmt.Errorf("list %s of client %q: %w", what, clientID, err)
+		}
+	}
+	return next, nil
+}

@@ -36,26 +36,16 @@ func (s *BuntStore) GetReferral(clientID, outcomesID string) (fixtures.Referral,
 
 // ListReferrals returns one page of the client's referrals, newest first.
 func (s *BuntStore) ListReferrals(clientID string, page Page) ([]fixtures.Referral, string, error) {
-	var items []item
-	var next string
-	err := s.viewTx(func(tx *buntdb.Tx) error {
-		var err error
-		items, next, err = walkPage(tx, referralListing(), clientID, page)
+	out := []fixtures.Referral{} // not nil: an empty page
+	next, err := s.listRecords("referrals", referralListing(), clientID, page, func(it item) error {
+		rec, err := decode[fixtures.Referral](it.key, it.value)
+		if err == nil {
+			out = append(out, rec)
+		}
 		return err
 	})
 	if err != nil {
-		return nil, "", fmt.Errorf("list referrals of client %q: %w", clientID, err)
-	}
-	out := make([]fixtures.Referral, 0, len(items))
-	for _, it := range items {
-		rec, err := decode[fixtures.Referral](it.key, it.value)
-		if s.bad.skip(it.key, err) {
-			continue
-		}
-		if err != nil {
-			return nil, "", fmt.Errorf("list referrals of client %q: %w", clientID, err)
-		}
-		out = append(out, rec)
+		return nil, "", err
 	}
 	return out, next, nil
 }
