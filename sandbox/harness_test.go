@@ -240,3 +240,20 @@ func (s *testSandbox) advance(d time.Duration) {
 func validPatient() map[string]any {
 	return map[string]any{"firstName": "Ann", "lastName": "Lee", "dateOfBirth": "1980-04-12", "gender": "female"}
 }
+
+// openSandbox opens a sandbox with opts, as serve does, and serves it on
+// httptest until the test ends: for tests of options newSandbox does not
+// take (shared mode on a Redis or cluster of their own).
+func openSandbox(t *testing.T, opts sandbox.Options) *testSandbox {
+	t.Helper()
+	in, err := sandbox.Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(in.Server)
+	t.Cleanup(func() {
+		ts.Close()
+		_ = in.Close()
+	})
+	return &testSandbox{t: t, URL: ts.URL, client: ts.Client(), plain: ts.Client()}
+}

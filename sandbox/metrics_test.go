@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"os/exec"
 	"strings"
 	"testing"
@@ -251,16 +250,7 @@ func TestMetricsPassPromtool(t *testing.T) {
 // journal's size rather than reporting a false zero.
 func TestMetricsCountRedisRoundTrips(t *testing.T) {
 	redisSrv := redistest.Start(t)
-	in, err := sandbox.Open(sandbox.Options{RedisURL: redisSrv.URL, RedisTimeout: 2 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(in.Server)
-	t.Cleanup(func() {
-		ts.Close()
-		_ = in.Close()
-	})
-	s := &testSandbox{t: t, URL: ts.URL, client: ts.Client(), plain: ts.Client()}
+	s := openSandbox(t, sandbox.Options{RedisURL: redisSrv.URL, RedisTimeout: 2 * time.Second})
 	token := s.token(partner)
 	if r := s.do(request{path: trialsPath, token: token}); r.Status != http.StatusOK {
 		t.Fatalf("trials: %d %s", r.Status, r.Body)

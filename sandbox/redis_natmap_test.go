@@ -2,7 +2,6 @@ package sandbox_test
 
 import (
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -25,16 +24,7 @@ func TestRedisClusterNATMap(t *testing.T) {
 		proxies = append(proxies, p)
 		natMap = append(natMap, node.Addr+"="+p.Addr)
 	}
-	in, err := sandbox.Open(sandbox.Options{RedisClusterURL: cluster.URL, RedisClusterNATMap: natMap, RedisTimeout: 2 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(in.Server)
-	t.Cleanup(func() {
-		ts.Close()
-		_ = in.Close()
-	})
-	s := &testSandbox{t: t, URL: ts.URL, client: ts.Client(), plain: ts.Client()}
+	s := openSandbox(t, sandbox.Options{RedisClusterURL: cluster.URL, RedisClusterNATMap: natMap, RedisTimeout: 2 * time.Second})
 	if r := s.do(request{path: trialsPath, token: s.token(partner)}); r.Status != http.StatusOK {
 		t.Fatalf("trials through the mapped cluster: %d %s", r.Status, r.Body)
 	}

@@ -2,7 +2,6 @@ package sandbox_test
 
 import (
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -19,16 +18,7 @@ import (
 // record, which reads back 200.
 func TestUnconfirmedWriteSaysItMayBeStored(t *testing.T) {
 	cluster := redistest.StartCluster(t, 3, 1)
-	in, err := sandbox.Open(sandbox.Options{RedisClusterURL: cluster.URL, RedisPrefix: "unconfirmed:", RedisWait: 1, RedisTimeout: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(in.Server)
-	t.Cleanup(func() {
-		ts.Close()
-		_ = in.Close()
-	})
-	s := &testSandbox{t: t, URL: ts.URL, client: ts.Client(), plain: ts.Client()}
+	s := openSandbox(t, sandbox.Options{RedisClusterURL: cluster.URL, RedisPrefix: "unconfirmed:", RedisWait: 1, RedisTimeout: time.Second})
 	token := s.token(partner)
 	for _, replica := range cluster.Nodes[cluster.Masters:] {
 		replica.Freeze(t)

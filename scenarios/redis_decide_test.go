@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/referrals-sandbox/referrals-sandbox/internal/rediscall"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redistest"
 )
@@ -50,13 +48,7 @@ func TestFireScriptOncePerCall(t *testing.T) {
 func TestDecideResendsACallWhoseNodeDied(t *testing.T) {
 	srv := redistest.Start(t)
 	proxy := redistest.NewFaultProxy(t, srv)
-	opts, err := redis.ParseURL(proxy.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts.ReadTimeout = time.Second
-	rdb := redis.NewClient(opts)
-	t.Cleanup(func() { _ = rdb.Close() })
+	rdb := proxy.NewClient(t, time.Second)
 	e := NewRedis(rdb, "sandbox:", 0, Config{})
 	ctx := t.Context()
 	added, err := e.Add(ctx, Rule{Status: 503, Times: 1})
@@ -72,7 +64,7 @@ func TestDecideResendsACallWhoseNodeDied(t *testing.T) {
 	}()
 	// Redis comes back once go-redis has met more refused connections than
 	// it retries (MaxRetries 3), or Decide has ended.
-	proxy.HealAfterRefusals(opts.MaxRetries+1, done)
+	proxy.HealAfterRefusals(rdb.Options().MaxRetries+1, done)
 	<-done
 	if err != nil || !fired {
 		t.Errorf("Decide whose Redis died after the script ran, then came back: fired %v, err %v; want the decision its count was spent on", fired, err)

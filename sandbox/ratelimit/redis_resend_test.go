@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redistest"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/ratelimit"
 )
@@ -20,13 +18,7 @@ import (
 func TestTakeResendsASwapWhoseNodeDied(t *testing.T) {
 	srv := redistest.Start(t)
 	proxy := redistest.NewFaultProxy(t, srv)
-	opts, err := redis.ParseURL(proxy.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts.ReadTimeout = time.Second
-	rdb := redis.NewClient(opts)
-	t.Cleanup(func() { _ = rdb.Close() })
+	rdb := proxy.NewClient(t, time.Second)
 	buckets := ratelimit.New(ratelimit.NewRedis(rdb, "sandbox:ratelimit:"))
 	limit := ratelimit.Limit{Rate: 0.001, Burst: 5}
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -38,7 +30,10 @@ func TestTakeResendsASwapWhoseNodeDied(t *testing.T) {
 		t.Fatal(err)
 	}
 	proxy.ArmMatching(func(cmd []string) bool { return strings.HasPrefix(cmd[0], "EVAL") }, 1, redistest.LoseReplyThenRefuse)
-	var d ratelimit.Decision
+	var (
+		d   ratelimit.Decision
+		err error
+	)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -46,7 +41,7 @@ func TestTakeResendsASwapWhoseNodeDied(t *testing.T) {
 	}()
 	// Redis comes back once go-redis has met more refused connections than
 	// it retries (MaxRetries 3), or Take has ended.
-	proxy.HealAfterRefusals(opts.MaxRetries+1, done)
+	proxy.HealAfterRefusals(rdb.Options().MaxRetries+1, done)
 	<-done
 	if err != nil || !d.Allowed || d.Remaining() != 4 {
 		t.Errorf("Take whose Redis died after the swap ran, then came back: %+v, err %v; want allowed with 4 tokens left (the one it spent)", d, err)
