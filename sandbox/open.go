@@ -64,8 +64,9 @@ type Options struct {
 	// RedisClusterURL (--redis-cluster) puts the shared state on a Redis
 	// Cluster, in go-redis's ParseClusterURL form
 	// (redis://[:password@]host:port?addr=host2:port2); it excludes
-	// RedisURL. Every key then carries RedisPrefix as its hash tag, so
-	// each script and transaction stays within one slot.
+	// RedisURL. Every key then carries a hash tag, so each script and
+	// transaction stays within one slot: the record store's tags are its
+	// clients' (see store.RedisStore), the other parts' RedisPrefix.
 	RedisClusterURL string
 	// RedisWait, when positive, follows every write with WAIT RedisWait:
 	// the write is acknowledged only once that many replicas have it
@@ -104,8 +105,9 @@ type Instance struct {
 	CACertPEM []byte
 	CAPath    string
 	store     store.Store
-	// redisPrefix is the prefix the shared state's keys really start with:
-	// --redis-prefix, wrapped in a hash tag on a cluster.
+	// redisPrefix is the prefix the shared state's keys other than the
+	// record store's really start with: --redis-prefix, wrapped in a hash
+	// tag on a cluster.
 	redisPrefix string
 	// privateTLSDir is the directory Open created for CAPath, removed by
 	// Close; "" when the caller chose the directory.
