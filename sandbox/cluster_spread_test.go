@@ -22,10 +22,10 @@ import (
 // TestClusterKeySpread measures how one sandbox's keys spread over the
 // shards of a 3-master cluster, laid out as --redis-cluster lays them: 100
 // clients, each with 3 referrals, a moved clock and a rate-limit bucket.
-// Each client's records sit in the client's own slot, so the clients'
-// records spread over every master; the record store's global keys sit in
-// one slot, and so do the other shared parts' keys (the whole prefix is
-// their hash tag). The figures are logged for docs/shared-mode.md (go test
+// Each client's records and rate-limit bucket sit in the client's own
+// slot, so they spread over every master with the clients; the record
+// store's global keys sit in one slot, and so do the other shared parts'
+// keys (the whole prefix is their hash tag), the clocks included. The figures are logged for docs/shared-mode.md (go test
 // -v -run TestClusterKeySpread ./sandbox/).
 func TestClusterKeySpread(t *testing.T) {
 	t.Parallel() // on its own Redis
@@ -39,7 +39,7 @@ func TestClusterKeySpread(t *testing.T) {
 	}
 	shared := redisslot.Tag(prefix)
 	clocks := clock.NewRedis(rdb, clock.NewRedisKeys(shared), clock.NewPerClient(clock.NewAdjustable(nil)))
-	limits := ratelimit.NewRedis(rdb, shared+"ratelimit:")
+	limits := ratelimit.NewRedis(rdb, prefix+"ratelimit:")
 	for c := range clients {
 		client := fmt.Sprintf("client-%03d", c)
 		for r := range 3 {
@@ -59,9 +59,10 @@ func TestClusterKeySpread(t *testing.T) {
 	}
 
 	// Each key is counted under its hash tag: "c:<client>" (a client's
-	// records), "g" (the record store's global keys) or "team:" (the other
-	// shared parts).
+	// records and bucket), "g" (the record store's global keys) or "team:"
+	// (the other shared parts).
 	perMaster := map[string]map[string]int{} // master -> tag -> keys
+	buckets := map[string]bool{}             // client tags holding a bucket
 	var mu sync.Mutex                        // ForEachMaster calls fn on every master at once
 	err = rdb.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
 		counts := map[string]int{}
@@ -70,6 +71,11 @@ func TestClusterKeySpread(t *testing.T) {
 			_, rest, _ := strings.Cut(iter.Val(), "{")
 			tag, _, _ := strings.Cut(rest, "}")
 			counts[tag]++
+			if strings.HasPrefix(iter.Val(), prefix+"ratelimit:{c:") {
+				mu.Lock()
+				buckets[tag] = true
+				mu.Unlock()
+			}
 		}
 		mu.Lock()
 		perMaster[node.Options().Addr] = counts
@@ -98,7 +104,7 @@ func TestClusterKeySpread(t *testing.T) {
 				other += n
 			}
 		}
-		lines = append(lines, fmt.Sprintf("master %s: %d clients (%d record-store keys), %d global record-store keys, %d keys of the other shared parts",
+		lines = append(lines, fmt.Sprintf("master %s: %d clients (%d keys: records, generation, bucket, call), %d global record-store keys, %d keys of the shared slot (clocks...)",
 			addr, clientsHere, clientKeys, global, other))
 	}
 	sort.Strings(lines)
@@ -122,6 +128,9 @@ func TestClusterKeySpread(t *testing.T) {
 	}
 	if found != clients {
 		t.Errorf("found the keys of %d clients, want %d", found, clients)
+	}
+	if len(buckets) != clients {
+		t.Errorf("found %d rate-limit buckets under their client's tag, want %d", len(buckets), clients)
 	}
 	t.Logf("%d clients on 3 masters:\n%s", clients, strings.Join(lines, "\n"))
 }

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -183,7 +184,11 @@ func Open(opts Options) (*Instance, error) {
 	if err := in.openStore(opts); err != nil {
 		return nil, errors.Join(err, in.removePrivateTLSDir())
 	}
+	// The keys kept per client carry their client's hash tag after the
+	// prefix, so they take --redis-prefix as given, untagged.
+	clientPrefix := ""
 	if in.redisPrefix != "" {
+		clientPrefix = cmp.Or(opts.RedisPrefix, store.DefaultRedisPrefix)
 		opts.RedisPrefix = in.redisPrefix
 	}
 	in.Server, err = New(Config{
@@ -191,7 +196,8 @@ func Open(opts Options) (*Instance, error) {
 		Library: library, Scenarios: engine, JournalSize: opts.JournalSize, JournalBytes: opts.JournalBytes,
 		RateLimit: opts.RateLimit, RateBurst: opts.RateBurst, AdminToken: opts.AdminToken, CACertPEM: in.CACertPEM,
 		HTTPSOnly: in.TLS != nil, ClientClocks: clocks, AllowedHosts: hosts, Redis: in.Redis, RedisPrefix: opts.RedisPrefix,
-		Upstream: opts.Upstream, Contract: contract,
+		RedisClientPrefix: clientPrefix,
+		Upstream:          opts.Upstream, Contract: contract,
 		Build: opts.Build,
 	})
 	if err != nil {

@@ -30,6 +30,26 @@ func ValidPrefix(prefix string) error {
 	return nil
 }
 
+// ClientTag is the hash tag of a client's keys: "{c:" and the client id,
+// with '%', ':', '{', '}' and control characters percent-encoded, then
+// "}". Keys of one client that carry it share that client's slot, whatever
+// part of the sandbox writes them; the encoding keeps the tag whole (a
+// brace would end it early) and the id free of ':' (the key separator).
+func ClientTag(clientID string) string {
+	var b strings.Builder
+	b.WriteString("{c:")
+	for i := 0; i < len(clientID); i++ {
+		c := clientID[i]
+		if c == '%' || c == ':' || c == '{' || c == '}' || c < 0x20 || c == 0x7f {
+			fmt.Fprintf(&b, "%%%02X", c)
+		} else {
+			b.WriteByte(c)
+		}
+	}
+	b.WriteString("}")
+	return b.String()
+}
+
 // ScanClient is the client a SCAN over keys sharing key's slot must use: a
 // cluster client sends a SCAN to any node, so there it is the master that
 // owns key's slot (asked again each time, so a failover is followed);

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/referrals-sandbox/referrals-sandbox/internal/redisslot"
 )
 
 // DefaultRedisPrefix starts every key a RedisStore writes, unless
@@ -21,8 +23,9 @@ const DefaultRedisTimeout = 10 * time.Second
 // several sandbox replicas on one Redis, or one Redis Cluster, see the same
 // records.
 //
-// Key layout under the prefix P, with client and id escaped (see escape,
-// so no part holds ':'). A client's keys share the hash tag {c:<client>},
+// Key layout under the prefix P, with ids escaped (see escape) and the
+// client as redisslot.ClientTag encodes it, so no part holds ':'. A
+// client's keys share the hash tag {c:<client>},
 // so on a cluster they share one slot and the clients spread over the
 // shards; the global keys share the tag {g}. On a single Redis the tags
 // change nothing, and the same layout serves both.
@@ -120,9 +123,11 @@ func (s *RedisStore) run(script *redis.Script, args ...any) (any, error) {
 	return s.runOn(script, s.genKey, s.global, args)
 }
 
-// clientBase is the prefix of the client's keys: P{c:<escaped client>}.
+// clientBase is the prefix of the client's keys: P{c:<client>}, the
+// client's hash tag (redisslot.ClientTag), which the rate-limit bucket of
+// the client shares.
 func (s *RedisStore) clientBase(clientID string) string {
-	return s.prefix + "{c:" + escape(clientID) + "}"
+	return s.prefix + redisslot.ClientTag(clientID)
 }
 
 // runClient runs a script on the client's slot, with the client's

@@ -281,7 +281,7 @@ func (s *RedisStore) deleteStaleGenerations() error {
 }
 
 // generationOf parses the generation of a record key: the digits of
-// P{g}gN:... or of P{c:<client>}gN:... (an escaped client holds no ':',
+// P{g}gN:... or of P{c:<client>}gN:... (a client tag holds no ":" or "}",
 // and its generation follows the last "}g" before the first ':').
 func (s *RedisStore) generationOf(key string) (string, bool) {
 	rest, ok := strings.CutPrefix(key, s.prefix)
