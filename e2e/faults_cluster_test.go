@@ -5,28 +5,37 @@ import (
 	"testing"
 	"time"
 
+	"github.com/referrals-sandbox/referrals-sandbox/internal/redisslot"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redistest"
 )
 
 // clusterFaultKinds are the faults of the cluster run: the replicas'
-// own, and the Redis nodes of the sandbox's slot (on a cluster every key
-// of one sandbox is in one slot, so one shard holds them all). The nodes'
-// links are not proxied: the client reaches whichever node the cluster
-// names, so latency, resets and partitions are the single-Redis run's.
+// own, and the Redis nodes of one of the sandbox's slots (slotKeys). The
+// nodes' links are not proxied: the client reaches whichever node the
+// cluster names, so latency, resets and partitions are the single-Redis
+// run's.
 var clusterFaultKinds = []string{
 	"replica_sigstop", "replica_sigkill",
 	"master_sigkill_failover", "master_sigstop_failover", "shard_replica_sigkill",
 }
 
-// sandboxSlotKey is a key in the slot of the sandbox's keys (its
-// hash-tagged default prefix).
-const sandboxSlotKey = "{referrals-sandbox:}"
+// slotKeys are keys in the slots whose shards the node faults hit, one
+// picked at random each time: the shared parts' slot (the whole default
+// prefix is its hash tag: clocks, rules, journal, runtime clients), each
+// partner's slot (its records and rate-limit bucket), and the record
+// store's global slot (generations, clients set).
+var slotKeys = []string{
+	"{referrals-sandbox:}",
+	"referrals-sandbox:" + redisslot.ClientTag(partners[0].id),
+	"referrals-sandbox:" + redisslot.ClientTag(partners[1].id),
+	"referrals-sandbox:{g}",
+}
 
 // TestFaultsCluster is TestFaults on a Redis Cluster of 3 masters, each
 // with a replica, the replicas started with --redis-cluster and
 // --redis-wait 1 (FAULTS_REDIS_WAIT changes it): the same workload and
 // checkers, under the replicas' SIGSTOP and SIGKILL and, on the shard
-// holding the sandbox's slot, a master SIGKILLed or SIGSTOPped until its
+// holding one of the sandbox's slots, a master SIGKILLed or SIGSTOPped until its
 // replica takes over (then restarted, or resumed, as the new master's
 // replica) and the shard's replica SIGKILLed and restarted. It runs only
 // with FAULTS_DURATION set.
@@ -47,15 +56,15 @@ func TestFaultsCluster(t *testing.T) {
 }
 
 // injectCluster applies one fault of the cluster run's own for window,
-// then waits until the cluster is whole again.
-func (h *faultHarness) injectCluster(kind string, window time.Duration) {
+// on the shard of slotKey, then waits until the cluster is whole again.
+func (h *faultHarness) injectCluster(kind, slotKey string, window time.Duration) {
 	t := h.t
 	switch kind {
 	case "master_sigkill_failover":
 		// The master dies; its replica takes over once
 		// cluster-node-timeout (2s) has passed; the old master comes back
 		// on its AOF as the new master's replica.
-		master := h.cluster.MasterOf(t, sandboxSlotKey)
+		master := h.cluster.MasterOf(t, slotKey)
 		successor := h.shardReplica(master)
 		master.Kill(t)
 		h.awaitMaster(successor)
@@ -64,7 +73,7 @@ func (h *faultHarness) injectCluster(kind string, window time.Duration) {
 	case "master_sigstop_failover":
 		// Stopped longer than cluster-node-timeout: the replica takes
 		// over, and the old master, resumed, learns it is demoted.
-		master := h.cluster.MasterOf(t, sandboxSlotKey)
+		master := h.cluster.MasterOf(t, slotKey)
 		successor := h.shardReplica(master)
 		master.Freeze(t)
 		h.awaitMaster(successor)
@@ -73,7 +82,7 @@ func (h *faultHarness) injectCluster(kind string, window time.Duration) {
 	case "shard_replica_sigkill":
 		// With --redis-wait 1 every write of the shard answers 503 until
 		// the replica is back.
-		replica := h.shardReplica(h.cluster.MasterOf(t, sandboxSlotKey))
+		replica := h.shardReplica(h.cluster.MasterOf(t, slotKey))
 		replica.Kill(t)
 		time.Sleep(window)
 		replica.Restart(t)
