@@ -45,7 +45,7 @@ local function idOf(member) return string.match(member, '([^:]*)$') end
 var writeScript = redis.NewScript(`
 local C, mode = ARGV[1], ARGV[4]
 local function idOf(member) return string.match(member, '([^:]*)$') end
-local gen
+local gen, moved = nil, false
 if ARGV[2] ~= '' then
   gen = ARGV[2]
 else
@@ -58,7 +58,7 @@ else
   else
     local x = ARGV[5]
     if x == '' or (m and tonumber(x) < tonumber(m)) then return {'register'} end
-    gen = x
+    gen, moved = x, true
   end
 end
 local base = C .. 'g' .. gen .. ':'
@@ -90,7 +90,7 @@ if mode ~= '0' then
   if same > 0 then return {'conflict', 'partly written'} end
   if mode == '3' then return {'ok'} end
 end
-if ARGV[2] == '' and #ARGV >= 6 then
+if moved then
   redis.call('SET', KEYS[1], gen)
   redis.call('SET', C .. 'listed', gen)
 end
