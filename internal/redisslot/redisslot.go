@@ -50,22 +50,6 @@ func ClientTag(clientID string) string {
 	return b.String()
 }
 
-// ScanClient is the client a SCAN over keys sharing key's slot must use: a
-// cluster client sends a SCAN to any node, so there it is the master that
-// owns key's slot (asked again each time, so a failover is followed);
-// any other client is returned as it is.
-func ScanClient(ctx context.Context, rdb redis.UniversalClient, key string) (redis.Cmdable, error) {
-	c, ok := rdb.(*redis.ClusterClient)
-	if !ok {
-		return rdb, nil
-	}
-	node, err := c.MasterForKey(ctx, key)
-	if err != nil {
-		return nil, fmt.Errorf("find the cluster node of %s: %w", key, err)
-	}
-	return node, nil
-}
-
 // ForEachNode calls fn with every node that holds keys: each master of a
 // cluster, at once from several goroutines (go-redis's ForEachMaster), or
 // rdb itself. A SCAN, or a command on keys the SCAN found, sent to the node
