@@ -166,10 +166,12 @@ func unreachable(err error) error {
 // serverStates are the error replies that say what state Redis is in, not
 // what is wrong with the command: loading its data after a restart, out of
 // memory, a replica promoted or demoted (UNBLOCKED: a master demoted while
-// a --redis-wait WAIT was blocked on it), a cluster resharding or down, a
-// script or a failed save blocking writes. go-redis retries some of them a
-// few times; when they outlast its retries the answer is a 503.
-var serverStates = []string{"LOADING", "OOM", "BUSY", "MASTERDOWN", "READONLY", "TRYAGAIN", "CLUSTERDOWN", "NOREPLICAS", "MISCONF", "UNBLOCKED"}
+// a --redis-wait WAIT was blocked on it), a cluster resharding, failing
+// over (MOVED, ASK: a slot's owner changing while the nodes disagree) or
+// down, a script or a failed save blocking writes. go-redis retries or
+// redirects some of them a few times; when they outlast that the answer
+// is a 503.
+var serverStates = []string{"LOADING", "OOM", "BUSY", "MASTERDOWN", "READONLY", "TRYAGAIN", "CLUSTERDOWN", "NOREPLICAS", "MISCONF", "UNBLOCKED", "MOVED", "ASK"}
 
 // serverState reports whether reply is one of serverStates. Redis keeps a
 // command's error code when a script's redis.call fails, so a write a
