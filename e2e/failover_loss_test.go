@@ -12,13 +12,15 @@ import (
 	"time"
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/internal/redisslot"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redistest"
 )
 
 // TestFailoverLossWindow measures what a master failover loses (issue
 // 24): on a Redis Cluster of 3 masters with a replica each, six writers
 // submit referrals through two replicas while the master of the
-// sandbox's slot is SIGKILLed FAILOVER_ROUNDS times, its replica taking
+// writing partner's slot (its records') is SIGKILLed FAILOVER_ROUNDS
+// times, its replica taking
 // over each time and the old master rejoining as its replica; then every
 // acknowledged referral is read back. It runs once with --redis-wait 0
 // and once with 1, each on its own prefix. With 1, no acknowledged
@@ -38,7 +40,7 @@ func TestFailoverLossWindow(t *testing.T) {
 			for range 2 {
 				h.addReplica(nil, "--redis-cluster", cluster.URL, "--redis-wait", strconv.Itoa(wait), "--redis-prefix", prefix)
 			}
-			acked, lost, unavailable := h.measureLoss(rounds, "{"+prefix+"}")
+			acked, lost, unavailable := h.measureLoss(rounds, prefix+redisslot.ClientTag(partners[0].id))
 			t.Logf("--redis-wait %d: %d failovers, %d referrals acknowledged, %d answers 503, %d acknowledged referrals lost", wait, rounds, len(acked), unavailable, len(lost))
 			if wait > 0 && len(lost) > 0 {
 				t.Errorf("with --redis-wait %d, %d acknowledged referrals were lost: %v", wait, len(lost), lost[:min(len(lost), 5)])

@@ -9,28 +9,37 @@ import (
 
 	toxiproxy "github.com/Shopify/toxiproxy/v2"
 
+	"github.com/referrals-sandbox/referrals-sandbox/internal/redisslot"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redistest"
 )
 
 // clusterFaultKinds are the faults of the cluster run: the replicas'
 // own, their links to the nodes (each replica reaches every node through
 // its own proxy, named to it by --redis-cluster-nat-map), and the Redis
-// nodes of the sandbox's slot.
+// nodes of one of the sandbox's slots (slotKeys).
 var clusterFaultKinds = []string{
 	"latency", "reset_peer", "partition", "replica_sigstop", "replica_sigkill",
 	"master_sigkill_failover", "master_sigstop_failover", "shard_replica_sigkill",
 }
 
-// sandboxSlotKey is a key in the slot of the sandbox's keys (its
-// hash-tagged default prefix).
-const sandboxSlotKey = "{referrals-sandbox:}"
+// slotKeys are keys in the slots whose shards the node faults hit, one
+// picked at random each time: the shared parts' slot (the whole default
+// prefix is its hash tag: clocks, rules, journal, runtime clients), each
+// partner's slot (its records and rate-limit bucket), and the record
+// store's global slot (generations, clients set).
+var slotKeys = []string{
+	"{referrals-sandbox:}",
+	"referrals-sandbox:" + redisslot.ClientTag(partners[0].id),
+	"referrals-sandbox:" + redisslot.ClientTag(partners[1].id),
+	"referrals-sandbox:{g}",
+}
 
 // TestFaultsCluster is TestFaults on a Redis Cluster of 3 masters, each
 // with a replica, the replicas started with --redis-cluster and
 // --redis-wait 1 (FAULTS_REDIS_WAIT changes it): the same workload and
 // checkers, under latency, resets and partitions of one replica's links
 // to every node, the replicas' SIGSTOP and SIGKILL and, on the shard
-// holding the sandbox's slot, a master SIGKILLed or SIGSTOPped until its
+// holding one of the sandbox's slots, a master SIGKILLed or SIGSTOPped until its
 // replica takes over (then restarted, or resumed, as the new master's
 // replica) and the shard's replica SIGKILLed and restarted. It runs only
 // with FAULTS_DURATION set.
@@ -59,15 +68,15 @@ func TestFaultsCluster(t *testing.T) {
 }
 
 // injectCluster applies one fault of the cluster run's own for window,
-// then waits until the cluster is whole again.
-func (h *faultHarness) injectCluster(kind string, window time.Duration) {
+// on the shard of slotKey, then waits until the cluster is whole again.
+func (h *faultHarness) injectCluster(kind, slotKey string, window time.Duration) {
 	t := h.t
 	switch kind {
 	case "master_sigkill_failover":
 		// The master dies; its replica takes over once
 		// cluster-node-timeout (2s) has passed; the old master comes back
 		// on its AOF as the new master's replica.
-		master := h.cluster.MasterOf(t, sandboxSlotKey)
+		master := h.cluster.MasterOf(t, slotKey)
 		successor := h.shardReplica(master)
 		master.Kill(t)
 		h.awaitMaster(successor)
@@ -76,7 +85,7 @@ func (h *faultHarness) injectCluster(kind string, window time.Duration) {
 	case "master_sigstop_failover":
 		// Stopped longer than cluster-node-timeout: the replica takes
 		// over, and the old master, resumed, learns it is demoted.
-		master := h.cluster.MasterOf(t, sandboxSlotKey)
+		master := h.cluster.MasterOf(t, slotKey)
 		successor := h.shardReplica(master)
 		master.Freeze(t)
 		h.awaitMaster(successor)
@@ -85,7 +94,7 @@ func (h *faultHarness) injectCluster(kind string, window time.Duration) {
 	case "shard_replica_sigkill":
 		// With --redis-wait 1 every write of the shard answers 503 until
 		// the replica is back.
-		replica := h.shardReplica(h.cluster.MasterOf(t, sandboxSlotKey))
+		replica := h.shardReplica(h.cluster.MasterOf(t, slotKey))
 		replica.Kill(t)
 		time.Sleep(window)
 		replica.Restart(t)

@@ -27,7 +27,7 @@ func (h *faultHarness) nemesis(duration time.Duration) {
 		kind := h.kinds[rng.IntN(len(h.kinds))]
 		r := h.replica(rng.IntN(len(h.replicas)))
 		window := time.Second + time.Duration(rng.Int64N(int64(2*time.Second)))
-		h.inject(kind, r, window)
+		h.inject(kind, r, slotKeys[rng.IntN(len(slotKeys))], window)
 		h.mu.Lock()
 		h.faults[kind]++
 		h.mu.Unlock()
@@ -35,8 +35,9 @@ func (h *faultHarness) nemesis(duration time.Duration) {
 	}
 }
 
-// inject applies one fault to r (or to Redis) for window, then heals it.
-func (h *faultHarness) inject(kind string, r *faultReplica, window time.Duration) {
+// inject applies one fault to r (or to Redis, or on a cluster to the
+// shard of slotKey) for window, then heals it.
+func (h *faultHarness) inject(kind string, r *faultReplica, slotKey string, window time.Duration) {
 	switch kind {
 	case "latency":
 		h.toxic(r, "latency", `{"latency": 300, "jitter": 200}`, window)
@@ -65,7 +66,7 @@ func (h *faultHarness) inject(kind string, r *faultReplica, window time.Duration
 		time.Sleep(window / 2)
 		h.redis.Restart(h.t)
 	default:
-		h.injectCluster(kind, window)
+		h.injectCluster(kind, slotKey, window)
 	}
 }
 

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -64,8 +65,9 @@ type Options struct {
 	// RedisClusterURL (--redis-cluster) puts the shared state on a Redis
 	// Cluster, in go-redis's ParseClusterURL form
 	// (redis://[:password@]host:port?addr=host2:port2); it excludes
-	// RedisURL. Every key then carries RedisPrefix as its hash tag, so
-	// each script and transaction stays within one slot.
+	// RedisURL. Every key then carries a hash tag, so each script and
+	// transaction stays within one slot: the record store's tags are its
+	// clients' (see store.RedisStore), the other parts' RedisPrefix.
 	RedisClusterURL string
 	// RedisClusterNATMap (--redis-cluster-nat-map) maps the addresses the
 	// cluster's nodes announce to those this replica reaches them at, as
@@ -110,8 +112,9 @@ type Instance struct {
 	CACertPEM []byte
 	CAPath    string
 	store     store.Store
-	// redisPrefix is the prefix the shared state's keys really start with:
-	// --redis-prefix, wrapped in a hash tag on a cluster.
+	// redisPrefix is the prefix the shared state's keys other than the
+	// record store's really start with: --redis-prefix, wrapped in a hash
+	// tag on a cluster.
 	redisPrefix string
 	// privateTLSDir is the directory Open created for CAPath, removed by
 	// Close; "" when the caller chose the directory.
@@ -187,7 +190,11 @@ func Open(opts Options) (*Instance, error) {
 	if err := in.openStore(opts); err != nil {
 		return nil, errors.Join(err, in.removePrivateTLSDir())
 	}
+	// The keys kept per client carry their client's hash tag after the
+	// prefix, so they take --redis-prefix as given, untagged.
+	clientPrefix := ""
 	if in.redisPrefix != "" {
+		clientPrefix = cmp.Or(opts.RedisPrefix, store.DefaultRedisPrefix)
 		opts.RedisPrefix = in.redisPrefix
 	}
 	in.Server, err = New(Config{
@@ -195,7 +202,8 @@ func Open(opts Options) (*Instance, error) {
 		Library: library, Scenarios: engine, JournalSize: opts.JournalSize, JournalBytes: opts.JournalBytes,
 		RateLimit: opts.RateLimit, RateBurst: opts.RateBurst, AdminToken: opts.AdminToken, CACertPEM: in.CACertPEM,
 		HTTPSOnly: in.TLS != nil, ClientClocks: clocks, AllowedHosts: hosts, Redis: in.Redis, RedisPrefix: opts.RedisPrefix,
-		Upstream: opts.Upstream, Contract: contract,
+		RedisClientPrefix: clientPrefix,
+		Upstream:          opts.Upstream, Contract: contract,
 		Build: opts.Build,
 	})
 	if err != nil {

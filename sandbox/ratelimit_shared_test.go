@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/referrals-sandbox/referrals-sandbox/internal/redisslot"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redistest"
 )
 
@@ -44,7 +45,7 @@ func TestRateLimitSpendsOnceWhenAReplyIsLost(t *testing.T) {
 
 	// The first script on the bucket's key: the spend.
 	proxy.ArmMatching(func(cmd []string) bool {
-		return (cmd[0] == "EVALSHA" || cmd[0] == "EVAL") && redistest.Touching("ratelimit:"+partner)(cmd)
+		return (cmd[0] == "EVALSHA" || cmd[0] == "EVAL") && redistest.Touching("ratelimit:"+redisslot.ClientTag(partner))(cmd)
 	}, 1, redistest.LoseReply)
 	r := s.do(request{path: trialsPath, token: tok, plain: true})
 	if !proxy.Fired() {

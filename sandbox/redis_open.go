@@ -43,17 +43,21 @@ func (in *Instance) openStore(opts Options) error {
 	if prefix == "" {
 		prefix = store.DefaultRedisPrefix
 	}
+	// The record store tags its keys itself, each client's with the
+	// client's own tag (see store.RedisStore); the other shared parts keep
+	// theirs in one slot, the whole prefix being their hash tag.
+	shared := prefix
 	if opts.RedisClusterURL != "" {
 		if err := redisslot.ValidPrefix(prefix); err != nil {
 			return errors.Join(err, client.Close())
 		}
-		prefix = redisslot.Tag(prefix)
+		shared = redisslot.Tag(prefix)
 	}
 	st, err := openRedisStore(client, prefix, opts.RedisTimeout)
 	if err != nil {
 		return errors.Join(fmt.Errorf("redis at %s: %w", addr, err), client.Close())
 	}
-	in.Redis, in.store, in.SharedMode, in.redisPrefix = client, st, location, prefix
+	in.Redis, in.store, in.SharedMode, in.redisPrefix = client, st, location, shared
 	return nil
 }
 
@@ -117,7 +121,9 @@ func dialRedis(opts Options) (client redis.UniversalClient, location, addr strin
 }
 
 // waitMarker is the key waitHook writes after a transaction: under the
-// sandbox's prefix, in its slot on a cluster.
+// sandbox's prefix, in the slot of the parts that use transactions (the
+// journal, the clocks, the rules; the record store runs scripts only) on
+// a cluster, so on the node that took the transaction.
 func waitMarker(opts Options) string {
 	prefix := opts.RedisPrefix
 	if prefix == "" {

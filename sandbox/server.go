@@ -93,6 +93,11 @@ type Config struct {
 	// store.DefaultRedisPrefix), the record store's included, so that one
 	// Redis database holds several sandboxes.
 	RedisPrefix string
+	// RedisClientPrefix starts the keys kept per client outside the record
+	// store (the rate-limit buckets), each of which carries its client's
+	// hash tag: on a Redis Cluster, --redis-prefix without the tag
+	// RedisPrefix then carries. Default RedisPrefix.
+	RedisClientPrefix string
 	// Contract, when set, replaces the built-in shapes of the referral
 	// operations it describes differently (see contract_shapes.go).
 	Contract *contractdoc.Contract
@@ -188,6 +193,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.RedisPrefix == "" {
 		cfg.RedisPrefix = store.DefaultRedisPrefix
+	}
+	if cfg.RedisClientPrefix == "" {
+		cfg.RedisClientPrefix = cfg.RedisPrefix
 	}
 	if err := shareScenarios(&cfg); err != nil {
 		return nil, err

@@ -27,16 +27,18 @@ type sharedKeys struct {
 	// script (idp.RedisClients); a replica that sees a new value reloads
 	// its runtime clients.
 	clientsVersion string
-	// rateLimit starts each client's rate limit bucket.
+	// rateLimit starts each client's rate limit bucket, which carries its
+	// client's hash tag after it (ratelimit.Redis).
 	rateLimit string
 }
 
-// newSharedKeys lays the keys out under prefix.
-func newSharedKeys(prefix string) sharedKeys {
+// newSharedKeys lays the keys out under prefix, the rate-limit buckets
+// under clientPrefix (Config.RedisClientPrefix).
+func newSharedKeys(prefix, clientPrefix string) sharedKeys {
 	return sharedKeys{
 		clock:          clock.NewRedisKeys(prefix),
 		clientsVersion: idp.RedisClientsVersionKey(prefix),
-		rateLimit:      prefix + "ratelimit:",
+		rateLimit:      clientPrefix + "ratelimit:",
 	}
 }
 
@@ -168,7 +170,7 @@ func (s *Server) useSharedState() {
 		s.limiter = newRateLimiter(s.cfg.Provider, s.cfg.RateLimit, s.cfg.RateBurst, ratelimit.NewMemory())
 		return
 	}
-	s.shared = newSharedState(s.cfg.Redis, s.cfg.RedisPrefix, s.cfg.ClientClocks, s.cfg.Provider, rulesVersionKey(s.cfg.Scenarios))
+	s.shared = newSharedState(s.cfg.Redis, newSharedKeys(s.cfg.RedisPrefix, s.cfg.RedisClientPrefix), s.cfg.ClientClocks, s.cfg.Provider, rulesVersionKey(s.cfg.Scenarios))
 	s.clocks = s.shared.clock
 	s.limiter = newRateLimiter(s.cfg.Provider, s.cfg.RateLimit, s.cfg.RateBurst, ratelimit.NewRedis(s.cfg.Redis, s.shared.keys.rateLimit))
 }

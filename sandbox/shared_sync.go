@@ -70,8 +70,7 @@ type sharedVersions struct {
 const maxReadBatch = 1024
 
 // newSharedState returns the shared state of one replica.
-func newSharedState(rdb redis.UniversalClient, prefix string, clocks *clock.PerClient, provider *idp.Provider, rulesVersion string) *sharedState {
-	keys := newSharedKeys(prefix)
+func newSharedState(rdb redis.UniversalClient, keys sharedKeys, clocks *clock.PerClient, provider *idp.Provider, rulesVersion string) *sharedState {
 	sh := &sharedState{rdb: rdb, keys: keys, clocks: clocks, clock: clock.NewRedis(rdb, keys.clock, clocks), provider: provider, rulesVersion: rulesVersion}
 	sh.reads = batch.New(maxReadBatch, sh.readBatch)
 	return sh

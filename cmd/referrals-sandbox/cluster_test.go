@@ -8,13 +8,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/referrals-sandbox/referrals-sandbox/internal/redisslot"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redistest"
 )
 
 // TestServeRedisClusterFailover runs two built binaries on a cluster of
 // three masters with a replica each, with --redis-wait 1. A referral
 // submitted through A is read through B; then the master holding the
-// sandbox's slot is killed. Until its replica has taken over and the old
+// partner's slot (its records) is killed. Until its replica has taken over and the old
 // master has come back as its replica, every request answers 503 with
 // Retry-After, never another error; then writes succeed again and the
 // referral acknowledged before the kill is still there.
@@ -50,11 +51,11 @@ func TestServeRedisClusterFailover(t *testing.T) {
 		t.Fatalf("read through B: %d %s, want 200 %s", got.code, got.body, created.body)
 	}
 
-	master := cluster.MasterOf(t, "{referrals-sandbox:}")
+	master := cluster.MasterOf(t, "referrals-sandbox:"+redisslot.ClientTag("sandbox-partner"))
 	master.Kill(t)
 	// Until the replica has taken over, and while the new master has no
-	// replica to WAIT for, every request (each one writes: its rule
-	// decision, its journal entry) answers 503 with Retry-After.
+	// replica to WAIT for, every write of the partner's records answers
+	// 503 with Retry-After.
 	if code := status(t, request(t, http.MethodPost, urls[0]+"/api/v1/referrals/", tokens[0], body)); code != http.StatusServiceUnavailable {
 		t.Errorf("a write right after the master's kill: %d, want 503", code)
 	}

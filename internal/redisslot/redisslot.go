@@ -1,12 +1,12 @@
-// Package redisslot keeps the shared mode's keys in one Redis Cluster slot
-// and finds the node that holds them.
+// Package redisslot lays the shared mode's keys out over Redis Cluster
+// slots and finds the nodes that hold them.
 //
 // On a cluster, a Lua script, a MULTI or a WATCH may only touch keys of one
-// hash slot. Every key the sandbox writes starts with its --redis-prefix;
-// in cluster mode that prefix is wrapped in a hash tag ({prefix}), so every
-// script, transaction and multi-key read keeps working unchanged and every
-// guarantee of the single-Redis mode (one atomic script per change, its
-// announcement included) holds as it is.
+// hash slot. The record store keys each client's records under a hash tag
+// of that client, and its global state under a tag of its own (see
+// store.RedisStore); the other shared parts still wrap the whole
+// --redis-prefix in one hash tag ({prefix}), so their scripts and
+// transactions keep working unchanged.
 package redisslot
 
 import (
@@ -25,23 +25,38 @@ func Tag(prefix string) string { return "{" + prefix + "}" }
 // ValidPrefix reports why prefix cannot be tagged, or nil.
 func ValidPrefix(prefix string) error {
 	if strings.ContainsAny(prefix, "{}") {
-		return fmt.Errorf("--redis-prefix %q holds a brace: on a Redis Cluster the prefix is the keys' hash tag and must not hold { or }", prefix)
+		return fmt.Errorf("--redis-prefix %q holds a brace: on a Redis Cluster the keys' hash tags follow the prefix, which must not hold { or }", prefix)
 	}
 	return nil
 }
 
-// ScanClient is the client a SCAN over keys sharing key's slot must use: a
-// cluster client sends a SCAN to any node, so there it is the master that
-// owns key's slot (asked again each time, so a failover is followed);
-// any other client is returned as it is.
-func ScanClient(ctx context.Context, rdb redis.UniversalClient, key string) (redis.Cmdable, error) {
-	c, ok := rdb.(*redis.ClusterClient)
-	if !ok {
-		return rdb, nil
+// ClientTag is the hash tag of a client's keys: "{c:" and the client id,
+// with '%', ':', '{', '}' and control characters percent-encoded, then
+// "}". Keys of one client that carry it share that client's slot, whatever
+// part of the sandbox writes them; the encoding keeps the tag whole (a
+// brace would end it early) and the id free of ':' (the key separator).
+func ClientTag(clientID string) string {
+	var b strings.Builder
+	b.WriteString("{c:")
+	for i := 0; i < len(clientID); i++ {
+		c := clientID[i]
+		if c == '%' || c == ':' || c == '{' || c == '}' || c < 0x20 || c == 0x7f {
+			fmt.Fprintf(&b, "%%%02X", c)
+		} else {
+			b.WriteByte(c)
+		}
 	}
-	node, err := c.MasterForKey(ctx, key)
-	if err != nil {
-		return nil, fmt.Errorf("find the cluster node of %s: %w", key, err)
+	b.WriteString("}")
+	return b.String()
+}
+
+// ForEachNode calls fn with every node that holds keys: each master of a
+// cluster, at once from several goroutines (go-redis's ForEachMaster), or
+// rdb itself. A SCAN, or a command on keys the SCAN found, sent to the node
+// fn is given reaches the keys of that node.
+func ForEachNode(ctx context.Context, rdb redis.UniversalClient, fn func(ctx context.Context, node redis.Cmdable) error) error {
+	if c, ok := rdb.(*redis.ClusterClient); ok {
+		return c.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error { return fn(ctx, node) })
 	}
-	return node, nil
+	return fn(ctx, rdb)
 }

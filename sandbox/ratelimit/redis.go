@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -16,6 +17,10 @@ import (
 
 // Redis is the Store of replicas sharing Redis: one hash per bucket
 // (tokens, at) under a prefix, so every replica spends from one bucket.
+// A bucket's key and its calls' keys carry the hash tag of their client
+// (redisslot.ClientTag), so on a Redis Cluster they share one slot, the
+// one the client's records sit in, and the buckets spread over the shards
+// with the clients.
 // Buckets carry no expiry: a bucket is judged on the sandbox clock, and an
 // expiry on Redis's real time would refill one the sandbox clock did not,
 // unlike the Memory store. There is at most one per client, and a deleted
@@ -41,12 +46,22 @@ type Redis struct {
 // NewRedis returns the buckets kept in rdb under prefix (e.g.
 // "referrals-sandbox:ratelimit:"); the calls are recorded under
 // prefix's twin ending "-call:" rather than ":", apart from the buckets.
+// On a cluster prefix holds no hash tag: each key takes its client's.
 func NewRedis(rdb redis.UniversalClient, prefix string) *Redis {
 	o := rediscall.Options(rdb)
 	return &Redis{
 		rdb: rdb, prefix: prefix, calls: strings.TrimSuffix(prefix, ":") + "-call:",
 		callTTL: rediscall.CallTTL(o), stallBudget: rediscall.StallBudget(o),
 	}
+}
+
+// bucketKey is key's bucket: the prefix, then key's client tag.
+func (r *Redis) bucketKey(key string) string { return r.prefix + redisslot.ClientTag(key) }
+
+// callKey is where call's decision on key's bucket is recorded, in the
+// bucket's slot.
+func (r *Redis) callKey(key, call string) string {
+	return r.calls + redisslot.ClientTag(key) + call
 }
 
 // swapScript stores a bucket's next state if it is still the one judged,
@@ -76,7 +91,7 @@ return {1, ARGV[6]}
 
 // Get returns key's state.
 func (r *Redis) Get(ctx context.Context, key string) (State, bool, error) {
-	vals, err := r.rdb.HMGet(ctx, r.prefix+key, "tokens", "at").Result()
+	vals, err := r.rdb.HMGet(ctx, r.bucketKey(key), "tokens", "at").Result()
 	if err != nil {
 		return State{}, false, err
 	}
@@ -99,7 +114,7 @@ func (r *Redis) Swap(ctx context.Context, key, call string, old State, found boo
 	}
 	var res []any
 	err := rediscall.NewBudget(r.stallBudget).Resend(ctx, func() error {
-		cmd := swapScript.Run(ctx, r.rdb, []string{r.prefix + key, r.calls + call},
+		cmd := swapScript.Run(ctx, r.rdb, []string{r.bucketKey(key), r.callKey(key, call)},
 			was, oldTokens, oldAt, nextTokens, nextAt, encodeDecision(d), r.callTTL.Milliseconds())
 		var err error
 		if res, err = cmd.Slice(); rediscall.Unconfirmed(err) {
@@ -135,24 +150,30 @@ func (r *Redis) Swap(ctx context.Context, key, call string, old State, found boo
 
 // Forget drops key's bucket.
 func (r *Redis) Forget(ctx context.Context, key string) error {
-	return r.rdb.Del(ctx, r.prefix+key).Err()
+	return r.rdb.Del(ctx, r.bucketKey(key)).Err()
 }
 
-// Reset drops every bucket, found with SCAN (at most one per client). A
-// failure part way leaves some buckets full and others not: the caller
-// reports it, and a retry finishes the job.
+// Reset drops every bucket, found with SCAN on every node (at most one
+// per client). A failure part way leaves some buckets full and others
+// not: the caller reports it, and a retry finishes the job.
 func (r *Redis) Reset(ctx context.Context) error {
-	scan, err := redisslot.ScanClient(ctx, r.rdb, r.prefix)
-	if err != nil {
-		return err
-	}
-	iter := scan.Scan(ctx, 0, globEscape(r.prefix)+"*", 1000).Iterator()
-	for iter.Next(ctx) {
-		if err := r.rdb.Del(ctx, iter.Val()).Err(); err != nil {
-			return err
+	return r.eachBucket(ctx, func(ctx context.Context, node redis.Cmdable, key string) error {
+		return node.Del(ctx, key).Err()
+	})
+}
+
+// eachBucket calls fn with every bucket's key and the node holding it,
+// from one goroutine per node at once.
+func (r *Redis) eachBucket(ctx context.Context, fn func(ctx context.Context, node redis.Cmdable, key string) error) error {
+	return redisslot.ForEachNode(ctx, r.rdb, func(ctx context.Context, node redis.Cmdable) error {
+		iter := node.Scan(ctx, 0, globEscape(r.prefix)+"*", 1000).Iterator()
+		for iter.Next(ctx) {
+			if err := fn(ctx, node, iter.Val()); err != nil {
+				return err
+			}
 		}
-	}
-	return iter.Err()
+		return iter.Err()
+	})
 }
 
 // encodeState writes a state exactly: the shortest decimal that reads back
@@ -208,13 +229,13 @@ func globEscape(s string) string {
 	return out.String()
 }
 
-// Len counts the buckets kept now, found with SCAN (at most one per
-// client): tests check that forged identities add none.
+// Len counts the buckets kept now, found with SCAN on every node (at most
+// one per client): tests check that forged identities add none.
 func (r *Redis) Len(ctx context.Context) (int, error) {
-	n := 0
-	iter := r.rdb.Scan(ctx, 0, globEscape(r.prefix)+"*", 1000).Iterator()
-	for iter.Next(ctx) {
-		n++
-	}
-	return n, iter.Err()
+	var n atomic.Int64
+	err := r.eachBucket(ctx, func(context.Context, redis.Cmdable, string) error {
+		n.Add(1)
+		return nil
+	})
+	return int(n.Load()), err
 }

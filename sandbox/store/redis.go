@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/referrals-sandbox/referrals-sandbox/internal/redisslot"
 )
 
 // DefaultRedisPrefix starts every key a RedisStore writes, unless
@@ -18,29 +20,42 @@ const DefaultRedisPrefix = "referrals-sandbox:"
 const DefaultRedisTimeout = 10 * time.Second
 
 // RedisStore is the Redis implementation of Store, for the shared mode:
-// several sandbox replicas on one Redis see the same records.
+// several sandbox replicas on one Redis, or one Redis Cluster, see the same
+// records.
 //
-// Key layout, every key under the prefix P and the current generation G
-// (the integer in P+"gen"; Reset writes a new generation and flips it):
+// Key layout under the prefix P, with ids escaped (see escape) and the
+// client as redisslot.ClientTag encodes it, so no part holds ':'. A
+// client's keys share the hash tag {c:<client>},
+// so on a cluster they share one slot and the clients spread over the
+// shards; the global keys share the tag {g}. On a single Redis the tags
+// change nothing, and the same layout serves both.
 //
-//	PgG:r:<client>:<id>   a referral's JSON
-//	PgG:q:<client>:<id>   a qualified referral's JSON, without its trail
-//	PgG:ri:<client>       sorted set (all scores 0) of "<submittedAt>:<id>",
-//	PgG:qi:<client>       one per kind: listings are ZREVRANGEBYLEX pages
-//	PgG:rid:<id>          sorted set of the clients holding a referral id
-//	PgG:a:<client>:<id>   list of a qualified referral's audit entries
-//	PgG:clients           set of the client ids owning a record
-//	PgG:rc                hash of runtime clients by escaped id
+//	P{g}gen                    the current generation G (Reset writes a new
+//	                           generation and flips it)
+//	P{g}nextgen, P{g}building  generation counter; generations being built
+//	P{g}flip, P{g}flipset      the flip in progress: its generation, and
+//	                           the clients to flip (see redis_generations.go)
+//	P{g}gG:clients             set of the client ids that may own a record
+//	                           in G (a superset: Clients checks each)
+//	P{g}gG:rc                  hash of runtime clients by escaped id
+//	P{c:<client>}gen           the client's generation M: its scripts read
+//	                           its records under M, in the same script
+//	P{c:<client>}listed        the generation whose clients set lists it
+//	P{c:<client>}gM:r:<id>     a referral's JSON
+//	P{c:<client>}gM:q:<id>     a qualified referral's JSON, without trail
+//	P{c:<client>}gM:ri, …:qi   sorted sets (all scores 0) of
+//	                           "<submittedAt>:<id>", one per kind:
+//	                           listings are ZREVRANGEBYLEX pages
+//	P{c:<client>}gM:a:<id>     list of a qualified referral's audit entries
 //
-// with client and id escaped (see escape), so no part holds ':'. Every
-// change is one Lua script, which Redis runs atomically; updates whose Go
-// callback must run read first and then commit with a compare-and-set
-// script, retrying when another replica changed the record in between.
-// Scripts build key names from the prefix and generation, which a single
-// Redis (or a primary with replicas) allows and Redis Cluster does not.
+// Every change is one Lua script on one slot, which Redis runs
+// atomically; updates whose Go callback must run read first and then
+// commit with a compare-and-set script, retrying when another replica
+// changed the record in between.
 type RedisStore struct {
 	client  redis.UniversalClient
 	prefix  string
+	global  string // prefix of the global keys: P{g}
 	genKey  string
 	timeout time.Duration
 }
@@ -64,9 +79,9 @@ func WithRedisTimeout(d time.Duration) RedisOption {
 	return func(s *RedisStore) { s.timeout = d }
 }
 
-// OpenRedis opens the store on client and deletes what an interrupted
-// Reset left behind (generations that are not current and not being
-// built). The store does not own client: Close leaves it open for the other
+// OpenRedis opens the store on client, completes a Reset whose flip was
+// interrupted and deletes what an interrupted Reset left behind
+// (generations that are not current and not being built). The store does not own client: Close leaves it open for the other
 // parts of the sandbox that share it.
 func OpenRedis(client redis.UniversalClient, opts ...RedisOption) (*RedisStore, error) {
 	s := &RedisStore{client: client, prefix: DefaultRedisPrefix, timeout: DefaultRedisTimeout}
@@ -79,7 +94,14 @@ func OpenRedis(client redis.UniversalClient, opts ...RedisOption) (*RedisStore, 
 	if s.timeout <= 0 {
 		return nil, fmt.Errorf("open redis store: %w: timeout must be positive", ErrInvalid)
 	}
-	s.genKey = s.prefix + "gen"
+	s.global = s.prefix + "{g}"
+	s.genKey = s.global + "gen"
+	if err := s.refuseLegacyLayout(); err != nil {
+		return nil, fmt.Errorf("open redis store %q: %w", s.prefix, err)
+	}
+	if err := s.rollForward(); err != nil {
+		return nil, fmt.Errorf("open redis store %q: %w", s.prefix, err)
+	}
 	if err := s.deleteStaleGenerations(); err != nil {
 		return nil, fmt.Errorf("open redis store %q: %w", s.prefix, err)
 	}
@@ -94,13 +116,32 @@ func (s *RedisStore) ctx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), s.timeout)
 }
 
-// run runs a script with the generation key as its only declared key and
-// the prefix as its first argument. A nil reply (redis.Nil) is returned
-// as ErrNotFound.
+// run runs a script on the global slot, with the generation key as its
+// only declared key and the global keys' prefix as its first argument. A
+// nil reply (redis.Nil) is returned as ErrNotFound.
 func (s *RedisStore) run(script *redis.Script, args ...any) (any, error) {
+	return s.runOn(script, s.genKey, s.global, args)
+}
+
+// clientBase is the prefix of the client's keys: P{c:<client>}, the
+// client's hash tag (redisslot.ClientTag), which the rate-limit bucket of
+// the client shares.
+func (s *RedisStore) clientBase(clientID string) string {
+	return s.prefix + redisslot.ClientTag(clientID)
+}
+
+// runClient runs a script on the client's slot, with the client's
+// generation key as its only declared key and the client's prefix as its
+// first argument.
+func (s *RedisStore) runClient(clientID string, script *redis.Script, args ...any) (any, error) {
+	base := s.clientBase(clientID)
+	return s.runOn(script, base+"gen", base, args)
+}
+
+func (s *RedisStore) runOn(script *redis.Script, key, base string, args []any) (any, error) {
 	ctx, cancel := s.ctx()
 	defer cancel()
-	res, err := script.Run(ctx, s.client, []string{s.genKey}, append([]any{s.prefix}, args...)...).Result()
+	res, err := script.Run(ctx, s.client, []string{key}, append([]any{base}, args...)...).Result()
 	if errors.Is(err, redis.Nil) {
 		return nil, ErrNotFound
 	}
@@ -125,10 +166,12 @@ func unreachable(err error) error {
 // serverStates are the error replies that say what state Redis is in, not
 // what is wrong with the command: loading its data after a restart, out of
 // memory, a replica promoted or demoted (UNBLOCKED: a master demoted while
-// a --redis-wait WAIT was blocked on it), a cluster resharding or down, a
-// script or a failed save blocking writes. go-redis retries some of them a
-// few times; when they outlast its retries the answer is a 503.
-var serverStates = []string{"LOADING", "OOM", "BUSY", "MASTERDOWN", "READONLY", "TRYAGAIN", "CLUSTERDOWN", "NOREPLICAS", "MISCONF", "UNBLOCKED"}
+// a --redis-wait WAIT was blocked on it), a cluster resharding, failing
+// over (MOVED, ASK: a slot's owner changing while the nodes disagree) or
+// down, a script or a failed save blocking writes. go-redis retries or
+// redirects some of them a few times; when they outlast that the answer
+// is a 503.
+var serverStates = []string{"LOADING", "OOM", "BUSY", "MASTERDOWN", "READONLY", "TRYAGAIN", "CLUSTERDOWN", "NOREPLICAS", "MISCONF", "UNBLOCKED", "MOVED", "ASK"}
 
 // serverState reports whether reply is one of serverStates. Redis keeps a
 // command's error code when a script's redis.call fails, so a write a

@@ -32,6 +32,10 @@ func TestUnreachableTellsServerStatesFromScriptErrors(t *testing.T) {
 		// TestFaultsCluster: a GET's audit append WAITed on a master that
 		// a failover demoted, and answered 500.
 		{"UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)", true},
+		// TestFailoverLossWindow: a create to the shard of a client's
+		// slot, during its failover, after go-redis's redirections ran out.
+		{"MOVED 614 127.0.0.1:35627", true},
+		{"ASK 614 127.0.0.1:35627", true},
 		{"ERR Error running script (call to f_cb2c): @user_script:12: attempt to compare nil with number", false},
 		{"BUSYKEY Target key name already exists.", false},
 		{"WRONGTYPE Operation against a key holding the wrong kind of value", false},

@@ -33,7 +33,7 @@ func (s *RedisStore) redisPage(l listing, clientID string, page Page, view strin
 		}
 		maxRange = "(" + member(clientID, line)
 	}
-	res, err := s.run(listScript, l.kind, escape(clientID), maxRange, limit, view, TrailInRecord)
+	res, err := s.runClient(clientID, listScript, l.kind, maxRange, limit, view, TrailInRecord)
 	if err != nil {
 		return nil, "", err
 	}
@@ -125,7 +125,7 @@ func (s *RedisStore) auditPage(clientID, id string, page Page) ([]fixtures.Audit
 	if err != nil {
 		return nil, "", err
 	}
-	res, err := s.run(auditScript, escape(clientID), escape(id), after, limit+1)
+	res, err := s.runClient(clientID, auditScript, escape(id), after, limit+1)
 	if err != nil {
 		return nil, "", err
 	}

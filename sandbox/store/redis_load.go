@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 )
 
@@ -59,15 +61,48 @@ func (s *RedisStore) Seed(set *fixtures.Set) error {
 	return err
 }
 
-// Load inserts the set's records in one script: on any conflict or invalid
-// record nothing is inserted.
-func (s *RedisStore) Load(set *fixtures.Set) error {
-	records, err := redisSet(set)
-	if err == nil && len(records) > 0 {
-		err = s.write("", "", refuseTaken, records)
+// byClient groups records by client, clients in sorted order.
+func byClient(records []redisRecord) ([]string, map[string][]redisRecord) {
+	groups := map[string][]redisRecord{}
+	var clients []string
+	for _, r := range records {
+		if _, ok := groups[r.clientID]; !ok {
+			clients = append(clients, r.clientID)
+		}
+		groups[r.clientID] = append(groups[r.clientID], r)
 	}
-	if err != nil {
+	sort.Strings(clients)
+	return clients, groups
+}
+
+// Load inserts the set's records, one script per client: each client's
+// records are checked against what its slot holds first, so on any
+// conflict or invalid record nothing is inserted. Only a create racing
+// with the Load between that check and the writes can make a later client
+// conflict after earlier ones were loaded (ErrConflict, naming the key):
+// clients live in different slots, which no one script spans.
+func (s *RedisStore) Load(set *fixtures.Set) error {
+	if err := s.load(set); err != nil {
 		return fmt.Errorf("load fixtures: %w", err)
+	}
+	return nil
+}
+
+func (s *RedisStore) load(set *fixtures.Set) error {
+	records, err := redisSet(set)
+	if err != nil {
+		return err
+	}
+	clients, groups := byClient(records)
+	for _, c := range clients {
+		if err := s.write(c, "", false, checkTaken, groups[c]); err != nil {
+			return err
+		}
+	}
+	for _, c := range clients {
+		if err := s.write(c, "", false, refuseTaken, groups[c]); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -80,7 +115,7 @@ func (s *RedisStore) ResetClient(clientID string, set *fixtures.Set) error {
 		err = fmt.Errorf("%w: empty client id", ErrInvalid)
 	}
 	if err == nil {
-		err = s.write("", clientID, overwriteTaken, records)
+		err = s.write(clientID, "", true, overwriteTaken, records)
 	}
 	if err != nil {
 		return fmt.Errorf("reset client %q: %w", clientID, err)
@@ -89,9 +124,10 @@ func (s *RedisStore) ResetClient(clientID string, set *fixtures.Set) error {
 }
 
 // Reset replaces every record and runtime client with the set's records.
-// The new content is written under a new generation, invisible until one
-// script makes it current, so a Reset that fails or dies half-way leaves
-// the old records in place. The old generation is deleted after; should
+// The new content is written under a new generation, invisible until it
+// is flipped (see flip), so a Reset that fails before its flip leaves the
+// old records in place, and one that dies during its flip is completed by
+// the next OpenRedis or Reset. The old generation is deleted after; should
 // that be cut short, the next OpenRedis deletes the rest.
 func (s *RedisStore) Reset(set *fixtures.Set) error {
 	if err := s.reset(set); err != nil {
@@ -110,31 +146,98 @@ func (s *RedisStore) reset(set *fixtures.Set) error {
 		return err
 	}
 	gen := fmt.Sprint(res)
-	if err := s.write(gen, "", overwriteTaken, records); err != nil {
+	if err := s.build(gen, records); err != nil {
 		return errors.Join(err, s.dropGeneration(gen))
 	}
-	old, err := s.run(flipGenerationScript, gen)
-	if err != nil {
-		return errors.Join(err, s.dropGeneration(gen))
+	return s.flip(gen)
+}
+
+// build writes records under generation gen, being built: its clients set
+// first, then each client's records.
+func (s *RedisStore) build(gen string, records []redisRecord) error {
+	clients, groups := byClient(records)
+	if len(clients) == 0 {
+		return nil
 	}
-	// The reset has happened; a failure to delete the old generation
-	// leaves garbage that the next open removes, not a wrong answer.
-	_ = s.deleteGeneration(fmt.Sprint(old))
+	args := []any{gen}
+	for _, c := range clients {
+		args = append(args, c)
+	}
+	if _, err := s.run(newClientsScript, args...); err != nil {
+		return err
+	}
+	for _, c := range clients {
+		if err := s.write(c, gen, false, overwriteTaken, groups[c]); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
-// Clients returns the sorted ids of the clients owning a record.
-func (s *RedisStore) Clients() ([]string, error) {
+// listedClients returns the clients set of the current generation: every
+// client owning a record, and maybe some owning none.
+func (s *RedisStore) listedClients() ([]string, error) {
 	res, err := s.run(clientsScript)
-	var clients []string
-	if err == nil {
-		clients, err = replyStrings(res)
+	if err != nil {
+		return nil, err
 	}
+	return replyStrings(res)
+}
+
+// eachClient runs script on the slot of each client, with args after the
+// client's prefix, in one pipeline (one round trip per node), and returns
+// the replies in order.
+func (s *RedisStore) eachClient(clients []string, script *redis.Script, args ...any) ([]any, error) {
+	if len(clients) == 0 {
+		return nil, nil
+	}
+	ctx, cancel := s.ctx()
+	defer cancel()
+	pipe := s.client.Pipeline()
+	cmds := make([]*redis.Cmd, len(clients))
+	for i, c := range clients {
+		base := s.clientBase(c)
+		cmds[i] = script.Eval(ctx, pipe, []string{base + "gen"}, append([]any{base}, args...)...)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, fmt.Errorf("redis: %w", unreachable(err))
+	}
+	out := make([]any, len(clients))
+	for i, cmd := range cmds {
+		out[i] = cmd.Val()
+	}
+	return out, nil
+}
+
+// Clients returns the sorted ids of the clients owning a record: those of
+// the clients set that own one now.
+func (s *RedisStore) Clients() ([]string, error) {
+	clients, err := s.clients()
 	if err != nil {
 		return nil, fmt.Errorf("list clients: %w", err)
 	}
-	sort.Strings(clients)
 	return clients, nil
+}
+
+func (s *RedisStore) clients() ([]string, error) {
+	listed, err := s.listedClients()
+	if err != nil {
+		return nil, err
+	}
+	counts, err := s.eachClient(listed, ownsScript)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for i, n := range counts {
+		if n, ok := n.(int64); !ok {
+			return nil, fmt.Errorf("redis: unexpected reply %T for client %q", counts[i], listed[i])
+		} else if n > 0 {
+			out = append(out, listed[i])
+		}
+	}
+	sort.Strings(out)
+	return out, nil
 }
 
 // Empty reports whether no client owns a record.

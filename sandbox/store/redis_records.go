@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -24,7 +25,7 @@ type redisRecord struct {
 
 // args flattens the record as writeScript reads it.
 func (r redisRecord) args() []any {
-	out := []any{r.kind, escape(r.clientID), escape(r.id), r.member, r.clientID, r.json, len(r.audit)}
+	out := []any{r.kind, escape(r.id), r.member, r.json, len(r.audit)}
 	for _, a := range r.audit {
 		out = append(out, a)
 	}
@@ -87,36 +88,59 @@ const (
 	// refuseTakenUnlessSame refuses it unless it holds this very record
 	// and trail: the earlier run of a create whose reply was lost.
 	refuseTakenUnlessSame takenKeys = "2"
+	// checkTaken writes nothing: it answers the conflict refuseTaken
+	// would, or nothing.
+	checkTaken takenKeys = "3"
 )
 
-// write runs writeScript for records.
-func (s *RedisStore) write(gen, clearClient string, taken takenKeys, records []redisRecord) error {
-	args := []any{gen, "", "", string(taken)}
-	if clearClient != "" {
-		args[1], args[2] = escape(clearClient), clearClient
+// maxRegisterAttempts bounds the rounds of one write between the client's
+// slot and the global one: each round that ends in a new registration means
+// a Reset flipped the client meanwhile.
+const maxRegisterAttempts = 100
+
+// write runs writeScript for records, all of clientID, under generation
+// gen ("" for the client's current one). A client not yet in its
+// generation's clients set is added to it first (registerScript), so the
+// set never misses a client owning a record.
+func (s *RedisStore) write(clientID, gen string, clear bool, taken takenKeys, records []redisRecord) error {
+	registered := ""
+	for range maxRegisterAttempts {
+		args := []any{gen, "0", string(taken), registered}
+		if clear {
+			args[1] = "1"
+		}
+		for _, r := range records {
+			args = append(args, r.args()...)
+		}
+		res, err := s.runClient(clientID, writeScript, args...)
+		if err != nil {
+			return err
+		}
+		reply, err := replyStrings(res)
+		if err != nil || len(reply) == 0 {
+			return fmt.Errorf("redis: malformed write reply (%v)", err)
+		}
+		switch {
+		case reply[0] == "register":
+			res, err := s.run(registerScript, clientID)
+			if err != nil {
+				return fmt.Errorf("list client %q: %w", clientID, err)
+			}
+			registered = fmt.Sprint(res)
+			continue
+		case len(reply) == 2 && reply[0] == "conflict":
+			return fmt.Errorf("%w: key %q", ErrConflict, reply[1])
+		}
+		return nil
 	}
-	for _, r := range records {
-		args = append(args, r.args()...)
-	}
-	res, err := s.run(writeScript, args...)
-	if err != nil {
-		return err
-	}
-	reply, err := replyStrings(res)
-	if err != nil {
-		return err
-	}
-	if len(reply) == 2 && reply[0] == "conflict" {
-		return fmt.Errorf("%w: key %q", ErrConflict, reply[1])
-	}
-	return nil
+	return fmt.Errorf("list client %q: flipped by a Reset %d times in a row", clientID, maxRegisterAttempts)
 }
 
 // CreateReferral stores a new trial-based referral.
 func (s *RedisStore) CreateReferral(r fixtures.Referral) error {
 	rec, err := redisReferralRecord(r)
 	if err == nil {
-		err = s.write("", "", refuseTakenUnlessSame, []redisRecord{rec})
+		err = s.write(r.ClientID, "", false, refuseTakenUnlessSame, []redisRecord{rec})
 	}
 	if err != nil {
 		return fmt.Errorf("create referral %q of client %q: %w", r.OutcomesID, r.ClientID, err)
@@ -128,7 +152,7 @@ func (s *RedisStore) CreateReferral(r fixtures.Referral) error {
 func (s *RedisStore) CreateQualified(q fixtures.QualifiedReferral) error {
 	rec, err := redisQualifiedRecord(q)
 	if err == nil {
-		err = s.write("", "", refuseTakenUnlessSame, []redisRecord{rec})
+		err = s.write(q.ClientID, "", false, refuseTakenUnlessSame, []redisRecord{rec})
 	}
 	if err != nil {
 		return fmt.Errorf("create qualified referral %q of client %q: %w", q.ExternalSourceID, q.ClientID, err)
@@ -146,7 +170,7 @@ type readReply struct {
 // read runs getScript, appending view (JSON, "" for none) to a qualified
 // referral's trail.
 func (s *RedisStore) read(kind, clientID, id, view string) (readReply, error) {
-	res, err := s.run(getScript, kind, escape(clientID), escape(id), view, TrailInRecord)
+	res, err := s.runClient(clientID, getScript, kind, escape(id), view, TrailInRecord)
 	if err != nil {
 		return readReply{}, err
 	}
@@ -223,22 +247,36 @@ func decodeQualified(id, js string, total int, trail []string) (fixtures.Qualifi
 }
 
 // FindReferral returns the referral with that outcomesId, whoever owns it:
-// that of the smallest escaped client id, as the buntdb store answers.
+// that of the smallest escaped client id, as the buntdb store answers. Each
+// client's records sit in its own slot, so it asks every client that may
+// own a record (one pipelined round trip per node), not one index: an
+// admin lookup, which a create racing with it may or may not see.
 func (s *RedisStore) FindReferral(outcomesID string) (fixtures.Referral, error) {
-	res, err := s.run(findScript, escape(outcomesID))
-	var rec fixtures.Referral
-	if err == nil {
-		js, ok := res.(string)
-		if !ok {
-			err = fmt.Errorf("redis: unexpected reply %T", res)
-		} else {
-			rec, err = decodeJSON[fixtures.Referral](outcomesID, js)
-		}
-	}
+	rec, err := s.findReferral(outcomesID)
 	if err != nil {
 		return fixtures.Referral{}, fmt.Errorf("find referral %q: %w", outcomesID, err)
 	}
 	return rec, nil
+}
+
+func (s *RedisStore) findReferral(outcomesID string) (fixtures.Referral, error) {
+	clients, err := s.listedClients()
+	if err != nil {
+		return fixtures.Referral{}, err
+	}
+	sort.Slice(clients, func(i, j int) bool { return escape(clients[i]) < escape(clients[j]) })
+	found, err := s.eachClient(clients, findScript, escape(outcomesID))
+	if err != nil {
+		return fixtures.Referral{}, err
+	}
+	for i, v := range found {
+		if js, ok := v.(string); ok && js != "" {
+			return decodeJSON[fixtures.Referral](outcomesID, js)
+		} else if !ok {
+			return fixtures.Referral{}, fmt.Errorf("redis: unexpected reply %T for client %q", v, clients[i])
+		}
+	}
+	return fixtures.Referral{}, ErrNotFound
 }
 
 // decodeJSON parses a record Redis holds: JSON alone, without the sort

@@ -46,10 +46,10 @@ func TestRedisResetDropsOldGeneration(t *testing.T) {
 	}
 	for _, k := range keysMatching(t, c, "t:*") {
 		switch k {
-		case "t:gen", "t:nextgen":
+		case "t:{g}gen", "t:{g}nextgen", "t:{c:alice}gen", "t:{c:bob}gen", "t:{c:bob}listed":
 		default:
-			if !strings.HasPrefix(k, "t:g1:") {
-				t.Errorf("key %q left after Reset; only generation 1 and the generation counters should remain", k)
+			if !strings.HasPrefix(k, "t:{g}g1:") && !strings.HasPrefix(k, "t:{c:bob}g1:") {
+				t.Errorf("key %q left after Reset; only generation 1 and the generation keys should remain", k)
 			}
 		}
 	}
@@ -68,13 +68,13 @@ func TestRedisOpenDeletesLeftovers(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Now().Unix()
-	leftovers := []string{"t:g7:r:alice:DEAD", "t:g7:ri:alice", "t:g3:r:alice:OLD"}
-	for _, k := range append(leftovers, "t:g9:r:alice:BUILDING") {
+	leftovers := []string{"t:{c:alice}g7:r:DEAD", "t:{c:alice}g7:ri", "t:{c:alice}g3:r:OLD", "t:{g}g3:clients"}
+	for _, k := range append(leftovers, "t:{c:alice}g9:r:BUILDING") {
 		if err := c.Set(ctx, k, "{}", 0).Err(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	c.ZAdd(ctx, "t:building", redis.Z{Score: float64(now - 3600), Member: "7"}, redis.Z{Score: float64(now), Member: "9"})
+	c.ZAdd(ctx, "t:{g}building", redis.Z{Score: float64(now - 3600), Member: "7"}, redis.Z{Score: float64(now), Member: "9"})
 
 	if _, err := s.GetReferral("alice", "DEAD"); err == nil {
 		t.Error("a generation that was never made current is visible")
@@ -85,7 +85,7 @@ func TestRedisOpenDeletesLeftovers(t *testing.T) {
 			t.Errorf("leftover %q survived open", k)
 		}
 	}
-	if c.Exists(ctx, "t:g9:r:alice:BUILDING").Val() != 1 {
+	if c.Exists(ctx, "t:{c:alice}g9:r:BUILDING").Val() != 1 {
 		t.Error("open deleted a generation another replica is building")
 	}
 	if got, err := s.GetReferral("alice", "KEPT"); err != nil || got.OutcomesID != "KEPT" {

@@ -20,11 +20,11 @@ var errRetry = errors.New("record changed during the update")
 // referral; for a qualified referral it is the entries to append after the
 // total read.
 func (s *RedisStore) cas(gen, kind, clientID, id, oldJSON, newJSON, oldMember, newMember string, total int, audit []string) error {
-	args := []any{gen, kind, escape(clientID), escape(id), oldJSON, newJSON, oldMember, newMember, total}
+	args := []any{gen, kind, escape(id), oldJSON, newJSON, oldMember, newMember, total}
 	for _, a := range audit {
 		args = append(args, a)
 	}
-	res, err := s.run(casScript, args...)
+	res, err := s.runClient(clientID, casScript, args...)
 	if err != nil {
 		return err
 	}

@@ -88,5 +88,12 @@ func testLoadAtomic(t *testing.T, s store.Store) {
 			t.Errorf("%s: part of the failed load is stored", tc.name)
 		}
 	}
+	// A conflict in one client stores nothing of another, even one that
+	// would be written first.
+	other := &fixtures.Set{Referrals: []fixtures.Referral{referral("aardvark", "R-new", at(2)), referral("alpha", "R-1", at(3))}}
+	wantErr(t, "conflict in another client", s.Load(other), store.ErrConflict)
+	if _, err := s.GetReferral("aardvark", "R-new"); err == nil {
+		t.Error("conflict in another client: the other client's record is stored")
+	}
 	checkClients(t, s, []string{"alpha"})
 }
