@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
+
+	"github.com/referrals-sandbox/referrals-sandbox/internal/redistest"
 )
 
 // apiWrites are the API's writes as admin calls are judged under Redis
@@ -86,4 +89,31 @@ func TestAPIWritesUnderRedisFaults(t *testing.T) {
 func TestAPIWritesWithWritesRefused(t *testing.T) {
 	t.Parallel()
 	callsWithWritesRefused(t, apiWrites())
+}
+
+// TestAPIWriteWhoseStoreScriptRedisRefuses: the store's own script of a
+// qualified submission answered with an error (Redis out of memory), as
+// when the request reuses this replica's shared read and the store's
+// script is its first command, is a 503 with Retry-After, and nothing is
+// stored. The fault suite met this in a ./test run as a 500: its injected
+// error was then an unknown command's, which the sandbox answers as its
+// own failure.
+func TestAPIWriteWhoseStoreScriptRedisRefuses(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	proxy := redistest.NewFaultProxy(t, srv)
+	subject, obs := faultPair(t, srv, proxy)
+	tok := obs.token(partner)
+	partnersKeys := redistest.Touching("{c:" + partner + "}")
+	proxy.ArmMatching(func(cmd []string) bool { return strings.HasPrefix(cmd[0], "EVAL") && partnersKeys(cmd) }, 1, redistest.ErrorReply)
+	r := subject.do(request{method: http.MethodPost, path: "/api/v1/referrals/qualified", token: tok, body: qualifiedBody("refused-by-redis"), plain: true})
+	if !proxy.Fired() {
+		t.Fatal("no store script of the partner's passed the proxy")
+	}
+	if r.Status != http.StatusServiceUnavailable || r.Header.Get("Retry-After") == "" {
+		t.Errorf("submit whose store script Redis refused: %d (Retry-After %q) %s; want 503 with Retry-After", r.Status, r.Header.Get("Retry-After"), r.Body)
+	}
+	if got := obs.do(request{path: "/api/v1/referrals/qualified/refused-by-redis", token: tok, plain: true}); got.Status != http.StatusNotFound {
+		t.Errorf("the refused referral reads %d, want 404: nothing stored", got.Status)
+	}
 }

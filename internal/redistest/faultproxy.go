@@ -23,9 +23,9 @@ const (
 	// never runs, and the client sees the connection reset.
 	Drop Fault = iota
 	// ErrorReply makes Redis answer the command with an error instead of
-	// running it (the proxy sends an unknown command in its place, so the
-	// error comes back in order behind the replies already due). At MULTI
-	// or EXEC, which Redis never refuses that way, it is Drop.
+	// running it: OOM, as under maxmemory (the proxy sends a script that
+	// answers it in its place, so the error comes back in order behind the
+	// replies already due). At MULTI or EXEC it is Drop.
 	ErrorReply
 	// LoseReply forwards the command and closes the client's connection
 	// before its reply: the command runs, and the client never learns it
@@ -246,18 +246,49 @@ func (p *FaultProxy) dropIfRefusing() {
 	}
 }
 
-// faultCommand is what ErrorReply sends in the failed command's place:
-// Redis answers an unknown command with an error, in order.
-var faultCommand = []byte("*1\r\n$22\r\nredistest-fault-inject\r\n")
+// faultReply is the error ErrorReply makes Redis answer: a server state
+// the sandbox documents as the backend failing (out of memory under
+// maxmemory), one go-redis does not retry, so the caller meets it. An
+// unknown command's "ERR" stood in before; the sandbox rightly answers an
+// error it cannot place with a 500, and a ./test run met that 500 when a
+// request's first command was the store's rather than the shared read.
+const faultReply = "OOM redistest fault: command not allowed when used memory > 'maxmemory'"
+
+// faultCommand is what ErrorReply sends in the failed command's place: a
+// script whose answer is faultReply, so the error comes back in order.
+var faultCommand = resp("EVAL", "return redis.error_reply(\""+faultReply+"\")", "0")
+
+// queuedFaultCommand is what ErrorReply sends in place of a command queued
+// in a MULTI: an unknown command, which Redis refuses as it queues it and
+// so aborts the whole transaction at EXEC, as it does a write refused for
+// memory. A script would queue, and EXEC would apply the rest.
+var queuedFaultCommand = resp("redistest-fault-inject")
+
+// resp encodes a command as a RESP array of bulk strings.
+func resp(args ...string) []byte {
+	b := fmt.Appendf(nil, "*%d\r\n", len(args))
+	for _, a := range args {
+		b = fmt.Appendf(b, "$%d\r\n%s\r\n", len(a), a)
+	}
+	return b
+}
 
 // commands forwards the client's commands one by one, failing the armed one.
 func (p *FaultProxy) commands(client, server net.Conn, lose *atomic.Bool) {
 	r := bufio.NewReader(client)
+	queuing := false // inside MULTI, until EXEC or DISCARD
 	for {
 		raw, cmd, err := readCommand(r)
 		if err != nil {
 			_ = server.Close()
 			return
+		}
+		inMulti := queuing
+		switch strings.ToUpper(cmd[0]) {
+		case "MULTI":
+			queuing = true
+		case "EXEC", "DISCARD":
+			queuing = false
 		}
 		switch fault, fail := p.record(cmd); {
 		case !fail:
@@ -269,7 +300,11 @@ func (p *FaultProxy) commands(client, server net.Conn, lose *atomic.Bool) {
 			_ = server.Close()
 			return
 		case fault == ErrorReply:
-			if _, err := server.Write(faultCommand); err != nil {
+			refusal := faultCommand
+			if inMulti {
+				refusal = queuedFaultCommand
+			}
+			if _, err := server.Write(refusal); err != nil {
 				return
 			}
 		case fault == LoseReply || fault == LoseReplyThenRefuse:

@@ -32,6 +32,9 @@ func TestFaultProxy(t *testing.T) {
 		if err == nil || (tc.fault == ErrorReply) != errors.As(err, &reply) {
 			t.Errorf("fault %d: failed command answered %v", tc.fault, err)
 		}
+		if tc.fault == ErrorReply && !redis.HasErrorPrefix(err, "OOM") {
+			t.Errorf("error answered %v, want OOM: a server state go-redis does not retry", err)
+		}
 		got, _ := direct.Get(ctx, "k").Result()
 		if ran := got == "after"; ran != tc.ran || !p.Fired() {
 			t.Errorf("fault %d: the command ran: %v, want %v", tc.fault, ran, tc.ran)
@@ -74,5 +77,31 @@ func TestFaultProxyErrorNeverLeavesATransactionOpen(t *testing.T) {
 			t.Errorf("error at %s: the next command on the pool answered %d, %v", at, got, err)
 		}
 		_ = rdb.Close()
+	}
+}
+
+// TestFaultProxyErrorInATransactionAbortsIt: a command of a MULTI answered
+// with an error is refused as Redis refuses a write for memory while
+// queuing it, so EXEC aborts the whole transaction: none of its other
+// commands runs.
+func TestFaultProxyErrorInATransactionAbortsIt(t *testing.T) {
+	s := Start(t)
+	p := NewFaultProxy(t, s)
+	direct := s.NewClient(t)
+	ctx := context.Background()
+	rdb := redis.NewClient(&redis.Options{Addr: p.Addr, MaxRetries: -1, PoolSize: 1})
+	t.Cleanup(func() { _ = rdb.Close() })
+	p.ArmMatching(func(cmd []string) bool { return cmd[0] == "INCR" }, 1, ErrorReply)
+	_, err := rdb.TxPipelined(ctx, func(tx redis.Pipeliner) error {
+		tx.Set(ctx, "queued-before", "1", 0)
+		tx.Incr(ctx, "refused")
+		tx.Set(ctx, "queued-after", "1", 0)
+		return nil
+	})
+	if err == nil || !p.Fired() {
+		t.Fatalf("transaction with a refused command answered %v (fired %v)", err, p.Fired())
+	}
+	if n, err := direct.Exists(ctx, "queued-before", "refused", "queued-after").Result(); err != nil || n != 0 {
+		t.Errorf("%d of the aborted transaction's keys exist (%v), want none", n, err)
 	}
 }
