@@ -47,20 +47,8 @@ func StartCluster(t testing.TB, masters, replicas int) *Cluster {
 	c := &Cluster{Masters: masters, replicas: replicas}
 	var addrs []string
 	for range masters * (1 + replicas) {
-		port, err := freePort()
+		s, err := startOnFreePorts(bin, func() (*Server, error) { return newClusterNode(t.TempDir()) })
 		if err != nil {
-			t.Fatalf("redistest: %v", err)
-		}
-		s := &Server{dir: t.TempDir()}
-		s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-		s.URL = "redis://" + s.Addr
-		s.args = []string{
-			"--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--dir", s.dir,
-			"--save", "", "--appendonly", "yes", "--appendfsync", "always",
-			"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "2000",
-			"--protected-mode", "yes", "--daemonize", "no", "--logfile", filepath.Join(s.dir, "redis.log"),
-		}
-		if err := s.start(bin); err != nil {
 			t.Fatalf("redistest: %v", err)
 		}
 		t.Cleanup(func() { s.Stop(t) })
@@ -83,6 +71,30 @@ func StartCluster(t testing.TB, masters, replicas int) *Cluster {
 	}
 	c.WaitHealthy(t)
 	return c
+}
+
+// newClusterNode prepares a cluster node keeping its files in dir, on a
+// free port and a free cluster bus port. The bus port is chosen, not left
+// to be the port plus 10000, which nothing checked was free.
+func newClusterNode(dir string) (*Server, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	bus, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{dir: dir}
+	s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	s.URL = "redis://" + s.Addr
+	s.args = []string{
+		"--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--cluster-port", strconv.Itoa(bus), "--dir", s.dir,
+		"--save", "", "--appendonly", "yes", "--appendfsync", "always",
+		"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "2000",
+		"--protected-mode", "yes", "--daemonize", "no", "--logfile", filepath.Join(s.dir, "redis.log"),
+	}
+	return s, nil
 }
 
 // WaitHealthy waits until every live node reports cluster_state:ok (every

@@ -45,11 +45,10 @@ func Start(t testing.TB) *Server {
 		}
 		t.Skip("redistest: redis-server is not installed (apt-get install redis-server; .ci/run installs it)")
 	}
-	s, err := newServer(t.TempDir(), "--appendonly", "yes", "--appendfsync", "always")
+	s, err := startOnFreePorts(bin, func() (*Server, error) {
+		return newServer(t.TempDir(), "--appendonly", "yes", "--appendfsync", "always")
+	})
 	if err != nil {
-		t.Fatalf("redistest: %v", err)
-	}
-	if err := s.start(bin); err != nil {
 		t.Fatalf("redistest: %v", err)
 	}
 	t.Cleanup(func() { s.Stop(t) })
@@ -80,14 +79,11 @@ func StartMain(dir string) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("redis directory: %w", err)
 	}
-	s, err := newServer(dir, "--appendonly", "no")
+	s, err := startOnFreePorts(bin, func() (*Server, error) { return newServer(dir, "--appendonly", "no") })
 	if err != nil {
 		return nil, errors.Join(err, os.RemoveAll(dir))
 	}
 	s.ownDir = true
-	if err := s.start(bin); err != nil {
-		return nil, errors.Join(err, os.RemoveAll(dir))
-	}
 	return s, nil
 }
 
@@ -98,6 +94,11 @@ func newServer(dir string, persistence ...string) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	return newServerOn(dir, port, persistence...), nil
+}
+
+// newServerOn prepares a server on port, keeping its files in dir.
+func newServerOn(dir string, port int, persistence ...string) *Server {
 	s := &Server{dir: dir}
 	s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	s.URL = "redis://" + s.Addr + "/0"
@@ -105,7 +106,32 @@ func newServer(dir string, persistence ...string) (*Server, error) {
 		"--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--dir", s.dir, "--save", "",
 		"--protected-mode", "yes", "--daemonize", "no", "--logfile", filepath.Join(s.dir, "redis.log"),
 	}, persistence...)
-	return s, nil
+	return s
+}
+
+// portAttempts bounds how often startOnFreePorts tries new ports.
+const portAttempts = 5
+
+// startOnFreePorts starts the server build prepares, on ports free when it
+// chose them; when another process took one in between (redis-server
+// exits saying the address is in use), it starts a new one on other ports.
+// A free port is only free until someone binds it: a ./test run met a
+// cluster node whose bus port had gone.
+func startOnFreePorts(bin string, build func() (*Server, error)) (*Server, error) {
+	var err error
+	for range portAttempts {
+		var s *Server
+		if s, err = build(); err != nil {
+			return nil, err
+		}
+		if err = s.start(bin); err == nil {
+			return s, nil
+		}
+		if !strings.Contains(err.Error(), "Address already in use") {
+			return nil, err
+		}
+	}
+	return nil, fmt.Errorf("%d attempts on new ports: %w", portAttempts, err)
 }
 
 func (s *Server) start(bin string) error {

@@ -1,7 +1,9 @@
 package redistest
 
 import (
+	"net"
 	"os"
+	"os/exec"
 	"testing"
 )
 
@@ -43,5 +45,36 @@ func TestStartMainAndClose(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(parent); len(left) != 0 {
 		t.Errorf("Close left %d files in the directory", len(left))
+	}
+}
+
+// TestStartOnFreePortsTriesNewPortsWhenOneIsTaken: a port found free can be
+// taken before redis-server binds it (a ./test run met a cluster node
+// whose bus port had gone); the server then starts on other ports rather
+// than failing the test.
+func TestStartOnFreePortsTriesNewPortsWhenOneIsTaken(t *testing.T) {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Skip("redis-server is not installed")
+	}
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	builds := 0
+	s, err := startOnFreePorts(bin, func() (*Server, error) {
+		builds++
+		if builds == 1 {
+			return newServerOn(t.TempDir(), taken.Addr().(*net.TCPAddr).Port), nil
+		}
+		return newServer(t.TempDir())
+	})
+	if err != nil {
+		t.Fatalf("start with the first port taken: %v", err)
+	}
+	t.Cleanup(func() { s.Stop(t) })
+	if builds != 2 || ping(s.Addr) != nil {
+		t.Errorf("%d builds, PING %v; want a second build that answers", builds, ping(s.Addr))
 	}
 }
