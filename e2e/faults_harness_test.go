@@ -50,6 +50,28 @@ type faultHarness struct {
 	ackedKeys []string
 	anomalies []string
 	faults    map[string]int
+	// failovers are when a cluster master was killed or stopped for its
+	// replica to take over: what an unconfirmed write may be lost to.
+	failovers []time.Time
+}
+
+// failoverSince reports whether a master failed over at or after t.
+func (h *faultHarness) failoverSince(t time.Time) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, f := range h.failovers {
+		if !f.Before(t) {
+			return true
+		}
+	}
+	return false
+}
+
+// failingOver records that a master is about to be killed or stopped.
+func (h *faultHarness) failingOver() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.failovers = append(h.failovers, time.Now())
 }
 
 // faultReplica is one sandbox binary and its own proxies to Redis: one to
