@@ -45,8 +45,14 @@ func openFile(path string, cfg config) (*buntdb.DB, *fileLock, error) {
 // were never acknowledged (a transaction is acknowledged only once it is
 // written, and fsynced under SyncPolicy Always), but the operator should
 // know a crash happened, so the size before and after opening is compared
-// and the cut logged.
+// and the cut logged. Damage that would make buntdb cut more than that
+// torn tail is refused first (checkDamage), with the file untouched.
 func openDB(path string, cfg config) (*buntdb.DB, error) {
+	if path != MemoryPath {
+		if err := checkDamage(path); err != nil {
+			return nil, err
+		}
+	}
 	before := fileSize(path)
 	db, err := buntdb.Open(path)
 	if err != nil {

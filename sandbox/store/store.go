@@ -138,6 +138,10 @@ var (
 	// ErrCorrupt: a stored record no longer decodes. Listings skip such
 	// records (and log their keys); reading one directly gives ErrCorrupt.
 	ErrCorrupt = errors.New("stored record does not decode")
+	// ErrDamaged: the data file is damaged so that opening it would cut
+	// off or overwrite acknowledged records; Open refuses it and leaves
+	// the file as it was.
+	ErrDamaged = errors.New("data file damaged")
 	// ErrUnavailable: the store's server (Redis, in shared mode) did not
 	// answer; the same call may succeed later.
 	ErrUnavailable = errors.New("store unavailable")
