@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"fmt"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -87,4 +88,40 @@ func cursorAt(b *testing.B, s store.Store, skip int) string {
 		cursor, skip = next, skip-limit
 	}
 	return cursor
+}
+
+// BenchmarkOpenDataFile opens a data file of 100,000 referrals (and the
+// 10,000 of other clients), as a restart does, and times apart the check
+// for damage that Open runs before buntdb loads the file: its share of
+// the open is what the check costs a start.
+func BenchmarkOpenDataFile(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "data.db")
+	s, err := store.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := s.Seed(benchSet(100_000)); err != nil {
+		b.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("open", func(b *testing.B) {
+		for b.Loop() {
+			s, err := store.Open(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := s.Close(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("check", func(b *testing.B) {
+		for b.Loop() {
+			if err := store.CheckDamage(path); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
