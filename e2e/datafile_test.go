@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -90,6 +91,72 @@ func TestTornTailIsLoggedAtStart(t *testing.T) {
 	}
 	if warning["level"] != "WARN" || warning["file"] != dataFile || warning["bytes_dropped"] != float64(len(torn)) {
 		t.Errorf("start-up log entry about the torn tail: %v; want a WARN naming %s and %d bytes dropped\n%s", warning, dataFile, len(torn), sb.stderr)
+	}
+}
+
+// TestDamagedDataFileStopsStart damages a length in the middle of a
+// --data file into more bytes than the file holds, which buntdb would take
+// for a torn tail and cut, with every record after it: the sandbox exits
+// at once with status 1 and a message naming the file, the byte where it
+// is damaged and how much would be lost, and the file is left as it was.
+func TestDamagedDataFileStopsStart(t *testing.T) {
+	dataFile := filepath.Join(t.TempDir(), "sandbox.db")
+	sb := startSandbox(t, "--data", dataFile)
+	sb.signal(syscall.SIGTERM)
+	if code := sb.waitExit(); code != 0 {
+		t.Fatalf("first run: exit %d\n%s", code, sb.stderr)
+	}
+	data, err := os.ReadFile(dataFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A write in the middle: "*3\r\n$3\r\nset\r\n", the key's length and
+	// the key, then the value's length, which is damaged.
+	set := []byte("*3\r\n$3\r\nset\r\n")
+	var writes []int
+	for at := 0; ; {
+		i := bytes.Index(data[at:], set)
+		if i < 0 {
+			break
+		}
+		writes = append(writes, at+i)
+		at += i + len(set)
+	}
+	if len(writes) < 3 {
+		t.Fatalf("the data file holds %d writes; the test needs a few", len(writes))
+	}
+	start := writes[len(writes)/2]
+	key := start + len(set)
+	keyLen, err := strconv.Atoi(string(data[key+1 : key+bytes.Index(data[key:], []byte("\r\n"))]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	value := key + bytes.Index(data[key:], []byte("\r\n")) + 2 + keyLen + 2
+	valueEnd := value + bytes.Index(data[value:], []byte("\r\n"))
+	damaged := bytes.Join([][]byte{data[:value], []byte("$" + strconv.Itoa(len(data))), data[valueEnd:]}, nil)
+	if err := os.WriteFile(dataFile, damaged, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	ctx, cancel := context.WithTimeout(t.Context(), healthWait)
+	defer cancel()
+	second := exec.CommandContext(ctx, sandboxBinary, "--addr", "127.0.0.1:0", "--data", dataFile)
+	var stderr testutil.LockedBuffer
+	second.Stdout, second.Stderr = io.Discard, &stderr
+	err = second.Run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("sandbox on a damaged data file: %v, want exit status 1; stderr:\n%s", err, &stderr)
+	}
+	msg := stderr.String()
+	for _, want := range []string{dataFile, fmt.Sprintf("damaged at byte %d", start),
+		fmt.Sprintf("lose the %d bytes", len(damaged)-start), "left untouched", "backup"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the refusal does not say %q:\n%s", want, msg)
+		}
+	}
+	if got, err := os.ReadFile(dataFile); err != nil || !bytes.Equal(got, damaged) {
+		t.Errorf("the refused data file changed (%v): %d bytes, were %d", err, len(got), len(damaged))
 	}
 }
 
