@@ -30,7 +30,9 @@ const scanBufferSize = 1 << 20
 type loadStop struct {
 	// torn: the file ends inside the command that starts at start (after
 	// any NUL bytes), and the loader would truncate the file at cut, the
-	// end of the last whole command as it counts it.
+	// end of the last whole command. (The loader leaves NUL bytes out of
+	// its count; when none comes before a whole command, as checkDamage
+	// requires, its count is the offset.)
 	torn       bool
 	start, cut int64
 	// nulAt is the offset of the first NUL byte that comes before a whole
@@ -81,7 +83,7 @@ func checkDamage(path string) error {
 		ErrDamaged, stop.start, next, stop.cut, stop.size-stop.cut, writes, stop.start, next-1, stop.cut)
 }
 
-// scanLoad reads r from its start as buntdb's loader does, checking the
+// scanLoad reads f from its start as buntdb's loader does, checking the
 // structure of every command but keeping none of it, and reports where
 // the loader stops. A structural error the loader reports as invalid ends
 // the scan as if the file ended cleanly there: buntdb refuses the file.
@@ -92,8 +94,8 @@ func scanLoad(f *os.File) (loadStop, error) {
 	}
 	stop := loadStop{nulAt: -1, size: fi.Size()}
 	r := bufio.NewReaderSize(f, scanBufferSize)
-	var pos, counted int64 // pos: offset in the file; counted: as buntdb counts it, NULs left out
-	gapNUL := int64(-1)    // the first NUL since the last whole command
+	var pos, end int64  // the offset read to; the end of the last whole command
+	gapNUL := int64(-1) // the first NUL since the last whole command
 	for {
 		c, err := r.ReadByte()
 		if err == io.EOF {
@@ -113,7 +115,7 @@ func scanLoad(f *os.File) (loadStop, error) {
 		n, err := scanCommand(r)
 		switch {
 		case errors.Is(err, io.ErrUnexpectedEOF):
-			stop.torn, stop.start, stop.cut = true, pos, counted
+			stop.torn, stop.start, stop.cut = true, pos, end
 			return stop, nil
 		case errors.Is(err, errInvalidCommand):
 			return stop, nil
@@ -125,7 +127,7 @@ func scanLoad(f *os.File) (loadStop, error) {
 		}
 		gapNUL = -1
 		pos += n
-		counted += n
+		end = pos
 	}
 }
 
