@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -117,7 +118,12 @@ func BenchmarkOpenDataFile(b *testing.B) {
 			}
 		}
 	})
+	fi, err := os.Stat(path)
+	if err != nil {
+		b.Fatal(err)
+	}
 	b.Run("check", func(b *testing.B) {
+		b.SetBytes(fi.Size())
 		for b.Loop() {
 			if err := store.CheckDamage(path); err != nil {
 				b.Fatal(err)
