@@ -30,8 +30,10 @@
 // open, so two processes never append to it at once. Reset builds the new
 // content in FILE.reset and renames it over the data file (see resetFile),
 // so a crash leaves the old content or the new, never a mix. A torn last
-// command, which buntdb cuts at open, is logged; a record that no longer
-// decodes is left out of listings and logged (badKeys).
+// command, which buntdb cuts at open, is logged; damage further back that
+// buntdb would cut along with every later record refuses the open, the
+// file untouched (checkDamage); a record that no longer decodes is left
+// out of listings and logged (badKeys).
 //
 // Fixtures. The sandbox keeps the fixtures' records to seed and reset to
 // as an EncodedSet: each record's key and value, encoded once. The
