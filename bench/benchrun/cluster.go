@@ -65,6 +65,9 @@ func (ps *procs) startCluster(ctx context.Context, dir string) (*redisCluster, e
 	return c, nil
 }
 
+// sandboxArgs points a sandbox at this cluster (--redis-cluster).
+func (c *redisCluster) sandboxArgs() []string { return []string{"--redis-cluster", c.url} }
+
 // ok reports whether every node reports cluster_state:ok.
 func (c *redisCluster) ok(ctx context.Context) bool {
 	for _, n := range c.nodes {
@@ -93,6 +96,6 @@ func (c *redisCluster) commandsProcessed(ctx context.Context) (int64, error) {
 // close closes the clients; the processes end with the run's.
 func (c *redisCluster) close() {
 	for _, n := range c.nodes {
-		_ = n.client.Close()
+		n.close()
 	}
 }

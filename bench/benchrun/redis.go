@@ -78,6 +78,12 @@ func (s *redisServer) commandsProcessed(ctx context.Context) (int64, error) {
 	return parseInfoField(strings.NewReader(info), "total_commands_processed")
 }
 
+// sandboxArgs points a sandbox at this server (--redis).
+func (s *redisServer) sandboxArgs() []string { return []string{"--redis", s.url} }
+
+// close closes the client; the process ends with the run's.
+func (s *redisServer) close() { _ = s.client.Close() }
+
 // parseInfoField finds "field:value" in the text of Redis's INFO command
 // and returns value as an integer.
 func parseInfoField(r io.Reader, field string) (int64, error) {

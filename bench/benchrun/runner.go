@@ -204,76 +204,79 @@ func (r *runner) measureEndpoints(ctx context.Context) {
 	if r.cfg.shared {
 		// In the same rounds as the embedded store's loads, so that the
 		// ratios compare figures measured under the same conditions.
-		shared, done := r.sharedLoads(ctx)
-		defer done()
-		loads = append(loads, shared...)
-		cluster, done := r.clusterLoads(ctx)
-		defer done()
-		loads = append(loads, cluster...)
+		for _, setup := range r.sharedSetups() {
+			shared, done := r.sharedLoads(ctx, setup)
+			defer done()
+			loads = append(loads, shared...)
+		}
 	}
 	r.runLoads(ctx, loads)
 }
 
-// sharedLoads starts a private redis-server and one sandbox on it
-// (--redis), and returns the shared-mode loads, each counting its Redis
-// commands, and a function that closes the Redis client.
-func (r *runner) sharedLoads(ctx context.Context) ([]load, func()) {
-	keys := []string{keyTrialsRedis, keyTokenRedis, keyQualRedis}
-	fail := func(err error) ([]load, func()) {
-		for _, k := range keys {
-			r.res.fail(k, err)
-		}
-		return nil, func() {}
-	}
-	dir := filepath.Join(r.work, "redis")
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		return fail(fmt.Errorf("redis directory: %w", err))
-	}
-	rs, err := r.ps.startRedis(ctx, dir)
-	if err != nil {
-		return fail(err)
-	}
-	s, err := r.ps.startSandbox(ctx, r.bin, 30*time.Second, "--redis", rs.url)
-	if err != nil {
-		_ = rs.client.Close()
-		return fail(err)
-	}
-	loads := r.sandboxLoads(ctx, s, keys...)
-	for i := range loads {
-		loads[i].redisCommands = rs.commandsProcessed
-	}
-	return loads, func() { _ = rs.client.Close() }
+// redisBackend is a private Redis the shared-mode figures run a sandbox
+// on: a single redis-server (redisServer) or a cluster (redisCluster).
+type redisBackend interface {
+	// sandboxArgs are the sandbox's flags that point it at this Redis.
+	sandboxArgs() []string
+	// commandsProcessed is the count of commands this Redis has run, over
+	// every node.
+	commandsProcessed(ctx context.Context) (int64, error)
+	// close closes the clients; the processes end with the run's.
+	close()
 }
 
-// clusterLoads starts a private Redis Cluster of 3 masters and one
-// sandbox on it (--redis-cluster), and returns its loads, each counting
-// the commands of every node, and a function that closes the clients.
-func (r *runner) clusterLoads(ctx context.Context) ([]load, func()) {
-	keys := []string{keyTrialsCluster, keyTokenCluster, keyQualCluster}
+// sharedSetup is one Redis deployment the shared-mode figures measure: a
+// directory under the run's for its data, what it is (in errors), how to
+// start it there, and the figures measured on it.
+type sharedSetup struct {
+	dir, what string
+	start     func(ctx context.Context, dir string) (redisBackend, error)
+	keys      []string
+}
+
+// sharedSetups are the shared-mode deployments in the order their loads
+// run: a single redis-server (--redis), then a Redis Cluster of
+// clusterMasters masters (--redis-cluster).
+func (r *runner) sharedSetups() []sharedSetup {
+	return []sharedSetup{
+		{dir: "redis", what: "redis", keys: []string{keyTrialsRedis, keyTokenRedis, keyQualRedis},
+			start: func(ctx context.Context, dir string) (redisBackend, error) { return r.ps.startRedis(ctx, dir) }},
+		{dir: "redis-cluster", what: "redis cluster", keys: []string{keyTrialsCluster, keyTokenCluster, keyQualCluster},
+			start: func(ctx context.Context, dir string) (redisBackend, error) { return r.ps.startCluster(ctx, dir) }},
+	}
+}
+
+// sharedLoads starts setup's Redis and one sandbox on it, and returns the
+// loads of setup's figures, each counting the Redis commands of every
+// node, and a function that closes the Redis clients. A failure to start
+// either is recorded against every figure of setup.
+func (r *runner) sharedLoads(ctx context.Context, setup sharedSetup) ([]load, func()) {
 	fail := func(err error) ([]load, func()) {
-		for _, k := range keys {
+		for _, k := range setup.keys {
 			r.res.fail(k, err)
 		}
 		return nil, func() {}
 	}
-	dir := filepath.Join(r.work, "redis-cluster")
+	dir := filepath.Join(r.work, setup.dir)
 	if err := os.Mkdir(dir, 0o700); err != nil {
-		return fail(fmt.Errorf("redis cluster directory: %w", err))
+		return fail(fmt.Errorf("%s directory: %w", setup.what, err))
 	}
-	c, err := r.ps.startCluster(ctx, dir)
+	// start's error is checked before its result is used: a failed start
+	// returns a nil pointer in a non-nil interface.
+	backend, err := setup.start(ctx, dir)
 	if err != nil {
 		return fail(err)
 	}
-	s, err := r.ps.startSandbox(ctx, r.bin, 30*time.Second, "--redis-cluster", c.url)
+	s, err := r.ps.startSandbox(ctx, r.bin, 30*time.Second, backend.sandboxArgs()...)
 	if err != nil {
-		c.close()
+		backend.close()
 		return fail(err)
 	}
-	loads := r.sandboxLoads(ctx, s, keys...)
+	loads := r.sandboxLoads(ctx, s, setup.keys...)
 	for i := range loads {
-		loads[i].redisCommands = c.commandsProcessed
+		loads[i].redisCommands = backend.commandsProcessed
 	}
-	return loads, c.close
+	return loads, backend.close
 }
 
 // measureIdleRSS reads the resident memory of a sandbox that has just
