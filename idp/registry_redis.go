@@ -8,6 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/internal/rediscall"
 )
 
 // RedisClients is the ClientStore of replicas sharing Redis: one hash of
@@ -51,7 +52,7 @@ func (r *RedisClients) PutClient(ctx context.Context, c fixtures.Client) error {
 		return fmt.Errorf("encode client %s: %w", c.ClientID, err)
 	}
 	if err := changeScript.Run(ctx, r.rdb, []string{r.clients, r.version}, "put", c.ClientID, data).Err(); err != nil {
-		return fmt.Errorf("store client %s in redis: %w", c.ClientID, err)
+		return fmt.Errorf("store client %s in redis: %w", c.ClientID, rediscall.MarkUnconfirmed(err))
 	}
 	return nil
 }
@@ -59,7 +60,7 @@ func (r *RedisClients) PutClient(ctx context.Context, c fixtures.Client) error {
 // DeleteClient removes a client and announces it.
 func (r *RedisClients) DeleteClient(ctx context.Context, clientID string) error {
 	if err := changeScript.Run(ctx, r.rdb, []string{r.clients, r.version}, "del", clientID).Err(); err != nil {
-		return fmt.Errorf("delete client %s from redis: %w", clientID, err)
+		return fmt.Errorf("delete client %s from redis: %w", clientID, rediscall.MarkUnconfirmed(err))
 	}
 	return nil
 }
@@ -68,7 +69,7 @@ func (r *RedisClients) DeleteClient(ctx context.Context, clientID string) error 
 func (r *RedisClients) RuntimeClients(ctx context.Context) ([]fixtures.Client, error) {
 	all, err := r.rdb.HGetAll(ctx, r.clients).Result()
 	if err != nil {
-		return nil, fmt.Errorf("list runtime clients in redis: %w", err)
+		return nil, fmt.Errorf("list runtime clients in redis: %w", rediscall.MarkUnconfirmed(err))
 	}
 	out := make([]fixtures.Client, 0, len(all))
 	for id, data := range all {

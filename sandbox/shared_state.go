@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -47,9 +46,10 @@ func newSharedKeys(prefix, clientPrefix string) sharedKeys {
 // per-request read and a later write.
 var errSharedState = errors.New("the shared state (redis) failed")
 
-// sharedFailure wraps err, a failed Redis call while doing what.
+// sharedFailure wraps err, a failed Redis call while doing what, marking
+// one that may have been applied (rediscall.MarkUnconfirmed).
 func sharedFailure(what string, err error) error {
-	return fmt.Errorf("%s: %w: %w", what, errSharedState, err)
+	return fmt.Errorf("%s: %w: %w", what, errSharedState, rediscall.MarkUnconfirmed(err))
 }
 
 // storeFailure wraps err, a failed call of the record store while doing
@@ -142,14 +142,14 @@ func (s *Server) unavailable(w http.ResponseWriter, r *http.Request) {
 // maybeStored reports whether err is that of an API write Redis may have
 // made though the sandbox could not confirm it: its replicas did not
 // confirm it in time (--redis-wait), or its answer did not come in time.
-// Such a 503 must not read as "nothing happened": a client that resends a
-// trial referral blindly would refer the patient twice.
+// The Redis-backed stores say so (rediscall.ErrUnconfirmed). Such a 503
+// must not read as "nothing happened": a client that resends a trial
+// referral blindly would refer the patient twice.
 func maybeStored(r *http.Request, err error) bool {
 	if r.Method == http.MethodGet || r.Method == http.MethodHead || endpointOf(r) == scenarios.EndpointToken {
 		return false
 	}
-	var timeout net.Error
-	return rediscall.Unconfirmed(err) || errors.As(err, &timeout) && timeout.Timeout()
+	return errors.Is(err, rediscall.ErrUnconfirmed)
 }
 
 // unconfirmedWrite answers a write that may have been stored (see

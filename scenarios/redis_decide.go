@@ -73,7 +73,7 @@ func (s *RedisEngine) Decide(ctx context.Context, req Request) (Decision, bool, 
 			err = nil
 		}
 		if err != nil {
-			return Decision{}, false, fmt.Errorf("%w: count a match of rule %s: %w", ErrUnavailable, r.ID, err)
+			return Decision{}, false, fmt.Errorf("%w: count a match of rule %s: %w", ErrUnavailable, r.ID, rediscall.MarkUnconfirmed(err))
 		}
 		if len(res) != 2 {
 			return Decision{}, false, fmt.Errorf("%w: fire script answered %v", ErrUnavailable, res)

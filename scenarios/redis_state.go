@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/referrals-sandbox/referrals-sandbox/internal/rediscall"
 )
 
 // snapshot is the shared rule list and activations as read at one version.
@@ -43,7 +45,7 @@ func (s *RedisEngine) load(ctx context.Context, run pipelineFunc) (snapshot, err
 		err = errors.Join(ignoreNil(ver.Err()), order.Err(), defs.Err(), acts.Err())
 	}
 	if err != nil {
-		return snapshot{}, fmt.Errorf("%w: read rules: %w", ErrUnavailable, err)
+		return snapshot{}, fmt.Errorf("%w: read rules: %w", ErrUnavailable, rediscall.MarkUnconfirmed(err))
 	}
 	var snap snapshot
 	if v, err := ver.Int64(); err == nil {
@@ -87,7 +89,7 @@ func (s *RedisEngine) withCounters(ctx context.Context, entries []*entry) error 
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("%w: read counters: %w", ErrUnavailable, err)
+		return fmt.Errorf("%w: read counters: %w", ErrUnavailable, rediscall.MarkUnconfirmed(err))
 	}
 	for i, en := range entries {
 		for field, raw := range cmds[i].Val() {
@@ -155,13 +157,13 @@ func (s *RedisEngine) mutate(ctx context.Context, change func(scratch *MemoryEng
 		case errors.Is(err, redis.TxFailedErr):
 			continue
 		case idErr != nil:
-			return fmt.Errorf("%w: draw a rule id: %w", ErrUnavailable, idErr)
+			return fmt.Errorf("%w: draw a rule id: %w", ErrUnavailable, rediscall.MarkUnconfirmed(idErr))
 		case changeErr != nil:
 			return changeErr
 		case errors.Is(err, ErrUnavailable):
 			return err
 		case err != nil:
-			return fmt.Errorf("%w: %w", ErrUnavailable, err)
+			return fmt.Errorf("%w: %w", ErrUnavailable, rediscall.MarkUnconfirmed(err))
 		}
 		// Replicas reuse a read of the version for up to settle (see
 		// NewRedis): once this wait is over, every request that any replica

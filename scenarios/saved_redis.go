@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/referrals-sandbox/referrals-sandbox/internal/rediscall"
 )
 
 // redisSavedPart follows the sandbox's --redis-prefix in the key of the
@@ -68,7 +70,7 @@ func (r *RedisSaved) Save(ctx context.Context, sc Scenario) error {
 	answer, err := saveScript.Run(ctx, r.rdb, []string{r.key}, sc.Name, raw, MaxSavedScenarios).Text()
 	switch {
 	case err != nil:
-		return fmt.Errorf("%w: save scenario %q: %w", ErrUnavailable, sc.Name, err)
+		return fmt.Errorf("%w: save scenario %q: %w", ErrUnavailable, sc.Name, rediscall.MarkUnconfirmed(err))
 	case answer == "exists":
 		return fmt.Errorf("%w: %s", ErrScenarioExists, sc.Name)
 	case answer == "full":
@@ -86,7 +88,7 @@ func (r *RedisSaved) Get(ctx context.Context, name string) (Scenario, bool, erro
 		return Scenario{}, false, nil
 	}
 	if err != nil {
-		return Scenario{}, false, fmt.Errorf("%w: read saved scenario %q: %w", ErrUnavailable, name, err)
+		return Scenario{}, false, fmt.Errorf("%w: read saved scenario %q: %w", ErrUnavailable, name, rediscall.MarkUnconfirmed(err))
 	}
 	sc, err := decodeSaved(name, raw)
 	return sc, err == nil, err
@@ -96,7 +98,7 @@ func (r *RedisSaved) Get(ctx context.Context, name string) (Scenario, bool, erro
 func (r *RedisSaved) List(ctx context.Context) ([]Scenario, error) {
 	all, err := r.rdb.HGetAll(ctx, r.key).Result()
 	if err != nil {
-		return nil, fmt.Errorf("%w: read saved scenarios: %w", ErrUnavailable, err)
+		return nil, fmt.Errorf("%w: read saved scenarios: %w", ErrUnavailable, rediscall.MarkUnconfirmed(err))
 	}
 	out := make([]Scenario, 0, len(all))
 	for name, raw := range all {

@@ -53,12 +53,3 @@ func (b Budget) Resend(ctx context.Context, call func() error) error {
 		}
 	}
 }
-
-// Unconfirmed reports whether err is that of a call the master answered
-// but whose replication was not confirmed in time (--redis-wait's WAIT
-// short of replicas, or its answer late): the command keeps the master's
-// answer.
-func Unconfirmed(err error) bool {
-	var u interface{ Unconfirmed() bool }
-	return errors.As(err, &u) && u.Unconfirmed()
-}

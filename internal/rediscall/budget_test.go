@@ -160,35 +160,3 @@ func TestResendGivesUpWhenTheBudgetIsSpent(t *testing.T) {
 		t.Errorf("Resend gave up after %v and %d sends, with more than a pause (%v) of its %v budget left", spent, n, pause, budget)
 	}
 }
-
-// unconfirmedErr is an error that says whether its write is unconfirmed,
-// as the sandbox's --redis-wait errors do.
-type unconfirmedErr bool
-
-func (e unconfirmedErr) Error() string     { return fmt.Sprintf("unconfirmed %v", bool(e)) }
-func (e unconfirmedErr) Unconfirmed() bool { return bool(e) }
-
-func TestUnconfirmed(t *testing.T) {
-	tests := []struct {
-		name string
-		err  error
-		want bool
-	}{
-		{"no error", nil, false},
-		{"a plain error", errors.New("boom"), false},
-		{"a timeout", errTimeout, false},
-		{"a refused connection", errRefused, false},
-		{"an error reply", errReply, false},
-		{"unconfirmed", unconfirmedErr(true), true},
-		{"unconfirmed, wrapped", fmt.Errorf("evalsha: %w", unconfirmedErr(true)), true},
-		{"unconfirmed, joined", errors.Join(errTimeout, unconfirmedErr(true)), true},
-		{"says it is confirmed", unconfirmedErr(false), false},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := rediscall.Unconfirmed(tc.err); got != tc.want {
-				t.Errorf("Unconfirmed(%v) = %v, want %v", tc.err, got, tc.want)
-			}
-		})
-	}
-}

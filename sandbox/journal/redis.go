@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/referrals-sandbox/referrals-sandbox/internal/rediscall"
 )
 
 // redisKeysPart follows the sandbox's --redis-prefix in every key the
@@ -96,14 +98,15 @@ func (j *RedisJournal) scriptKeys() []string {
 // dropped because Redis failed: then it returns that failure.
 func (j *RedisJournal) Flush(ctx context.Context) error {
 	if err := j.writer.flush(ctx); err != nil {
-		return fmt.Errorf("%w: store journal entries: %w", ErrUnavailable, err)
+		return fmt.Errorf("%w: store journal entries: %w", ErrUnavailable, rediscall.MarkUnconfirmed(err))
 	}
 	return nil
 }
 
-// unavailable wraps a failed Redis call.
+// unavailable wraps a failed Redis call, marking one that may have been
+// applied (rediscall.MarkUnconfirmed).
 func unavailable(what string, err error) error {
-	return fmt.Errorf("%w: %s: %w", ErrUnavailable, what, err)
+	return fmt.Errorf("%w: %s: %w", ErrUnavailable, what, rediscall.MarkUnconfirmed(err))
 }
 
 // Usage returns the stream's length and byte total.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/referrals-sandbox/referrals-sandbox/internal/rediscall"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redisslot"
 )
 
@@ -155,12 +156,14 @@ func (s *RedisStore) runOn(script *redis.Script, key, base string, args []any) (
 // with an error of the script's own (a bug, which stays a 500): a refused
 // connection, a timeout, a closed client or a server that cannot serve
 // now (see serverState) means the call may succeed once Redis is back.
+// A timeout, or a write its replicas did not confirm (--redis-wait), is
+// also rediscall.ErrUnconfirmed: the write may have been stored.
 func unreachable(err error) error {
 	var reply redis.Error
 	if err == nil || (errors.As(err, &reply) && !serverState(reply)) {
 		return err
 	}
-	return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	return fmt.Errorf("%w: %w", ErrUnavailable, rediscall.MarkUnconfirmed(err))
 }
 
 // serverStates are the error replies that say what state Redis is in, not

@@ -143,6 +143,10 @@ var (
 	// the file as it was.
 	ErrDamaged = errors.New("data file damaged")
 	// ErrUnavailable: the store's server (Redis, in shared mode) did not
-	// answer; the same call may succeed later.
+	// answer; the same call may succeed later. When the call may yet have
+	// been applied (its answer timed out, or its replicas did not confirm
+	// it in time: --redis-wait), the error also wraps
+	// rediscall.ErrUnconfirmed, as the sandbox's other Redis-backed stores
+	// do.
 	ErrUnavailable = errors.New("store unavailable")
 )
