@@ -7,7 +7,9 @@
 //	r:<outcomesId>:<client>        trial-based referral
 //	q:<externalSourceId>:<client>  qualified referral
 //
-// whose value is a sort line and the record's JSON (see sortLine). The two
+// whose value is a sort line and the record's JSON (see sortLine); a
+// referral's JSON is stored without what the sort line holds (see
+// compact.go), and rebuilt byte for byte when read. The two
 // kinds live in separate key spaces, as the real service stores them apart.
 // A qualified referral's audit trail is not in its record but in one key
 // per entry, appended and never rewritten (see audit.go):

@@ -81,9 +81,10 @@ func (s *BuntStore) AppendReferralsJSON(b []byte, clientID string, page Page) ([
 // appendReferralJSON appends the API's encoding of the referral stored as
 // it to b.
 func (s *BuntStore) appendReferralJSON(b []byte, it item) ([]byte, error) {
-	_, stored := splitValue(it.value)
 	if s.verified.has(it.key, it.value) {
-		return append(b, stored...), nil
+		if b, ok := appendRecordJSON(b, it.value); ok {
+			return b, nil
+		}
 	}
 	rec, err := decode[fixtures.Referral](it.key, it.value)
 	if err != nil {
@@ -93,7 +94,7 @@ func (s *BuntStore) appendReferralJSON(b []byte, it item) ([]byte, error) {
 	if err != nil {
 		return b, fmt.Errorf("encode %q: %w", it.key, err)
 	}
-	if string(enc) == stored {
+	if stored, ok := recordJSON(it.value); ok && string(enc) == stored {
 		s.verified.add(it.key, it.value)
 	}
 	return append(b, enc...), nil

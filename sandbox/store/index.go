@@ -14,7 +14,8 @@ const (
 	qualifiedNewest = "qualified-newest"
 )
 
-// A stored value is a sort line, a newline, then the record's JSON:
+// A stored value is a sort line, a newline, then the record's JSON (for a
+// referral, the compact form of compact.go):
 //
 //	<client>:<submittedAt>:<id>\n{"trialId":...}
 //

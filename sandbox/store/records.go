@@ -18,20 +18,30 @@ const (
 )
 
 // encodeReferral checks a referral, canonicalises its submittedAt and
-// returns its key and stored value.
+// returns its key and stored value, in the compact form (see compact.go).
 func encodeReferral(r fixtures.Referral) (key, value string, err error) {
-	if err := checkIdentity("referral", r.ClientID, fieldOutcomesID, r.OutcomesID); err != nil {
+	key, line, js, err := referralParts(r)
+	if err != nil {
 		return "", "", err
 	}
+	return key, compactReferral(line, js), nil
+}
+
+// referralParts checks a referral, canonicalises its submittedAt and
+// returns its key, sort line and JSON.
+func referralParts(r fixtures.Referral) (key, line, js string, err error) {
+	if err := checkIdentity("referral", r.ClientID, fieldOutcomesID, r.OutcomesID); err != nil {
+		return "", "", "", err
+	}
 	if r.SubmittedAt, err = CanonicalTimestamp(r.SubmittedAt); err != nil {
-		return "", "", err
+		return "", "", "", err
 	}
 	b, err := json.Marshal(r)
 	if err != nil {
-		return "", "", fmt.Errorf("encode referral: %w", err)
+		return "", "", "", fmt.Errorf("encode referral: %w", err)
 	}
-	line := sortLine(r.ClientID, r.SubmittedAt, r.OutcomesID)
-	return recordKey(referralPrefix, r.ClientID, r.OutcomesID), line + "\n" + string(b), nil
+	line = sortLine(r.ClientID, r.SubmittedAt, r.OutcomesID)
+	return recordKey(referralPrefix, r.ClientID, r.OutcomesID), line, string(b), nil
 }
 
 // encodeQualified is encodeReferral for qualified referrals. The audit trail
@@ -59,8 +69,11 @@ func encodeQualified(q fixtures.QualifiedReferral) (key, value string, err error
 // decode parses the record in a stored value.
 func decode[T any](key, value string) (T, error) {
 	var rec T
-	_, record := splitValue(value)
-	if err := json.Unmarshal([]byte(record), &rec); err != nil {
+	record, ok := appendRecordJSON(nil, value)
+	if !ok {
+		return rec, fmt.Errorf("%w: %q: a compact record that does not parse", ErrCorrupt, key)
+	}
+	if err := json.Unmarshal(record, &rec); err != nil {
 		return rec, fmt.Errorf("%w: %q: %v", ErrCorrupt, key, err)
 	}
 	return rec, nil

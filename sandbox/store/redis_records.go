@@ -40,11 +40,10 @@ func member(clientID, line string) string {
 
 // redisReferralRecord checks and encodes a referral.
 func redisReferralRecord(r fixtures.Referral) (redisRecord, error) {
-	_, value, err := encodeReferral(r)
+	_, line, js, err := referralParts(r)
 	if err != nil {
 		return redisRecord{}, err
 	}
-	line, js := splitValue(value)
 	return redisRecord{kind: redisReferral, clientID: r.ClientID, id: r.OutcomesID, member: member(r.ClientID, line), json: js}, nil
 }
 
