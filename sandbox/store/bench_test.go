@@ -131,3 +131,18 @@ func BenchmarkOpenDataFile(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkAppendReferralsJSON writes a page of 50 of client-b's referrals
+// through, as the listing handler does once their stored JSON is verified:
+// each compact record is expanded into the page.
+func BenchmarkAppendReferralsJSON(b *testing.B) {
+	s := seedBench(b, 100)
+	b.Cleanup(func() { _ = s.Close() })
+	var buf []byte
+	for b.Loop() {
+		var err error
+		if buf, _, err = s.AppendReferralsJSON(buf[:0], "client-b", store.Page{Limit: 50}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -34,26 +34,26 @@ const (
 // line and whose JSON (json.Marshal's) is js: the compact form when it
 // expands back to js exactly, else line and js as they are.
 func compactReferral(line, js string) string {
-	full := line + "\n" + js
 	trial, rest, ok := cutMember(js, jsonTrial)
-	if !ok {
-		return full
-	}
 	var status string
 	for _, name := range []string{jsonOutcomes, jsonClient, jsonStatus, jsonSubmitted} {
 		var value string
-		if value, rest, ok = cutMember(rest, name); !ok {
-			return full
+		if !ok {
+			break
 		}
+		value, rest, ok = cutMember(rest, name)
 		if name == jsonStatus {
 			status = value
 		}
 	}
-	compact := line + "\n" + string(compactMark) + trial + status + rest
-	if b, ok := appendRecordJSON(nil, compact); !ok || string(b) != js {
-		return full
+	if ok {
+		compact := line + "\n" + string(compactMark) + trial + status + rest
+		var buf [1024]byte // most records: the check allocates nothing
+		if b, ok := appendRecordJSON(buf[:0], compact); ok && string(b) == js {
+			return compact
+		}
 	}
-	return compact
+	return line + "\n" + js
 }
 
 // cutMember cuts prefix (a member's name and what precedes it) and the JSON
