@@ -76,13 +76,22 @@ func jsonStringLen(s string) int {
 	if s == "" || s[0] != '"' {
 		return 0
 	}
-	for i := 1; i < len(s); i++ {
-		switch s[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
+	for i := 1; i < len(s); {
+		j := strings.IndexByte(s[i:], '"')
+		if j < 0 {
+			return 0
 		}
+		end := i + j
+		// The quote ends the string unless an odd number of backslashes
+		// precedes it.
+		n := 0
+		for k := end - 1; k >= i && s[k] == '\\'; k-- {
+			n++
+		}
+		if n%2 == 0 {
+			return end + 1
+		}
+		i = end + 1
 	}
 	return 0
 }
@@ -141,7 +150,7 @@ func appendRecordJSON(b []byte, value string) ([]byte, bool) {
 func appendJSONString(b []byte, escaped string) ([]byte, bool) {
 	plain := true
 	for i := 0; i < len(escaped); i++ {
-		if c := escaped[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' || c == '%' {
+		if !plainJSON[escaped[i]] {
 			plain = false
 			break
 		}
@@ -161,6 +170,16 @@ func appendJSONString(b []byte, escaped string) ([]byte, bool) {
 	}
 	return append(b, enc...), true
 }
+
+// plainJSON marks the bytes json.Marshal writes as they are in a string and
+// escape leaves alone: printable ASCII but for '"', '\\', the HTML
+// characters json.Marshal escapes, and escape's '%'.
+var plainJSON = func() (t [256]bool) {
+	for c := 0x20; c < 0x7f; c++ {
+		t[c] = !strings.ContainsRune(`"\<>&%`, rune(c))
+	}
+	return t
+}()
 
 // unescape reverses escape.
 func unescape(s string) (string, bool) {
