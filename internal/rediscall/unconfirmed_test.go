@@ -1,9 +1,16 @@
 package rediscall_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"os"
+	"syscall"
 	"testing"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/referrals-sandbox/referrals-sandbox/internal/rediscall"
 )
@@ -40,10 +47,20 @@ func TestUnconfirmed(t *testing.T) {
 	}
 }
 
-// TestMarkUnconfirmed: a call whose answer timed out, or that is
-// Unconfirmed, may have taken effect, and its error wraps ErrUnconfirmed
-// (once) while keeping what it wraps; any other error comes back as it
-// is.
+// replyErr is an error Redis answered, as go-redis returns it (a
+// redis.Error).
+type replyErr string
+
+func (e replyErr) Error() string { return string(e) }
+func (e replyErr) RedisError()   {}
+
+// TestMarkUnconfirmed: a call whose answer timed out or was lost on a
+// broken connection, or that is Unconfirmed, may have taken effect, and its
+// error wraps ErrUnconfirmed (once) while keeping what it wraps. So does a
+// refused connection: go-redis keeps only its last retry's error, which
+// may follow a send whose reply was lost. An error Redis answered, a
+// cancelled call and one go-redis had no connection for come back as
+// they are.
 func TestMarkUnconfirmed(t *testing.T) {
 	marked := rediscall.MarkUnconfirmed(errTimeout)
 	tests := []struct {
@@ -53,10 +70,23 @@ func TestMarkUnconfirmed(t *testing.T) {
 	}{
 		{"a timeout", errTimeout, true},
 		{"a wrapped timeout", fmt.Errorf("evalsha: %w", errTimeout), true},
+		{"the call's deadline", context.DeadlineExceeded, true},
 		{"unconfirmed by replicas", unconfirmedErr(true), true},
 		{"says it is confirmed", unconfirmedErr(false), false},
-		{"a refused connection", errRefused, false},
+		{"the connection closed before the reply", io.EOF, true},
+		{"the connection closed inside the reply", io.ErrUnexpectedEOF, true},
+		{"the connection reset", &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}, true},
+		{"a broken pipe", &net.OpError{Op: "write", Net: "tcp", Err: os.NewSyscallError("write", syscall.EPIPE)}, true},
+		{"a refused connection (the last retry's error)", errRefused, true},
 		{"an error reply", errReply, false},
+		{"OOM", replyErr("OOM command not allowed when used memory > 'maxmemory'"), false},
+		{"READONLY", replyErr("READONLY You can't write against a read only replica."), false},
+		{"NOSCRIPT", replyErr("NOSCRIPT No matching script."), false},
+		{"a closed client", redis.ErrClosed, false},
+		{"a cancelled call", context.Canceled, false},
+		{"a cancelled dial", &net.OpError{Op: "dial", Net: "tcp", Err: fmt.Errorf("operation was canceled: %w", context.Canceled)}, false},
+		// go-redis does not export its pool timeout: it is this plain error.
+		{"no connection from the pool in time", errors.New("redis: connection pool timeout"), false},
 		{"already marked", marked, true},
 	}
 	for _, tc := range tests {

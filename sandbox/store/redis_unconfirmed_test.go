@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,12 +17,17 @@ import (
 // come in time (Redis stalled, frozen) may have been stored, and its error
 // says so (rediscall.ErrUnconfirmed, besides ErrUnavailable): once Redis
 // resumes, the write it had received is there. A write Redis refused (its
-// server down) is unavailable only: it was never stored.
+// server down) was never stored, but says so too: go-redis returns only
+// its last retry's error, and with the sandbox's retries a refusal may
+// follow a first send whose reply was lost
+// (TestRedisWriteWhoseReplyIsLostIsUnconfirmed), so the refusal alone
+// cannot prove the write was not stored.
 func TestRedisWriteThatTimesOutIsUnconfirmed(t *testing.T) {
 	tests := []struct {
 		name        string
 		fault       func(t *testing.T, srv *redistest.Server) (heal func())
 		unconfirmed bool
+		stored      bool // the write reached Redis before the fault
 	}{
 		{"stalled: the answer times out", func(t *testing.T, srv *redistest.Server) func() {
 			srv.Freeze(t)
@@ -32,11 +38,11 @@ func TestRedisWriteThatTimesOutIsUnconfirmed(t *testing.T) {
 				}
 			})
 			return func() { srv.Thaw(t); frozen = false }
-		}, true},
+		}, true, true},
 		{"down: the connection is refused", func(t *testing.T, srv *redistest.Server) func() {
 			srv.Stop(t)
 			return func() { srv.Restart(t) }
-		}, false},
+		}, true, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -62,12 +68,53 @@ func TestRedisWriteThatTimesOutIsUnconfirmed(t *testing.T) {
 			}
 			heal()
 			_, err = s.GetReferral("alice", "R-1")
-			if tc.unconfirmed && err != nil {
+			if tc.stored && err != nil {
 				t.Errorf("the unconfirmed write, read back once Redis resumed: %v, want it stored", err)
 			}
-			if !tc.unconfirmed && !errors.Is(err, store.ErrNotFound) {
+			if !tc.stored && !errors.Is(err, store.ErrNotFound) {
 				t.Errorf("the refused write, read back once Redis is back: %v, want not found", err)
 			}
 		})
+	}
+}
+
+// TestRedisWriteWhoseReplyIsLostIsUnconfirmed: a create that ran on Redis,
+// whose node then died before answering (the connection closed before
+// the reply, and go-redis's own retries met refused connections), may have
+// been stored, and its error says so (rediscall.ErrUnconfirmed, besides
+// ErrUnavailable): it was stored, and reads back once Redis is back.
+func TestRedisWriteWhoseReplyIsLostIsUnconfirmed(t *testing.T) {
+	srv := redistest.Start(t)
+	proxy := redistest.NewFaultProxy(t, srv)
+	// go-redis's default retries, as the sandbox's client has.
+	c := proxy.NewClient(t, time.Second)
+	s := mustOpenRedis(t, c)
+	// A first write of the same client loads the scripts and registers the
+	// client, so the write under test is one script call.
+	if err := s.CreateQualified(qualified("alice", "Q-0", "2025-10-13T09:00:00Z")); err != nil {
+		t.Fatal(err)
+	}
+	proxy.ArmMatching(func(cmd []string) bool { return strings.HasPrefix(cmd[0], "EVAL") }, 1, redistest.LoseReplyThenRefuse)
+	var err error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		err = s.CreateQualified(qualified("alice", "Q-1", "2025-10-13T09:00:01Z"))
+	}()
+	// Redis comes back once go-redis has met more refused connections than
+	// it retries, or the write has ended.
+	proxy.HealAfterRefusals(c.Options().MaxRetries+1, done)
+	<-done
+	if !proxy.Fired() {
+		t.Fatal("the fault proxy never lost the create's reply")
+	}
+	if !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("create whose reply was lost: %v, want ErrUnavailable", err)
+	}
+	if !errors.Is(err, rediscall.ErrUnconfirmed) {
+		t.Errorf("create whose reply was lost: %v, want rediscall.ErrUnconfirmed: it may have been stored", err)
+	}
+	if _, err := s.GetQualified("alice", "Q-1", nil); err != nil {
+		t.Errorf("the create whose reply was lost, read back once Redis is back: %v, want it stored", err)
 	}
 }
