@@ -69,7 +69,7 @@ func (r *RedisClients) DeleteClient(ctx context.Context, clientID string) error 
 func (r *RedisClients) RuntimeClients(ctx context.Context) ([]fixtures.Client, error) {
 	all, err := r.rdb.HGetAll(ctx, r.clients).Result()
 	if err != nil {
-		return nil, fmt.Errorf("list runtime clients in redis: %w", rediscall.MarkUnconfirmed(err))
+		return nil, fmt.Errorf("list runtime clients in redis: %w", err)
 	}
 	out := make([]fixtures.Client, 0, len(all))
 	for id, data := range all {

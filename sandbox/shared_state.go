@@ -52,6 +52,14 @@ func sharedFailure(what string, err error) error {
 	return fmt.Errorf("%s: %w: %w", what, errSharedState, rediscall.MarkUnconfirmed(err))
 }
 
+// sharedReadFailure wraps err, a failed Redis read while doing what. A
+// read changes nothing, so whatever its error it is never marked as one
+// that may have been applied: a write that fails at the read before it
+// says Redis cannot be reached.
+func sharedReadFailure(what string, err error) error {
+	return fmt.Errorf("%s: %w: %w", what, errSharedState, err)
+}
+
 // storeFailure wraps err, a failed call of the record store while doing
 // what. In shared mode any failure of the Redis store during an admin
 // change is the shared state's (503 with Retry-After), even one Redis

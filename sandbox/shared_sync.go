@@ -96,7 +96,7 @@ func (sh *sharedState) sync() (rulesVersion int64, err error) {
 	// The read is reused, but a runtime client change this replica failed
 	// to announce makes it reload its clients from the store all the same.
 	if err := sh.provider.SyncClients(context.Background(), v.clients); err != nil {
-		return 0, sharedFailure("reload the runtime clients", err)
+		return 0, sharedReadFailure("reload the runtime clients", err)
 	}
 	return v.rules, nil
 }
@@ -126,7 +126,7 @@ func (sh *sharedState) readBatch(waiting []struct{}) ([]sharedVersions, error) {
 	began := time.Now()
 	vals, err := sh.rdb.MGet(ctx, sh.keys.clock.Version, sh.keys.clientsVersion, sh.rulesVersion).Result()
 	if err != nil {
-		return nil, sharedFailure("read the shared state", err)
+		return nil, sharedReadFailure("read the shared state", err)
 	}
 	var v sharedVersions
 	for i, dst := range []*int64{&v.clock, &v.clients, &v.rules} {
@@ -136,11 +136,11 @@ func (sh *sharedState) readBatch(waiting []struct{}) ([]sharedVersions, error) {
 	}
 	if v.clock != sh.clocks.Version() {
 		if err := sh.clock.Read(ctx); err != nil {
-			return nil, sharedFailure("read the shared clock", err)
+			return nil, sharedReadFailure("read the shared clock", err)
 		}
 	}
 	if err := sh.provider.SyncClients(ctx, v.clients); err != nil {
-		return nil, sharedFailure("reload the runtime clients", err)
+		return nil, sharedReadFailure("reload the runtime clients", err)
 	}
 	sh.mu.Lock()
 	if began.After(sh.lastAt) {

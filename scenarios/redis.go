@@ -138,7 +138,7 @@ func (s *RedisEngine) current(ctx context.Context) (*ruleIndex, error) {
 		var err error
 		ver, err = s.rdb.Get(ctx, s.verKey).Int64()
 		if err != nil && !errors.Is(err, redis.Nil) {
-			return nil, fmt.Errorf("%w: read version: %w", ErrUnavailable, rediscall.MarkUnconfirmed(err))
+			return nil, fmt.Errorf("%w: read version: %w", ErrUnavailable, err)
 		}
 	}
 	s.mu.Lock()

@@ -45,7 +45,7 @@ func (s *RedisEngine) load(ctx context.Context, run pipelineFunc) (snapshot, err
 		err = errors.Join(ignoreNil(ver.Err()), order.Err(), defs.Err(), acts.Err())
 	}
 	if err != nil {
-		return snapshot{}, fmt.Errorf("%w: read rules: %w", ErrUnavailable, rediscall.MarkUnconfirmed(err))
+		return snapshot{}, fmt.Errorf("%w: read rules: %w", ErrUnavailable, err)
 	}
 	var snap snapshot
 	if v, err := ver.Int64(); err == nil {
@@ -89,7 +89,7 @@ func (s *RedisEngine) withCounters(ctx context.Context, entries []*entry) error 
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("%w: read counters: %w", ErrUnavailable, rediscall.MarkUnconfirmed(err))
+		return fmt.Errorf("%w: read counters: %w", ErrUnavailable, err)
 	}
 	for i, en := range entries {
 		for field, raw := range cmds[i].Val() {

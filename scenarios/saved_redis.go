@@ -88,7 +88,7 @@ func (r *RedisSaved) Get(ctx context.Context, name string) (Scenario, bool, erro
 		return Scenario{}, false, nil
 	}
 	if err != nil {
-		return Scenario{}, false, fmt.Errorf("%w: read saved scenario %q: %w", ErrUnavailable, name, rediscall.MarkUnconfirmed(err))
+		return Scenario{}, false, fmt.Errorf("%w: read saved scenario %q: %w", ErrUnavailable, name, err)
 	}
 	sc, err := decodeSaved(name, raw)
 	return sc, err == nil, err
@@ -98,7 +98,7 @@ func (r *RedisSaved) Get(ctx context.Context, name string) (Scenario, bool, erro
 func (r *RedisSaved) List(ctx context.Context) ([]Scenario, error) {
 	all, err := r.rdb.HGetAll(ctx, r.key).Result()
 	if err != nil {
-		return nil, fmt.Errorf("%w: read saved scenarios: %w", ErrUnavailable, rediscall.MarkUnconfirmed(err))
+		return nil, fmt.Errorf("%w: read saved scenarios: %w", ErrUnavailable, err)
 	}
 	out := make([]Scenario, 0, len(all))
 	for name, raw := range all {
