@@ -6,7 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redistest"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
 )
 
 // TestWriteWhoseReplyIsLostSaysItMayBeStored: the store's script of a
@@ -49,5 +52,33 @@ func TestWriteWhoseReplyIsLostSaysItMayBeStored(t *testing.T) {
 	}
 	if got := obs.do(request{path: again.Header.Get("Location"), token: tok, plain: true}); got.Status != http.StatusOK {
 		t.Errorf("read back at its Location: %d %s; want 200", got.Status, got.Body)
+	}
+}
+
+// TestWriteRefusedAtItsFirstReadSaysRedisCannotBeReached: with Redis down
+// from the start, a qualified submission fails at its first Redis call,
+// the read of the shared state, before anything could be written: the
+// 503 says Redis cannot be reached, not that the referral may have been
+// stored, and once Redis is back the referral is not there.
+func TestWriteRefusedAtItsFirstReadSaysRedisCannotBeReached(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	// go-redis's default retries, as the sandbox's client has.
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: true})
+	t.Cleanup(func() { _ = rdb.Close() })
+	s := newSandbox(t, useRedis(rdb), useRedisStore(t, srv.Addr, "referrals-sandbox:"))
+	tok := s.token(partner)
+	srv.Stop(t)
+	sandbox.ExpireSharedRead(t, s.server)
+	r := s.do(request{method: http.MethodPost, path: "/api/v1/referrals/qualified", token: tok, body: qualifiedBody("refused-at-read"), plain: true})
+	if r.Status != http.StatusServiceUnavailable || r.Header.Get("Retry-After") == "" {
+		t.Fatalf("qualified referral with Redis down: %d (Retry-After %q) %s; want 503 with Retry-After", r.Status, r.Header.Get("Retry-After"), r.Body)
+	}
+	if p := r.problem(t); !strings.Contains(p.Detail, "cannot be reached") {
+		t.Errorf("503 detail %q: want it to say Redis cannot be reached: the request failed before any write", p.Detail)
+	}
+	srv.Restart(t)
+	if got := s.do(request{path: "/api/v1/referrals/qualified/refused-at-read", token: tok, plain: true}); got.Status != http.StatusNotFound {
+		t.Errorf("the refused referral reads %d %s, want 404: nothing stored", got.Status, got.Body)
 	}
 }
