@@ -121,7 +121,7 @@ func (s *RedisStore) ctx() (context.Context, context.CancelFunc) {
 // only declared key and the global keys' prefix as its first argument. A
 // nil reply (redis.Nil) is returned as ErrNotFound.
 func (s *RedisStore) run(script *redis.Script, args ...any) (any, error) {
-	return s.runOn(script, s.genKey, s.global, args)
+	return s.runOn(script, s.genKey, s.global, args, unreachable)
 }
 
 // clientBase is the prefix of the client's keys: P{c:<client>}, the
@@ -136,10 +136,19 @@ func (s *RedisStore) clientBase(clientID string) string {
 // first argument.
 func (s *RedisStore) runClient(clientID string, script *redis.Script, args ...any) (any, error) {
 	base := s.clientBase(clientID)
-	return s.runOn(script, base+"gen", base, args)
+	return s.runOn(script, base+"gen", base, args, unreachable)
 }
 
-func (s *RedisStore) runOn(script *redis.Script, key, base string, args []any) (any, error) {
+// runClientRead is runClient for a call that changes nothing: its failure
+// is never one that may have been stored (unreachableRead).
+func (s *RedisStore) runClientRead(clientID string, script *redis.Script, args ...any) (any, error) {
+	base := s.clientBase(clientID)
+	return s.runOn(script, base+"gen", base, args, unreachableRead)
+}
+
+// runOn runs script; failed wraps its error (unreachable, or
+// unreachableRead for a call that changes nothing).
+func (s *RedisStore) runOn(script *redis.Script, key, base string, args []any, failed func(error) error) (any, error) {
 	ctx, cancel := s.ctx()
 	defer cancel()
 	res, err := script.Run(ctx, s.client, []string{key}, append([]any{base}, args...)...).Result()
@@ -147,7 +156,7 @@ func (s *RedisStore) runOn(script *redis.Script, key, base string, args []any) (
 		return nil, ErrNotFound
 	}
 	if err != nil {
-		return nil, fmt.Errorf("redis: %w", unreachable(err))
+		return nil, fmt.Errorf("redis: %w", failed(err))
 	}
 	return res, nil
 }
@@ -156,14 +165,30 @@ func (s *RedisStore) runOn(script *redis.Script, key, base string, args []any) (
 // with an error of the script's own (a bug, which stays a 500): a refused
 // connection, a timeout, a closed client or a server that cannot serve
 // now (see serverState) means the call may succeed once Redis is back.
-// A timeout, or a write its replicas did not confirm (--redis-wait), is
-// also rediscall.ErrUnconfirmed: the write may have been stored.
+// A timeout, a broken connection or a write its replicas did not confirm
+// (--redis-wait) is also rediscall.ErrUnconfirmed: the write may have been
+// stored (see rediscall.MarkUnconfirmed).
 func unreachable(err error) error {
-	var reply redis.Error
-	if err == nil || (errors.As(err, &reply) && !serverState(reply)) {
+	if !unavailable(err) {
 		return err
 	}
 	return fmt.Errorf("%w: %w", ErrUnavailable, rediscall.MarkUnconfirmed(err))
+}
+
+// unreachableRead is unreachable for a call that changes nothing: never
+// unconfirmed, whatever its error.
+func unreachableRead(err error) error {
+	if !unavailable(err) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", ErrUnavailable, err)
+}
+
+// unavailable reports whether err is Redis failing rather than an error of
+// the script's own (see unreachable).
+func unavailable(err error) bool {
+	var reply redis.Error
+	return err != nil && (!errors.As(err, &reply) || serverState(reply))
 }
 
 // serverStates are the error replies that say what state Redis is in, not

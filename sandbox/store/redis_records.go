@@ -169,7 +169,11 @@ type readReply struct {
 // read runs getScript, appending view (JSON, "" for none) to a qualified
 // referral's trail.
 func (s *RedisStore) read(kind, clientID, id, view string) (readReply, error) {
-	res, err := s.runClient(clientID, getScript, kind, escape(id), view, TrailInRecord)
+	run := s.runClient // a view appended to the trail is a write
+	if view == "" {
+		run = s.runClientRead
+	}
+	res, err := run(clientID, getScript, kind, escape(id), view, TrailInRecord)
 	if err != nil {
 		return readReply{}, err
 	}

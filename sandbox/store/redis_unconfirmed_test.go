@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/rediscall"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redistest"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
@@ -116,5 +117,41 @@ func TestRedisWriteWhoseReplyIsLostIsUnconfirmed(t *testing.T) {
 	}
 	if _, err := s.GetQualified("alice", "Q-1", nil); err != nil {
 		t.Errorf("the create whose reply was lost, read back once Redis is back: %v, want it stored", err)
+	}
+}
+
+// TestRedisUpdateWhoseReadFailsIsNotUnconfirmed: an update whose first
+// call, the read of the record, loses its reply and meets refused
+// connections changed nothing: its error is ErrUnavailable only, never
+// rediscall.ErrUnconfirmed (a read cannot have stored anything), and the
+// record is as it was.
+func TestRedisUpdateWhoseReadFailsIsNotUnconfirmed(t *testing.T) {
+	srv := redistest.Start(t)
+	proxy := redistest.NewFaultProxy(t, srv)
+	c := proxy.NewClient(t, time.Second)
+	s := mustOpenRedis(t, c)
+	if err := s.CreateQualified(qualified("alice", "Q-0", "2025-10-13T09:00:00Z")); err != nil {
+		t.Fatal(err)
+	}
+	proxy.ArmMatching(func(cmd []string) bool { return strings.HasPrefix(cmd[0], "EVAL") }, 1, redistest.LoseReplyThenRefuse)
+	var err error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, err = s.UpdateQualified("alice", "Q-0", func(q *fixtures.QualifiedReferral) error {
+			q.Status = fixtures.StatusWithdrawn
+			return nil
+		})
+	}()
+	proxy.HealAfterRefusals(c.Options().MaxRetries+1, done)
+	<-done
+	if !proxy.Fired() {
+		t.Fatal("the fault proxy never lost the read's reply")
+	}
+	if !errors.Is(err, store.ErrUnavailable) || errors.Is(err, rediscall.ErrUnconfirmed) {
+		t.Errorf("update whose read failed: %v, want ErrUnavailable and not rediscall.ErrUnconfirmed: nothing was written", err)
+	}
+	if got, err := s.GetQualified("alice", "Q-0", nil); err != nil || got.Status != fixtures.StatusReceived {
+		t.Errorf("the record after the failed update: %v, %v; want it unchanged (%s)", got.Status, err, fixtures.StatusReceived)
 	}
 }
