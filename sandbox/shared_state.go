@@ -149,8 +149,10 @@ func (s *Server) unavailable(w http.ResponseWriter, r *http.Request) {
 
 // maybeStored reports whether err is that of an API write Redis may have
 // made though the sandbox could not confirm it: its replicas did not
-// confirm it in time (--redis-wait), or its answer did not come in time.
-// The Redis-backed stores say so (rediscall.ErrUnconfirmed). Such a 503
+// confirm it in time (--redis-wait), its answer did not come in time, or
+// its connection broke (its answer lost, go-redis's retries failing: a
+// refused retry may follow a first send that ran). The Redis-backed stores
+// say so (rediscall.ErrUnconfirmed). Such a 503
 // must not read as "nothing happened": a client that resends a trial
 // referral blindly would refer the patient twice.
 func maybeStored(r *http.Request, err error) bool {
@@ -165,7 +167,7 @@ func maybeStored(r *http.Request, err error) bool {
 func (s *Server) unconfirmedWrite(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Retry-After", strconv.Itoa(sharedRetryAfter))
 	s.problem(w, r, newProblem(http.StatusServiceUnavailable,
-		"the sandbox's shared state (Redis) did not confirm this write in time: it may have been stored; "+
+		"the sandbox's shared state (Redis) did not confirm this write: it may have been stored; "+
 			"read back what it changes before you send it again (resend a qualified referral with the same externalSourceId: "+
 			"a 409 means it was stored); retry after "+strconv.Itoa(sharedRetryAfter)+" second(s)"))
 }
