@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -229,6 +230,13 @@ func faultPair(t *testing.T, srv *redistest.Server, proxy *redistest.FaultProxy,
 	subject = newSandbox(t, useRedis(rdb), useRedisStore(t, o.Addr, "referrals-sandbox:"))
 	observer = newSandbox(t, useRedis(srv.NewClient(t)), useRedisStore(t, srv.Addr, "referrals-sandbox:"))
 	return subject, observer
+}
+
+// armPartnersStoreScript arms proxy's fault f for the next store script
+// that touches the partner's keys: a write of the partner's records.
+func armPartnersStoreScript(proxy *redistest.FaultProxy, f redistest.Fault) {
+	partnersKeys := redistest.Touching("{c:" + partner + "}")
+	proxy.ArmMatching(func(cmd []string) bool { return strings.HasPrefix(cmd[0], "EVAL") && partnersKeys(cmd) }, 1, f)
 }
 
 // TestAdminCallsUnderRedisFaults fails every Redis command of each admin

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"strings"
 	"testing"
 
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redistest"
@@ -104,8 +103,7 @@ func TestAPIWriteWhoseStoreScriptRedisRefuses(t *testing.T) {
 	proxy := redistest.NewFaultProxy(t, srv)
 	subject, obs := faultPair(t, srv, proxy)
 	tok := obs.token(partner)
-	partnersKeys := redistest.Touching("{c:" + partner + "}")
-	proxy.ArmMatching(func(cmd []string) bool { return strings.HasPrefix(cmd[0], "EVAL") && partnersKeys(cmd) }, 1, redistest.ErrorReply)
+	armPartnersStoreScript(proxy, redistest.ErrorReply)
 	r := subject.do(request{method: http.MethodPost, path: "/api/v1/referrals/qualified", token: tok, body: qualifiedBody("refused-by-redis"), plain: true})
 	if !proxy.Fired() {
 		t.Fatal("no store script of the partner's passed the proxy")

@@ -25,8 +25,7 @@ func TestWriteWhoseReplyIsLostSaysItMayBeStored(t *testing.T) {
 	proxy := redistest.NewFaultProxy(t, srv)
 	subject, obs := faultPair(t, srv, proxy)
 	tok := obs.token(partner)
-	partnersKeys := redistest.Touching("{c:" + partner + "}")
-	proxy.ArmMatching(func(cmd []string) bool { return strings.HasPrefix(cmd[0], "EVAL") && partnersKeys(cmd) }, 1, redistest.LoseReplyThenRefuse)
+	armPartnersStoreScript(proxy, redistest.LoseReplyThenRefuse)
 	var r *response
 	done := make(chan struct{})
 	go func() {

@@ -95,20 +95,9 @@ func TestRedisWriteWhoseReplyIsLostIsUnconfirmed(t *testing.T) {
 	if err := s.CreateQualified(qualified("alice", "Q-0", "2025-10-13T09:00:00Z")); err != nil {
 		t.Fatal(err)
 	}
-	proxy.ArmMatching(func(cmd []string) bool { return strings.HasPrefix(cmd[0], "EVAL") }, 1, redistest.LoseReplyThenRefuse)
-	var err error
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		err = s.CreateQualified(qualified("alice", "Q-1", "2025-10-13T09:00:01Z"))
-	}()
-	// Redis comes back once go-redis has met more refused connections than
-	// it retries, or the write has ended.
-	proxy.HealAfterRefusals(c.Options().MaxRetries+1, done)
-	<-done
-	if !proxy.Fired() {
-		t.Fatal("the fault proxy never lost the create's reply")
-	}
+	err := loseScriptReply(t, proxy, c, func() error {
+		return s.CreateQualified(qualified("alice", "Q-1", "2025-10-13T09:00:01Z"))
+	})
 	if !errors.Is(err, store.ErrUnavailable) {
 		t.Fatalf("create whose reply was lost: %v, want ErrUnavailable", err)
 	}
@@ -133,25 +122,38 @@ func TestRedisUpdateWhoseReadFailsIsNotUnconfirmed(t *testing.T) {
 	if err := s.CreateQualified(qualified("alice", "Q-0", "2025-10-13T09:00:00Z")); err != nil {
 		t.Fatal(err)
 	}
-	proxy.ArmMatching(func(cmd []string) bool { return strings.HasPrefix(cmd[0], "EVAL") }, 1, redistest.LoseReplyThenRefuse)
-	var err error
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_, err = s.UpdateQualified("alice", "Q-0", func(q *fixtures.QualifiedReferral) error {
+	err := loseScriptReply(t, proxy, c, func() error {
+		_, err := s.UpdateQualified("alice", "Q-0", func(q *fixtures.QualifiedReferral) error {
 			q.Status = fixtures.StatusWithdrawn
 			return nil
 		})
-	}()
-	proxy.HealAfterRefusals(c.Options().MaxRetries+1, done)
-	<-done
-	if !proxy.Fired() {
-		t.Fatal("the fault proxy never lost the read's reply")
-	}
+		return err
+	})
 	if !errors.Is(err, store.ErrUnavailable) || errors.Is(err, rediscall.ErrUnconfirmed) {
 		t.Errorf("update whose read failed: %v, want ErrUnavailable and not rediscall.ErrUnconfirmed: nothing was written", err)
 	}
 	if got, err := s.GetQualified("alice", "Q-0", nil); err != nil || got.Status != fixtures.StatusReceived {
 		t.Errorf("the record after the failed update: %v, %v; want it unchanged (%s)", got.Status, err, fixtures.StatusReceived)
 	}
+}
+
+// loseScriptReply runs op while the fault proxy lets the next script call
+// run on Redis, loses its reply and refuses every connection until go-redis
+// has met more refusals than it retries (or op has ended); it returns op's
+// error. The test fails if no script passed the proxy.
+func loseScriptReply(t *testing.T, proxy *redistest.FaultProxy, c *redis.Client, op func() error) error {
+	t.Helper()
+	proxy.ArmMatching(func(cmd []string) bool { return strings.HasPrefix(cmd[0], "EVAL") }, 1, redistest.LoseReplyThenRefuse)
+	var err error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		err = op()
+	}()
+	proxy.HealAfterRefusals(c.Options().MaxRetries+1, done)
+	<-done
+	if !proxy.Fired() {
+		t.Fatal("the fault proxy never lost a script's reply")
+	}
+	return err
 }
