@@ -85,16 +85,7 @@ func TestRedisWriteThatTimesOutIsUnconfirmed(t *testing.T) {
 // been stored, and its error says so (rediscall.ErrUnconfirmed, besides
 // ErrUnavailable): it was stored, and reads back once Redis is back.
 func TestRedisWriteWhoseReplyIsLostIsUnconfirmed(t *testing.T) {
-	srv := redistest.Start(t)
-	proxy := redistest.NewFaultProxy(t, srv)
-	// go-redis's default retries, as the sandbox's client has.
-	c := proxy.NewClient(t, time.Second)
-	s := mustOpenRedis(t, c)
-	// A first write of the same client loads the scripts and registers the
-	// client, so the write under test is one script call.
-	if err := s.CreateQualified(qualified("alice", "Q-0", "2025-10-13T09:00:00Z")); err != nil {
-		t.Fatal(err)
-	}
+	proxy, c, s := storeBehindFaultProxy(t)
 	err := loseScriptReply(t, proxy, c, func() error {
 		return s.CreateQualified(qualified("alice", "Q-1", "2025-10-13T09:00:01Z"))
 	})
@@ -115,13 +106,7 @@ func TestRedisWriteWhoseReplyIsLostIsUnconfirmed(t *testing.T) {
 // rediscall.ErrUnconfirmed (a read cannot have stored anything), and the
 // record is as it was.
 func TestRedisUpdateWhoseReadFailsIsNotUnconfirmed(t *testing.T) {
-	srv := redistest.Start(t)
-	proxy := redistest.NewFaultProxy(t, srv)
-	c := proxy.NewClient(t, time.Second)
-	s := mustOpenRedis(t, c)
-	if err := s.CreateQualified(qualified("alice", "Q-0", "2025-10-13T09:00:00Z")); err != nil {
-		t.Fatal(err)
-	}
+	proxy, c, s := storeBehindFaultProxy(t)
 	err := loseScriptReply(t, proxy, c, func() error {
 		_, err := s.UpdateQualified("alice", "Q-0", func(q *fixtures.QualifiedReferral) error {
 			q.Status = fixtures.StatusWithdrawn
@@ -156,4 +141,20 @@ func loseScriptReply(t *testing.T, proxy *redistest.FaultProxy, c *redis.Client,
 		t.Fatal("the fault proxy never lost a script's reply")
 	}
 	return err
+}
+
+// storeBehindFaultProxy opens a Redis store through a fault proxy, with
+// go-redis's default retries as the sandbox's client has, holding alice's
+// qualified referral Q-0. That first write loads the scripts and registers
+// the client, so a later write of alice's is one script call.
+func storeBehindFaultProxy(t *testing.T) (*redistest.FaultProxy, *redis.Client, *store.RedisStore) {
+	t.Helper()
+	srv := redistest.Start(t)
+	proxy := redistest.NewFaultProxy(t, srv)
+	c := proxy.NewClient(t, time.Second)
+	s := mustOpenRedis(t, c)
+	if err := s.CreateQualified(qualified("alice", "Q-0", "2025-10-13T09:00:00Z")); err != nil {
+		t.Fatal(err)
+	}
+	return proxy, c, s
 }
