@@ -15,7 +15,8 @@ import (
 func resetPath(path string) string { return path + ".reset" }
 
 // openFile locks the data file at path and opens it. A leftover reset file
-// is removed, and a torn tail that buntdb cuts is logged.
+// is removed, damage that buntdb would cut more than a torn tail at is
+// refused, and a torn tail that buntdb cuts is logged.
 func openFile(path string, cfg config) (*buntdb.DB, *fileLock, error) {
 	lock, err := acquireLock(path)
 	if err != nil {
@@ -29,6 +30,11 @@ func openFile(path string, cfg config) (*buntdb.DB, *fileLock, error) {
 			"file", path, "removed", resetPath(path))
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, nil, errors.Join(fmt.Errorf("remove unfinished reset file: %w", err), lock.release())
+	}
+	// Checked once, here, where a file the sandbox did not write may come
+	// in: a Reset reopens a file it has just written and fsynced itself.
+	if err := checkDamage(path); err != nil {
+		return nil, nil, errors.Join(err, lock.release())
 	}
 	db, err := openDB(path, cfg)
 	if err != nil {
@@ -45,14 +51,9 @@ func openFile(path string, cfg config) (*buntdb.DB, *fileLock, error) {
 // were never acknowledged (a transaction is acknowledged only once it is
 // written, and fsynced under SyncPolicy Always), but the operator should
 // know a crash happened, so the size before and after opening is compared
-// and the cut logged. Damage that would make buntdb cut more than that
-// torn tail is refused first (checkDamage), with the file untouched.
+// and the cut logged. openFile refuses first a file whose damage would
+// make buntdb cut more than that torn tail (checkDamage).
 func openDB(path string, cfg config) (*buntdb.DB, error) {
-	if path != MemoryPath {
-		if err := checkDamage(path); err != nil {
-			return nil, err
-		}
-	}
 	before := fileSize(path)
 	db, err := buntdb.Open(path)
 	if err != nil {
