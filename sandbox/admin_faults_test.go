@@ -212,6 +212,12 @@ func judge(t *testing.T, c adminCall, how string, r *response, obs *testSandbox,
 		if r.Header.Get("Retry-After") == "" {
 			t.Errorf("%s, %s: 503 without Retry-After", c.name, how)
 		}
+		// An admin change that may have been made is read back on the
+		// admin API; advice about referrals' ids would mislead.
+		if p := r.problem(t); strings.HasPrefix(p.Instance, "/__sandbox/") && strings.Contains(p.Detail, "may have been stored") &&
+			(strings.Contains(p.Detail, "externalSourceId") || !strings.Contains(p.Detail, "admin API")) {
+			t.Errorf("%s, %s: 503 detail %q: want the admin API's advice, not a referral's", c.name, how, p.Detail)
+		}
 	default:
 		t.Errorf("%s, %s: answered %d %s, want a success that took effect or 503", c.name, how, r.Status, r.Body)
 	}

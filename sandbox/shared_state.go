@@ -163,13 +163,30 @@ func maybeStored(r *http.Request, err error) bool {
 }
 
 // unconfirmedWrite answers a write that may have been stored (see
-// maybeStored): 503 with Retry-After, saying so and what to do.
+// maybeStored): 503 with Retry-After, saying so and how to find out
+// before sending it again (readBackAdvice).
 func (s *Server) unconfirmedWrite(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Retry-After", strconv.Itoa(sharedRetryAfter))
 	s.problem(w, r, newProblem(http.StatusServiceUnavailable,
 		"the sandbox's shared state (Redis) did not confirm this write: it may have been stored; "+
-			"read back what it changes before you send it again (resend a qualified referral with the same externalSourceId: "+
-			"a 409 means it was stored); retry after "+strconv.Itoa(sharedRetryAfter)+" second(s)"))
+			readBackAdvice(r)+"; retry after "+strconv.Itoa(sharedRetryAfter)+" second(s)"))
+}
+
+// readBackAdvice says how the caller of an unconfirmed write finds out
+// whether it was stored. Each kind of write has its own way: a qualified
+// referral carries the caller's own id, a trial referral does not, and an
+// admin change is read back where it was made.
+func readBackAdvice(r *http.Request) string {
+	switch r.URL.Path {
+	case "/api/v1/referrals/qualified":
+		return "read it back by GET /api/v1/referrals/qualified/{externalSourceId} (200: it was stored; 404: it was not), " +
+			"or resend it with the same externalSourceId: a 409 means it was stored"
+	case "/api/v1/referrals", "/api/v1/referrals/":
+		return "a trial referral has no id of your choosing, so list your referrals (GET /api/v1/referrals/, newest first) " +
+			"and look for the patient before you send it again: a blind resend refers the patient twice"
+	}
+	return "read back what it changes before you send it again (the admin API's GET of what it changed: " +
+		"/__sandbox/clock, /__sandbox/scenarios, /__sandbox/clients and so on)"
 }
 
 // useSharedState picks where the clocks, runtime clients' changes and rate
