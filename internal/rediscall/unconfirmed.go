@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // ErrUnconfirmed marks the error of a Redis call whose outcome is unknown:
@@ -32,15 +35,22 @@ var ErrUnconfirmed = errors.New("redis did not confirm the call: it may have tak
 //     returns only its last attempt's error, so a refusal may follow a
 //     first attempt that sent the command and lost its reply.
 //
+//   - an error go-redis retries though Redis answered it (LOADING,
+//     READONLY, CLUSTERDOWN, TRYAGAIN, "max number of clients reached"),
+//     and its pool timeout, which can end a retry: in a failover the
+//     first attempt's reply is lost (EOF) and the retries meet a demoted
+//     master (READONLY) or a cluster still electing (CLUSTERDOWN), so the
+//     last error hides a send that ran.
+//
 // Other errors come back as they are, as do nil and an error already
-// marked: an error Redis answered (OOM, READONLY, NOSCRIPT, a script's
-// error: the command did not run, or ran to that error), a cancelled
-// context (the caller left), a client closed or a pool timeout (go-redis
-// had no connection to send it on). The sandbox reports those as Redis
-// being unavailable. Mark only the errors of calls that change something:
-// a read that failed changed nothing, whatever its error.
+// marked: an error Redis answered that go-redis does not retry (OOM,
+// NOSCRIPT, a script's error: the command did not run, or ran to that
+// error), a cancelled context (the caller left) and a client closed. The
+// sandbox reports those as Redis being unavailable. Mark only the errors
+// of calls that change something: a read that failed changed nothing,
+// whatever its error.
 func MarkUnconfirmed(err error) error {
-	if err == nil || errors.Is(err, ErrUnconfirmed) || !Unconfirmed(err) && !connectionLost(err) {
+	if err == nil || errors.Is(err, ErrUnconfirmed) || !Unconfirmed(err) && !connectionLost(err) && !retriedAfterSend(err) {
 		return err
 	}
 	return fmt.Errorf("%w: %w", ErrUnconfirmed, err)
@@ -59,6 +69,28 @@ func connectionLost(err error) bool {
 	default:
 		return errors.As(err, &netErr)
 	}
+}
+
+// retriedTexts start the error replies go-redis v9's shouldRetry retries,
+// and poolTimeout is its pool's timeout, which it does not export.
+var retriedTexts = []string{"LOADING ", "READONLY ", "CLUSTERDOWN ", "TRYAGAIN ", "ERR max number of clients reached"}
+
+const poolTimeout = "redis: connection pool timeout"
+
+// retriedAfterSend reports whether err may be the last of go-redis's
+// retries of a command an earlier attempt sent (see MarkUnconfirmed):
+// a reply it retries, or no connection from the pool for a retry.
+func retriedAfterSend(err error) bool {
+	var reply redis.Error
+	if !errors.As(err, &reply) {
+		return err.Error() == poolTimeout || strings.HasSuffix(err.Error(), ": "+poolTimeout)
+	}
+	for _, prefix := range retriedTexts {
+		if strings.HasPrefix(reply.Error(), prefix) {
+			return true
+		}
+	}
+	return false
 }
 
 // Unconfirmed reports whether err is that of a call the master answered

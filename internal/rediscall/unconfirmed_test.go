@@ -58,9 +58,10 @@ func (e replyErr) RedisError()   {}
 // broken connection, or that is Unconfirmed, may have taken effect, and its
 // error wraps ErrUnconfirmed (once) while keeping what it wraps. So does a
 // refused connection: go-redis keeps only its last retry's error, which
-// may follow a send whose reply was lost. An error Redis answered, a
-// cancelled call and one go-redis had no connection for come back as
-// they are.
+// may follow a send whose reply was lost, and so do the answers go-redis
+// retries (READONLY after a failover, say) and its pool timeout. An error
+// Redis answered that go-redis does not retry, a cancelled call and a
+// closed client come back as they are.
 func TestMarkUnconfirmed(t *testing.T) {
 	marked := rediscall.MarkUnconfirmed(errTimeout)
 	tests := []struct {
@@ -80,13 +81,21 @@ func TestMarkUnconfirmed(t *testing.T) {
 		{"a refused connection (the last retry's error)", errRefused, true},
 		{"an error reply", errReply, false},
 		{"OOM", replyErr("OOM command not allowed when used memory > 'maxmemory'"), false},
-		{"READONLY", replyErr("READONLY You can't write against a read only replica."), false},
+		{"READONLY (retried: a failover's demoted master)", replyErr("READONLY You can't write against a read only replica."), true},
+		{"LOADING (retried)", replyErr("LOADING Redis is loading the dataset in memory"), true},
+		{"CLUSTERDOWN (retried)", replyErr("CLUSTERDOWN The cluster is down"), true},
+		{"TRYAGAIN (retried)", replyErr("TRYAGAIN Multiple keys request during rehashing of slot"), true},
+		{"max clients (retried)", replyErr("ERR max number of clients reached"), true},
+		{"a wrapped retried reply", fmt.Errorf("evalsha: %w", replyErr("READONLY You can't write against a read only replica.")), true},
+		{"READONLY as plain text, not a reply", errors.New("READONLY You can't write against a read only replica."), false},
 		{"NOSCRIPT", replyErr("NOSCRIPT No matching script."), false},
 		{"a closed client", redis.ErrClosed, false},
 		{"a cancelled call", context.Canceled, false},
 		{"a cancelled dial", &net.OpError{Op: "dial", Net: "tcp", Err: fmt.Errorf("operation was canceled: %w", context.Canceled)}, false},
-		// go-redis does not export its pool timeout: it is this plain error.
-		{"no connection from the pool in time", errors.New("redis: connection pool timeout"), false},
+		// go-redis does not export its pool timeout: it is this plain
+		// error. It can end a retry of a send whose reply was lost.
+		{"no connection from the pool in time", errors.New("redis: connection pool timeout"), true},
+		{"a wrapped pool timeout", fmt.Errorf("evalsha: %w", errors.New("redis: connection pool timeout")), true},
 		{"already marked", marked, true},
 	}
 	for _, tc := range tests {
