@@ -25,8 +25,10 @@ var ErrUnconfirmed = errors.New("redis did not confirm the call: it may have tak
 // ErrUnconfirmed when the call may have taken effect unseen:
 //
 //   - an Unconfirmed error (--redis-wait);
+//
 //   - a timeout (a net.Error whose Timeout is true, context's deadline
 //     among them): the command may run, or have run, with its answer lost;
+//
 //   - a broken connection: io.EOF, io.ErrUnexpectedEOF or any other
 //     net.Error (a reset, a broken pipe, a refused connection). The reply
 //     of a command already sent was lost, as when its master was killed
