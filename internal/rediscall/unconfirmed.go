@@ -25,10 +25,8 @@ var ErrUnconfirmed = errors.New("redis did not confirm the call: it may have tak
 // ErrUnconfirmed when the call may have taken effect unseen:
 //
 //   - an Unconfirmed error (--redis-wait);
-//
 //   - a timeout (a net.Error whose Timeout is true, context's deadline
 //     among them): the command may run, or have run, with its answer lost;
-//
 //   - a broken connection: io.EOF, io.ErrUnexpectedEOF or any other
 //     net.Error (a reset, a broken pipe, a refused connection). The reply
 //     of a command already sent was lost, as when its master was killed
@@ -36,7 +34,6 @@ var ErrUnconfirmed = errors.New("redis did not confirm the call: it may have tak
 //     go-redis retries a broken connection (MaxRetries, 3 by default) and
 //     returns only its last attempt's error, so a refusal may follow a
 //     first attempt that sent the command and lost its reply.
-//
 //   - an error go-redis retries though Redis answered it (LOADING,
 //     READONLY, CLUSTERDOWN, TRYAGAIN, "max number of clients reached"),
 //     and its pool timeout, which can end a retry: in a failover the
