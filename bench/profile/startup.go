@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
+	"runtime/metrics"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -54,6 +55,7 @@ func profileStartup(opts sandbox.Options, out string) error {
 	if rssErr != nil {
 		fmt.Println("resident memory:", rssErr)
 	}
+	printMemoryClasses()
 	fmt.Printf("wrote %s.cpu.pprof (the open) and %s.heap.pprof (live after it); e.g. go tool pprof -sample_index=inuse_space -top %s.heap.pprof\n", out, out, out)
 	return nil
 }
@@ -77,4 +79,21 @@ func vmRSS() (string, error) {
 		}
 	}
 	return "unknown", fmt.Errorf("no VmRSS line in /proc/self/status")
+}
+
+// printMemoryClasses prints the runtime's account of the memory it has
+// mapped (runtime/metrics' /memory/classes/), which splits what a resident
+// figure holds besides the live heap: free and unused heap pages, stacks,
+// and the runtime's own metadata.
+func printMemoryClasses() {
+	var samples []metrics.Sample
+	for _, d := range metrics.All() {
+		if strings.HasPrefix(d.Name, "/memory/classes/") && d.Kind == metrics.KindUint64 {
+			samples = append(samples, metrics.Sample{Name: d.Name})
+		}
+	}
+	metrics.Read(samples)
+	for _, s := range samples {
+		fmt.Printf("  %-45s %7.2f MB\n", strings.TrimPrefix(s.Name, "/memory/classes/"), float64(s.Value.Uint64())/1e6)
+	}
 }
