@@ -40,7 +40,12 @@ func auditKeyPrefix(clientID, externalSourceID string) string {
 }
 
 func auditKey(prefix string, seq uint64) string {
-	return fmt.Sprintf("%s%0*d", prefix, auditSeqWidth, seq)
+	var digits [auditSeqWidth]byte
+	for i := len(digits) - 1; i >= 0; i-- {
+		digits[i] = byte('0' + seq%10)
+		seq /= 10
+	}
+	return prefix + string(digits[:])
 }
 
 // auditSeq parses the seq of an audit key under prefix.
@@ -180,7 +185,7 @@ func insertQualified(tx *buntdb.Tx, q fixtures.QualifiedReferral, answer *[]byte
 	if err != nil {
 		return err
 	}
-	if err := insert(tx, key, value); err != nil {
+	if err := insertNew(tx, key, value); err != nil {
 		return err
 	}
 	// Fixture files may write times as 2025-01-03T10:00:00.5Z; the trail is

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"testing"
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
@@ -13,7 +14,7 @@ import (
 // TestCreateQualifiedJSON holds the JSON CreateQualifiedJSON answers to
 // json.Marshal of what GetQualified returns for the new record, byte for
 // byte, whatever the record's trail and submission; a resend is a conflict
-// that leaves the buffer as it was.
+// that leaves the buffer and the record as they were.
 func TestCreateQualifiedJSON(t *testing.T) {
 	entry := func(i int) fixtures.AuditEntry {
 		return fixtures.AuditEntry{At: "2026-01-02T03:04:05.5Z", Action: fixtures.AuditSubmitted, Actor: "c<&>", RequestID: fmt.Sprint("r", i)}
@@ -66,9 +67,14 @@ func TestCreateQualifiedJSON(t *testing.T) {
 			if string(got) != "before"+string(want) {
 				t.Errorf("answered\n%s\nGetQualified\nbefore%s", got, want)
 			}
-			again, err := s.CreateQualifiedJSON([]byte("before"), q)
+			resend := q
+			resend.Patient.LastName, resend.AuditTrail = "Other", long[:3]
+			again, err := s.CreateQualifiedJSON([]byte("before"), resend)
 			if !errors.Is(err, store.ErrConflict) || string(again) != "before" {
 				t.Errorf("resend: %q, %v; want the buffer unchanged and ErrConflict", again, err)
+			}
+			if kept, err := s.GetQualified(q.ClientID, q.ExternalSourceID, nil); err != nil || !reflect.DeepEqual(kept, stored) {
+				t.Errorf("after the resend: %+v, %v; want the record unchanged", kept, err)
 			}
 		})
 	}
