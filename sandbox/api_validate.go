@@ -234,7 +234,7 @@ func (e *fieldErrors) date(field, v string, today time.Time, earliest string) {
 	// Zero-padded YYYY-MM-DD dates order the same as strings and as dates.
 	switch {
 	case v > string(todayDate):
-		e.add(field, "must not be in the future (today is %s UTC)", todayDate)
+		e.add(field, "must not be in the future (today is %s UTC)", string(todayDate)) // a copy: buf stays on the stack
 	case earliest != "" && v < earliest:
 		e.add(field, "must not be before %s", earliest)
 	}
