@@ -36,7 +36,7 @@ func checkFixtureRecords(set *fixtures.Set, now time.Time, contract contractShap
 			continue
 		}
 		var fieldErrs fieldErrors
-		fieldErrs.patient("patient", ref.Patient, now)
+		fieldErrs.patient(ref.Patient, now)
 		for _, fe := range fieldErrs {
 			problems.Add(fixtures.ReferralsFile, i, fe.Field, "%s", fe.Message)
 		}

@@ -54,6 +54,18 @@ func decodeJSON(r *http.Request, maxBytes int64, into any) (unknown []string, er
 // one object is a 422 naming it before anything is decoded: encoding/json
 // would keep the later value without a word.
 func decodeBody(body []byte, into any) (unknown []string, err error) {
+	if exact, ok := into.(exactJSON); ok {
+		if decodeExact(body, exact) {
+			return nil, nil
+		}
+		reflect.ValueOf(into).Elem().SetZero()
+	}
+	return decodeAnyBody(body, into)
+}
+
+// decodeAnyBody is decodeBody for a target of any type: the scan for
+// repeated members, then encoding/json.
+func decodeAnyBody(body []byte, into any) (unknown []string, err error) {
 	// Malformed JSON is a 400 first, whatever it repeats: json.Valid runs
 	// only on the rare body with a repeated member.
 	if dup, found := strictjson.FindDuplicate(body); found && json.Valid(body) {
@@ -116,6 +128,9 @@ func decodeKnownObject(body []byte, into any) bool {
 // any parameters; the media type is case-insensitive (RFC 9110).
 func checkJSONContentType(header string) error {
 	const want = "Content-Type must be application/json (or another application/*+json type)"
+	if header == "application/json" { // what nearly every client sends: nothing to parse
+		return nil
+	}
 	if strings.TrimSpace(header) == "" {
 		return newRequestError(http.StatusUnsupportedMediaType, want+"; the request had none")
 	}

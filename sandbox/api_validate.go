@@ -91,7 +91,7 @@ func validateReferral(req referralRequest, today time.Time, trials []fixtures.Tr
 	} else {
 		canonicalTrialID = e.trial("trialId", req.TrialID, trials)
 	}
-	e.patient("patient", req.Patient, today)
+	e.patient(req.Patient, today)
 	e.maxLength("notes", req.Notes, MaxNotesLength)
 	return canonicalTrialID, e
 }
@@ -114,7 +114,7 @@ func validateQualifiedReferral(req qualifiedReferralRequest, today time.Time, tr
 	if req.TrialID != "" {
 		canonicalTrialID = e.trial("trialId", req.TrialID, trials)
 	}
-	e.patient("patient", req.Patient, today)
+	e.patient(req.Patient, today)
 	if a := req.Address; a != nil {
 		e.maxLength("address.line1", a.Line1, MaxTextLength)
 		e.maxLength("address.line2", a.Line2, MaxTextLength)
@@ -177,8 +177,9 @@ func resolveTrial(id string, trials []fixtures.Trial) (fixtures.Trial, bool) {
 	return fixtures.Trial{}, false
 }
 
-// patient checks the patient object at prefix.
-func (e *fieldErrors) patient(prefix string, p fixtures.Patient, today time.Time) {
+// patient checks the member "patient" of a submission or fixture record.
+func (e *fieldErrors) patient(p fixtures.Patient, today time.Time) {
+	const prefix = "patient" // constant, so no field name is built per request
 	e.name(prefix+".firstName", p.FirstName)
 	e.name(prefix+".lastName", p.LastName)
 	if blank(p.DateOfBirth) {
@@ -228,11 +229,12 @@ func (e *fieldErrors) date(field, v string, today time.Time, earliest string) {
 		e.add(field, "is not a real calendar date")
 		return
 	}
-	todayDate := today.UTC().Format(fixtures.DateLayout)
+	var buf [len(fixtures.DateLayout)]byte // today's date, on the stack
+	todayDate := today.UTC().AppendFormat(buf[:0], fixtures.DateLayout)
 	// Zero-padded YYYY-MM-DD dates order the same as strings and as dates.
 	switch {
-	case v > todayDate:
-		e.add(field, "must not be in the future (today is %s UTC)", todayDate)
+	case v > string(todayDate):
+		e.add(field, "must not be in the future (today is %s UTC)", string(todayDate)) // a copy: buf stays on the stack
 	case earliest != "" && v < earliest:
 		e.add(field, "must not be before %s", earliest)
 	}
@@ -244,12 +246,15 @@ func (e *fieldErrors) codings(field string, cs []fixtures.Coding) {
 	// Entries past the limit are not checked one by one: the count error
 	// already rejects the request, and it keeps the error list bounded.
 	for i, c := range cs[:min(len(cs), MaxCodings)] {
-		at := fmt.Sprintf("%s[%d]", field, i)
-		if blank(c.Code) {
-			e.add(at+".code", "required")
+		// The entry's path is spelled only for an error.
+		if blank(c.Code) || utf8.RuneCountInString(c.System) > MaxTextLength || utf8.RuneCountInString(c.Display) > MaxTextLength {
+			at := fmt.Sprintf("%s[%d]", field, i)
+			if blank(c.Code) {
+				e.add(at+".code", "required")
+			}
+			e.maxLength(at+".system", c.System, MaxTextLength)
+			e.maxLength(at+".display", c.Display, MaxTextLength)
 		}
-		e.maxLength(at+".system", c.System, MaxTextLength)
-		e.maxLength(at+".display", c.Display, MaxTextLength)
 	}
 }
 

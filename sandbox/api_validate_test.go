@@ -131,7 +131,7 @@ func TestValidatePatient(t *testing.T) {
 			p := validPatient()
 			tt.edit(&p)
 			var e fieldErrors
-			e.patient("patient", p, testToday)
+			e.patient(p, testToday)
 			checkErrs(t, e, tt.want)
 		})
 	}

@@ -40,7 +40,12 @@ func auditKeyPrefix(clientID, externalSourceID string) string {
 }
 
 func auditKey(prefix string, seq uint64) string {
-	return fmt.Sprintf("%s%0*d", prefix, auditSeqWidth, seq)
+	var digits [auditSeqWidth]byte
+	for i := len(digits) - 1; i >= 0; i-- {
+		digits[i] = byte('0' + seq%10)
+		seq /= 10
+	}
+	return prefix + string(digits[:])
 }
 
 // auditSeq parses the seq of an audit key under prefix.
@@ -74,24 +79,38 @@ func lastAuditSeq(tx *buntdb.Tx, prefix string) (uint64, error) {
 
 // appendAudit stores entries after the newest audit entry under prefix.
 func appendAudit(tx *buntdb.Tx, prefix string, entries ...fixtures.AuditEntry) error {
+	_, err := storeAudit(tx, prefix, entries, nil)
+	return err
+}
+
+// storeAudit is appendAudit that, when list is not nil, also appends to it
+// the entries' JSON as stored, separated by commas. It returns the seq of
+// the entry before them, 0 when they are the first.
+func storeAudit(tx *buntdb.Tx, prefix string, entries []fixtures.AuditEntry, list *[]byte) (uint64, error) {
 	if len(entries) == 0 {
-		return nil
+		return 0, nil
 	}
 	last, err := lastAuditSeq(tx, prefix)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	for i, e := range entries {
 		b, err := json.Marshal(e)
 		if err != nil {
-			return fmt.Errorf("encode audit entry: %w", err)
+			return 0, fmt.Errorf("encode audit entry: %w", err)
 		}
 		key := auditKey(prefix, last+uint64(i)+1)
 		if _, _, err := tx.Set(key, string(b), nil); err != nil {
-			return fmt.Errorf("write %q: %w", key, err)
+			return 0, fmt.Errorf("write %q: %w", key, err)
+		}
+		if list != nil {
+			if i > 0 {
+				*list = append(*list, ',')
+			}
+			*list = append(*list, b...)
 		}
 	}
-	return nil
+	return last, nil
 }
 
 // fillTrail sets the record's AuditTrail to its newest TrailInRecord entries,
@@ -159,12 +178,14 @@ func migrateTrail(tx *buntdb.Tx, key string, q *fixtures.QualifiedReferral) erro
 }
 
 // insertQualified stores a new qualified referral and its audit trail.
-func insertQualified(tx *buntdb.Tx, q fixtures.QualifiedReferral) error {
+// When answer is not nil, it also appends to it the record's JSON as
+// GetQualified returns it (see CreateQualifiedJSON).
+func insertQualified(tx *buntdb.Tx, q fixtures.QualifiedReferral, answer *[]byte) error {
 	key, value, err := encodeQualified(q)
 	if err != nil {
 		return err
 	}
-	if err := insert(tx, key, value); err != nil {
+	if err := insertNew(tx, key, value); err != nil {
 		return err
 	}
 	// Fixture files may write times as 2025-01-03T10:00:00.5Z; the trail is
@@ -173,7 +194,55 @@ func insertQualified(tx *buntdb.Tx, q fixtures.QualifiedReferral) error {
 	if err != nil {
 		return err
 	}
-	return appendAudit(tx, auditKeyPrefix(q.ClientID, q.ExternalSourceID), trail...)
+	prefix := auditKeyPrefix(q.ClientID, q.ExternalSourceID)
+	if answer == nil {
+		_, err := storeAudit(tx, prefix, trail, nil)
+		return err
+	}
+	// The stored JSON ends in the trail it leaves out, and only a record
+	// with a submission (a contract's) writes a member after it. Every
+	// entry is shown while the trail fits in the record (fillTrail).
+	record := value[strings.IndexByte(value, '\n')+1:]
+	const noTrail = `"auditTrail":null}`
+	start := len(*answer)
+	if len(q.Submission) == 0 && len(trail) <= TrailInRecord && strings.HasSuffix(record, noTrail) {
+		*answer = append(*answer, record[:len(record)-len("null}")]...)
+		*answer = append(*answer, '[')
+		last, err := storeAudit(tx, prefix, trail, answer)
+		if err != nil || last == 0 {
+			*answer = append(*answer, ']')
+			if len(trail) > 0 {
+				*answer = append(*answer, `,"auditTrailTotal":`...)
+				*answer = strconv.AppendInt(*answer, int64(len(trail)), 10)
+			}
+			*answer = append(*answer, '}')
+			return err
+		}
+		// Entries of an earlier record under the same identifier were
+		// left behind: the trail is longer than this one's.
+		*answer = (*answer)[:start]
+	} else if _, err := storeAudit(tx, prefix, trail, nil); err != nil {
+		return err
+	}
+	return appendStoredQualified(tx, key, answer)
+}
+
+// appendStoredQualified appends the JSON of the qualified record at key as
+// GetQualified returns it.
+func appendStoredQualified(tx *buntdb.Tx, key string, answer *[]byte) error {
+	rec, _, err := lookup[fixtures.QualifiedReferral](tx, key)
+	if err != nil {
+		return err
+	}
+	if err := fillTrail(tx, &rec); err != nil {
+		return err
+	}
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return fmt.Errorf("encode qualified referral: %w", err)
+	}
+	*answer = append(*answer, b...)
+	return nil
 }
 
 // QualifiedAuditTrail returns one page of the whole audit trail of the

@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"path/filepath"
 	"testing"
 
@@ -122,5 +123,22 @@ func TestLegacyTrailMigrates(t *testing.T) {
 	page, _, err = s.QualifiedAuditTrail("alice", "Q-1", Page{Limit: MaxLimit})
 	if err != nil || len(page) != total+1 || page[0].Action != fixtures.AuditSubmitted || page[1].RequestID != "00000000" {
 		t.Errorf("migrated trail: %d entries (err %v), want %d in the old order", len(page), err, total+1)
+	}
+}
+
+// TestAuditKey pins the audit keys' spelling, which data files hold: the
+// seq zero-padded to 20 digits, so keys order by it.
+func TestAuditKey(t *testing.T) {
+	for seq, want := range map[uint64]string{
+		0:              "a:x:c:00000000000000000000",
+		42:             "a:x:c:00000000000000000042",
+		math.MaxUint64: "a:x:c:18446744073709551615",
+	} {
+		if got := auditKey("a:x:c:", seq); got != want {
+			t.Errorf("auditKey(%d) = %q, want %q", seq, got, want)
+		}
+		if got, ok := auditSeq("a:x:c:", want); !ok || got != seq {
+			t.Errorf("auditSeq(%q) = %d, %v", want, got, ok)
+		}
 	}
 }

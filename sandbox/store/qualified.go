@@ -11,11 +11,25 @@ import (
 // CreateQualified stores a new qualified referral; its audit trail goes to
 // audit keys (see audit.go).
 func (s *BuntStore) CreateQualified(q fixtures.QualifiedReferral) error {
-	err := s.updateTx(func(tx *buntdb.Tx) error { return insertQualified(tx, q) })
+	err := s.updateTx(func(tx *buntdb.Tx) error { return insertQualified(tx, q, nil) })
 	if err != nil {
 		return fmt.Errorf("create qualified referral %q of client %q: %w", q.ExternalSourceID, q.ClientID, err)
 	}
 	return nil
+}
+
+// CreateQualifiedJSON is CreateQualified that also appends to b the new
+// record's JSON as GetQualified would return it, byte for byte what
+// json.Marshal writes for it: the JSON stored for the record with its
+// audit trail spliced in, so a POST encodes the record once. On an error
+// it returns b as it was.
+func (s *BuntStore) CreateQualifiedJSON(b []byte, q fixtures.QualifiedReferral) ([]byte, error) {
+	n := len(b)
+	err := s.updateTx(func(tx *buntdb.Tx) error { return insertQualified(tx, q, &b) })
+	if err != nil {
+		return b[:n], fmt.Errorf("create qualified referral %q of client %q: %w", q.ExternalSourceID, q.ClientID, err)
+	}
+	return b, nil
 }
 
 // GetQualified returns the client's qualified referral, recording view in

@@ -93,6 +93,23 @@ func insert(tx *buntdb.Tx, key, value string) error {
 	return nil
 }
 
+// insertNew is insert with one lookup in the keys' tree instead of two:
+// it sets the value and, when that replaced one, returns ErrConflict,
+// which the caller must return so that buntdb rolls the transaction
+// back and the record stands as it was. buntdb reports a replaced value
+// only in a transaction that has not called DeleteAll, so a reset, which
+// does, uses insert.
+func insertNew(tx *buntdb.Tx, key, value string) error {
+	_, replaced, err := tx.Set(key, value, nil)
+	switch {
+	case err != nil:
+		return fmt.Errorf("write %q: %w", key, err)
+	case replaced:
+		return ErrConflict
+	}
+	return nil
+}
+
 // lookup reads the record at key; ErrNotFound if there is none.
 func lookup[T any](tx *buntdb.Tx, key string) (T, string, error) {
 	value, err := tx.Get(key)

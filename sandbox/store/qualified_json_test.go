@@ -1,0 +1,81 @@
+package store_test
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"testing"
+
+	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
+)
+
+// TestCreateQualifiedJSON holds the JSON CreateQualifiedJSON answers to
+// json.Marshal of what GetQualified returns for the new record, byte for
+// byte, whatever the record's trail and submission; a resend is a conflict
+// that leaves the buffer and the record as they were.
+func TestCreateQualifiedJSON(t *testing.T) {
+	entry := func(i int) fixtures.AuditEntry {
+		return fixtures.AuditEntry{At: "2026-01-02T03:04:05.5Z", Action: fixtures.AuditSubmitted, Actor: "c<&>", RequestID: fmt.Sprint("r", i)}
+	}
+	var long []fixtures.AuditEntry
+	for i := range store.TrailInRecord + 5 {
+		long = append(long, entry(i))
+	}
+	base := fixtures.QualifiedReferral{
+		ExternalSourceID: "q-1", TrialID: "T-1", ClientID: "c1", Status: fixtures.StatusReceived,
+		SubmittedAt: "2026-01-02T03:04:05.123456Z",
+		Patient:     fixtures.Patient{FirstName: "Zoë <b>", LastName: "Lee", DateOfBirth: "1980-04-12", Gender: "female"},
+		Address:     &fixtures.Address{Country: "US"},
+		Conditions:  []fixtures.Coding{{Code: "I50.9", System: "ICD-10-CM"}},
+	}
+	tests := []struct {
+		name   string
+		change func(*fixtures.QualifiedReferral)
+	}{
+		{"one entry", func(q *fixtures.QualifiedReferral) { q.AuditTrail = long[:1] }},
+		{"no trail", func(q *fixtures.QualifiedReferral) {}},
+		{"a trail longer than the record shows", func(q *fixtures.QualifiedReferral) { q.AuditTrail = long }},
+		{"a time to canonicalise", func(q *fixtures.QualifiedReferral) {
+			q.SubmittedAt = "2026-01-02T04:04:05.5+01:00"
+			q.AuditTrail = long[:2]
+		}},
+		{"a contract's submission", func(q *fixtures.QualifiedReferral) {
+			q.Submission = json.RawMessage(`{"a":1}`)
+			q.AuditTrail = long[:1]
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := store.Open(store.MemoryPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			q := base
+			tt.change(&q)
+			got, err := s.CreateQualifiedJSON([]byte("before"), q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stored, err := s.GetQualified(q.ClientID, q.ExternalSourceID, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, _ := json.Marshal(stored)
+			if string(got) != "before"+string(want) {
+				t.Errorf("answered\n%s\nGetQualified\nbefore%s", got, want)
+			}
+			resend := q
+			resend.Patient.LastName, resend.AuditTrail = "Other", long[:3]
+			again, err := s.CreateQualifiedJSON([]byte("before"), resend)
+			if !errors.Is(err, store.ErrConflict) || string(again) != "before" {
+				t.Errorf("resend: %q, %v; want the buffer unchanged and ErrConflict", again, err)
+			}
+			if kept, err := s.GetQualified(q.ClientID, q.ExternalSourceID, nil); err != nil || !reflect.DeepEqual(kept, stored) {
+				t.Errorf("after the resend: %+v, %v; want the record unchanged", kept, err)
+			}
+		})
+	}
+}
