@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
-	"github.com/tidwall/buntdb"
 )
 
 // A qualified referral's audit entries live apart from the record, one key
@@ -60,7 +59,7 @@ func auditEnd(prefix string) string { return prefix + "~" }
 // lastAuditSeq returns the seq of the newest audit entry under prefix, 0
 // when there is none: one seek in the key order, whatever the trail's
 // length.
-func lastAuditSeq(tx *buntdb.Tx, prefix string) (uint64, error) {
+func lastAuditSeq(tx *storeTx, prefix string) (uint64, error) {
 	var last uint64
 	err := tx.DescendLessOrEqual("", auditEnd(prefix), func(key, _ string) bool {
 		last, _ = auditSeq(prefix, key)
@@ -73,7 +72,7 @@ func lastAuditSeq(tx *buntdb.Tx, prefix string) (uint64, error) {
 }
 
 // appendAudit stores entries after the newest audit entry under prefix.
-func appendAudit(tx *buntdb.Tx, prefix string, entries ...fixtures.AuditEntry) error {
+func appendAudit(tx *storeTx, prefix string, entries ...fixtures.AuditEntry) error {
 	if len(entries) == 0 {
 		return nil
 	}
@@ -98,7 +97,7 @@ func appendAudit(tx *buntdb.Tx, prefix string, entries ...fixtures.AuditEntry) e
 // oldest first, and AuditTrailTotal to their number. A record written before
 // audit keys existed still holds its whole trail (see migrateTrail) and is
 // shown the same way.
-func fillTrail(tx *buntdb.Tx, q *fixtures.QualifiedReferral) error {
+func fillTrail(tx *storeTx, q *fixtures.QualifiedReferral) error {
 	if len(q.AuditTrail) > 0 {
 		q.AuditTrailTotal = len(q.AuditTrail)
 		q.AuditTrail = q.AuditTrail[max(0, len(q.AuditTrail)-TrailInRecord):]
@@ -140,7 +139,7 @@ func fillTrail(tx *buntdb.Tx, q *fixtures.QualifiedReferral) error {
 // migrateTrail moves the trail of a record written before audit keys
 // existed (a --data file of an older sandbox) into audit keys and rewrites
 // the record without it, once, before the first entry is appended.
-func migrateTrail(tx *buntdb.Tx, key string, q *fixtures.QualifiedReferral) error {
+func migrateTrail(tx *storeTx, key string, q *fixtures.QualifiedReferral) error {
 	if len(q.AuditTrail) == 0 {
 		return nil
 	}
@@ -159,7 +158,7 @@ func migrateTrail(tx *buntdb.Tx, key string, q *fixtures.QualifiedReferral) erro
 }
 
 // insertQualified stores a new qualified referral and its audit trail.
-func insertQualified(tx *buntdb.Tx, q fixtures.QualifiedReferral) error {
+func insertQualified(tx *storeTx, q fixtures.QualifiedReferral) error {
 	key, value, err := encodeQualified(q)
 	if err != nil {
 		return err
@@ -181,7 +180,7 @@ func insertQualified(tx *buntdb.Tx, q fixtures.QualifiedReferral) error {
 func (s *BuntStore) QualifiedAuditTrail(clientID, externalSourceID string, page Page) ([]fixtures.AuditEntry, string, error) {
 	var out []fixtures.AuditEntry
 	var next string
-	err := s.viewTx(func(tx *buntdb.Tx) error {
+	err := s.viewTx(func(tx *storeTx) error {
 		rec, _, err := lookup[fixtures.QualifiedReferral](tx, recordKey(qualifiedPrefix, clientID, externalSourceID))
 		if err != nil {
 			return err
@@ -197,7 +196,7 @@ func (s *BuntStore) QualifiedAuditTrail(clientID, externalSourceID string, page 
 
 // auditPage reads the page of rec's trail after the cursor: limit entries
 // from the seq after the cursor's, plus one to tell whether more follow.
-func auditPage(tx *buntdb.Tx, rec fixtures.QualifiedReferral, page Page) ([]fixtures.AuditEntry, string, error) {
+func auditPage(tx *storeTx, rec fixtures.QualifiedReferral, page Page) ([]fixtures.AuditEntry, string, error) {
 	prefix := auditKeyPrefix(rec.ClientID, rec.ExternalSourceID)
 	limit, after, err := auditPageStart(prefix, page)
 	if err != nil {
