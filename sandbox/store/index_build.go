@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/tidwall/btree"
 	"github.com/tidwall/buntdb"
@@ -41,6 +42,7 @@ func buildIndex(db *buntdb.DB) (*listIndex, error) {
 			for _, r := range sortEntries(es) {
 				kind.tree.Load(es[r.i])
 			}
+			*kind.tree = *compacted(kind.tree)
 		}
 		return nil
 	})
@@ -50,12 +52,31 @@ func buildIndex(db *buntdb.DB) (*listIndex, error) {
 	return idx, nil
 }
 
+// compacted returns a copy of tr whose nodes hold no spare room. Load
+// fills a leaf and splits it in two halves that share its array; the right
+// half then grows into a new array, and the left half keeps the old one
+// alive at half use, so a loaded tree takes twice its entries' size. A
+// copy of a node has exactly its items' capacity, and changing one entry
+// of each node of a copy of the tree copies every node.
+func compacted(tr *btree.BTreeG[indexEntry]) *btree.BTreeG[indexEntry] {
+	var touch []indexEntry
+	tr.Walk(func(items []indexEntry) bool {
+		touch = append(touch, items[0])
+		return true
+	})
+	c := tr.Copy()
+	for _, e := range touch {
+		c.Set(e)
+	}
+	return c
+}
+
 // sortRank is an entry as sortEntries sorts it: 16 bytes of its sort line
 // from the offset being compared, big-endian so that comparing the numbers
-// compares the bytes, and the entry's position.
+// compares the bytes, the entry's position and its line's length.
 type sortRank struct {
 	hi, lo uint64
-	i      int32
+	i, n   int32
 }
 
 // sortEntries returns the ranks of es in lessEntry's order. Comparing
@@ -64,16 +85,36 @@ type sortRank struct {
 // of each line into a small fixed-size rank (one read per entry), sorts
 // the ranks, and goes on to the next 16 bytes only within runs whose bytes
 // so far are equal. Runs that short lines end, or that are small, are
-// sorted by lessEntry itself, which settles what zero padding cannot (a
-// line ending against one going on with NUL bytes) and orders equal lines
-// by key.
+// sorted by line and key, which settles what zero padding cannot (a line
+// ending against one going on with NUL bytes) and orders equal lines by
+// key.
 func sortEntries(es []indexEntry) []sortRank {
 	ranks := make([]sortRank, len(es))
+	var first string
+	common := 0 // the length of the prefix every line shares
 	for i := range ranks {
-		ranks[i].i = int32(i)
+		line, _ := splitValue(es[i].value)
+		ranks[i].i, ranks[i].n = int32(i), int32(len(line))
+		if i == 0 {
+			first, common = line, len(line)
+		}
+		common = min(common, sharedPrefix(first[:common], line))
 	}
-	refine(es, ranks, 0)
+	// Bytes every line shares order nothing: start after them (a run of
+	// a single client's records would spend its first round on its id).
+	refine(es, ranks, common)
 	return ranks
+}
+
+// sharedPrefix is the length of the longest common prefix of a and b.
+func sharedPrefix(a, b string) int {
+	n := min(len(a), len(b))
+	for i := 0; i < n; i++ {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
 }
 
 // smallRun is the length below which a run of equal ranks is sorted by
@@ -83,9 +124,9 @@ const smallRun = 8
 func refine(es []indexEntry, ranks []sortRank, offset int) {
 	longer := false // does any line go on past this round's 16 bytes?
 	for k := range ranks {
-		line, _ := splitValue(es[ranks[k].i].value)
-		ranks[k].hi, ranks[k].lo = lineBytes(line, offset)
-		longer = longer || len(line) > offset+16
+		r := &ranks[k]
+		r.hi, r.lo = lineBytes(es[r.i].value[:r.n], offset)
+		longer = longer || int(r.n) > offset+16
 	}
 	if !longer {
 		sortByEntry(es, ranks)
@@ -113,15 +154,15 @@ func refine(es []indexEntry, ranks []sortRank, offset int) {
 	}
 }
 
+// sortByEntry sorts ranks by their entries' lines, then keys: lessEntry's
+// order, with the lines' lengths already known.
 func sortByEntry(es []indexEntry, ranks []sortRank) {
 	slices.SortFunc(ranks, func(a, b sortRank) int {
-		switch {
-		case lessEntry(es[a.i], es[b.i]):
-			return -1
-		case lessEntry(es[b.i], es[a.i]):
-			return 1
+		ea, eb := es[a.i], es[b.i]
+		if c := strings.Compare(ea.value[:a.n], eb.value[:b.n]); c != 0 {
+			return c
 		}
-		return 0
+		return strings.Compare(ea.key, eb.key)
 	})
 }
 
