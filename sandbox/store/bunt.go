@@ -109,6 +109,8 @@ func (s *BuntStore) updateTx(fn func(tx *storeTx) error) error {
 	})
 	if err != nil {
 		t.rollback()
+	} else {
+		t.flush()
 	}
 	return err
 }

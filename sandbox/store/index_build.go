@@ -25,24 +25,18 @@ import (
 func buildIndex(db *buntdb.DB) (*listIndex, error) {
 	idx := newListIndex()
 	err := db.View(func(tx *buntdb.Tx) error {
-		for _, kind := range []struct {
-			prefix string
-			tree   *btree.BTreeG[indexEntry]
-		}{{referralPrefix, idx.referrals}, {qualifiedPrefix, idx.qualified}} {
+		for _, prefix := range []string{referralPrefix, qualifiedPrefix} {
 			var es []indexEntry
 			// The key spaces "r:" and "q:" end before "r;" and "q;".
-			end := kind.prefix[:len(kind.prefix)-1] + ";"
-			err := tx.AscendRange("", kind.prefix, end, func(k, v string) bool {
+			end := prefix[:len(prefix)-1] + ";"
+			err := tx.AscendRange("", prefix, end, func(k, v string) bool {
 				es = append(es, indexEntry{k, v})
 				return true
 			})
 			if err != nil {
 				return err
 			}
-			for _, r := range sortEntries(es) {
-				kind.tree.Load(es[r.i])
-			}
-			*kind.tree = *compacted(kind.tree)
+			loadSorted(idx.tree(prefix), es)
 		}
 		return nil
 	})
@@ -50,6 +44,15 @@ func buildIndex(db *buntdb.DB) (*listIndex, error) {
 		return nil, fmt.Errorf("build the listing index: %w", err)
 	}
 	return idx, nil
+}
+
+// loadSorted fills the empty tree with es: sorted once, loaded in order
+// and compacted.
+func loadSorted(tree *btree.BTreeG[indexEntry], es []indexEntry) {
+	for _, r := range sortEntries(es) {
+		tree.Load(es[r.i])
+	}
+	*tree = *compacted(tree)
 }
 
 // compacted returns a copy of tr whose nodes hold no spare room. Load

@@ -149,3 +149,70 @@ func BenchmarkBuildIndex(b *testing.B) {
 		}
 	}
 }
+
+// TestIndexAfterDeleteAll: after DeleteAll a transaction gathers what it
+// stores and indexes it in bulk; overwriting, deleting or walking in the
+// same transaction, and its end, all see every record in place.
+func TestIndexAfterDeleteAll(t *testing.T) {
+	db, err := buntdb.Open(MemoryPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	idx := newListIndex()
+	line := func(id string) string { return sortLine("alice", "2025-10-13T09:00:00.000000Z", id) + "\n{}" }
+	walk := func(st *storeTx) []string {
+		var keys []string
+		st.descendIndex(referralPrefix, clientSortEnd("alice"), func(k, _ string) bool {
+			keys = append(keys, k)
+			return true
+		})
+		return keys
+	}
+	err = db.Update(func(tx *buntdb.Tx) error {
+		st := &storeTx{Tx: tx, idx: idx}
+		for _, id := range []string{"old-1", "old-2"} {
+			if _, _, err := st.Set(recordKey(referralPrefix, "alice", id), line(id), nil); err != nil {
+				return err
+			}
+		}
+		if err := st.DeleteAll(); err != nil {
+			return err
+		}
+		for _, id := range []string{"b", "a", "c", "d"} {
+			if _, _, err := st.Set(recordKey(referralPrefix, "alice", id), line(id), nil); err != nil {
+				return err
+			}
+		}
+		if got, want := walk(st), []string{"r:d:alice", "r:c:alice", "r:b:alice", "r:a:alice"}; !slices.Equal(got, want) {
+			t.Errorf("walked %q after DeleteAll, want %q", got, want)
+		}
+		if _, err := st.Delete("r:c:alice"); err != nil {
+			return err
+		}
+		if err := st.DeleteAll(); err != nil {
+			return err
+		}
+		for _, id := range []string{"x", "y"} {
+			if _, _, err := st.Set(recordKey(referralPrefix, "alice", id), line(id), nil); err != nil {
+				return err
+			}
+		}
+		// Overwriting a gathered record replaces it.
+		_, _, err := st.Set("r:x:alice", sortLine("alice", "2025-10-13T09:00:01.000000Z", "x")+"\n{}", nil)
+		st.flush()
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.View(func(tx *buntdb.Tx) error {
+		if got, want := walk(&storeTx{Tx: tx, idx: idx}), []string{"r:x:alice", "r:y:alice"}; !slices.Equal(got, want) {
+			t.Errorf("walked %q at the end, want %q", got, want)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,6 +1,8 @@
 package store
 
 import (
+	"errors"
+
 	"github.com/tidwall/btree"
 	"github.com/tidwall/buntdb"
 )
@@ -11,10 +13,19 @@ import (
 // transaction does not commit (an error of its function, or of writing the
 // file), so that the index never holds a record buntdb rolled back. Every
 // other method is buntdb's.
+//
+// After DeleteAll (an in-memory Reset) the records stored are gathered and
+// indexed in bulk, as a file is when it opens (loadSorted), the first
+// time the index is needed: any other change of it, a walk, or the end of
+// the transaction (updateTx calls flush).
 type storeTx struct {
 	*buntdb.Tx
-	idx  *listIndex // nil while building a reset file, which has no index
-	undo []undoStep
+	idx     *listIndex // nil while building a reset file, which has no index
+	undo    []undoStep
+	bulk    bool         // since DeleteAll, Set only gathers entries
+	pending []indexEntry // gathered, not yet in the index
+	// deletedAll: DeleteAll was called in this transaction.
+	deletedAll bool
 }
 
 // undoStep reverses one change of the index: an entry added or removed, or
@@ -28,17 +39,41 @@ type undoStep struct {
 
 // Set stores value at key, as buntdb's Set, and indexes the record.
 func (t *storeTx) Set(key, value string, opts *buntdb.SetOptions) (previous string, replaced bool, err error) {
-	previous, replaced, err = t.Tx.Set(key, value, opts)
-	if err != nil || t.idx == nil {
-		return previous, replaced, err
+	var tr *btree.BTreeG[indexEntry]
+	if t.idx != nil {
+		tr = t.idx.tree(key)
 	}
-	if tr := t.idx.tree(key); tr != nil {
-		if replaced {
-			t.remove(tr, indexEntry{key, previous})
+	if tr != nil && t.deletedAll {
+		// After DeleteAll, buntdb's Set no longer reports the value it
+		// replaces (it keeps none to roll back to), so read it first.
+		previous, err = t.Tx.Get(key)
+		switch {
+		case err == nil:
+			replaced = true
+		case !errors.Is(err, buntdb.ErrNotFound):
+			return "", false, err
 		}
-		tr.Set(indexEntry{key, value})
-		t.undo = append(t.undo, undoStep{tree: tr, entry: indexEntry{key, value}, added: true})
 	}
+	p, r, err := t.Tx.Set(key, value, opts)
+	if err != nil {
+		return p, r, err
+	}
+	if !t.deletedAll {
+		previous, replaced = p, r
+	}
+	if tr == nil {
+		return previous, replaced, nil
+	}
+	if t.bulk && !replaced {
+		t.pending = append(t.pending, indexEntry{key, value})
+		return previous, false, nil
+	}
+	t.flush()
+	if replaced {
+		t.remove(tr, indexEntry{key, previous})
+	}
+	tr.Set(indexEntry{key, value})
+	t.undo = append(t.undo, undoStep{tree: tr, entry: indexEntry{key, value}, added: true})
 	return previous, replaced, nil
 }
 
@@ -50,6 +85,7 @@ func (t *storeTx) Delete(key string) (string, error) {
 		return value, err
 	}
 	if tr := t.idx.tree(key); tr != nil {
+		t.flush()
 		t.remove(tr, indexEntry{key, value})
 	}
 	return value, nil
@@ -64,7 +100,28 @@ func (t *storeTx) DeleteAll() error {
 	old := *t.idx
 	t.undo = append(t.undo, undoStep{restore: &old})
 	*t.idx = *newListIndex()
+	t.bulk, t.pending, t.deletedAll = true, nil, true
 	return nil
+}
+
+// flush indexes the entries gathered since DeleteAll, into the trees
+// DeleteAll emptied. It needs no undo step of its own: undoing DeleteAll
+// restores the trees as they were before it.
+func (t *storeTx) flush() {
+	if !t.bulk {
+		return
+	}
+	var referrals, qualified []indexEntry
+	for _, e := range t.pending {
+		if t.idx.tree(e.key) == t.idx.referrals {
+			referrals = append(referrals, e)
+		} else {
+			qualified = append(qualified, e)
+		}
+	}
+	loadSorted(t.idx.referrals, referrals)
+	loadSorted(t.idx.qualified, qualified)
+	t.bulk, t.pending = false, nil
 }
 
 func (t *storeTx) remove(tr *btree.BTreeG[indexEntry], e indexEntry) {
@@ -75,6 +132,7 @@ func (t *storeTx) remove(tr *btree.BTreeG[indexEntry], e indexEntry) {
 
 // rollback undoes the transaction's changes of the index, newest first.
 func (t *storeTx) rollback() {
+	t.bulk, t.pending = false, nil
 	for i := len(t.undo) - 1; i >= 0; i-- {
 		switch u := t.undo[i]; {
 		case u.restore != nil:
@@ -93,11 +151,13 @@ func (t *storeTx) rollback() {
 // descendIndex walks the records of keyPrefix's kind newest first from
 // the sort line from (see descend).
 func (t *storeTx) descendIndex(keyPrefix, from string, fn func(key, value string) bool) {
+	t.flush()
 	descend(t.idx.tree(keyPrefix), from, fn)
 }
 
 // ascendIndex walks the records of keyPrefix's kind oldest first between
 // the sort lines from and to (see ascendRange).
 func (t *storeTx) ascendIndex(keyPrefix, from, to string, fn func(key, value string) bool) {
+	t.flush()
 	ascendRange(t.idx.tree(keyPrefix), from, to, fn)
 }
