@@ -111,16 +111,16 @@ func (t *storeTx) flush() {
 	if !t.bulk {
 		return
 	}
-	var referrals, qualified []indexEntry
-	for _, e := range t.pending {
+	// Referrals to the front, qualified referrals after, in place.
+	es, n := t.pending, 0
+	for i, e := range es {
 		if t.idx.tree(e.key) == t.idx.referrals {
-			referrals = append(referrals, e)
-		} else {
-			qualified = append(qualified, e)
+			es[n], es[i] = es[i], es[n]
+			n++
 		}
 	}
-	loadSorted(t.idx.referrals, referrals)
-	loadSorted(t.idx.qualified, qualified)
+	loadSorted(t.idx.referrals, es[:n])
+	loadSorted(t.idx.qualified, es[n:])
 	t.bulk, t.pending = false, nil
 }
 
