@@ -25,8 +25,15 @@ import (
 func buildIndex(db *buntdb.DB) (*listIndex, error) {
 	idx := newListIndex()
 	err := db.View(func(tx *buntdb.Tx) error {
+		// Room for every key at once (records are most of them), reused
+		// for each kind: loadSorted keeps no hold on it.
+		n, err := tx.Len()
+		if err != nil {
+			return err
+		}
+		es := make([]indexEntry, 0, n)
 		for _, prefix := range []string{referralPrefix, qualifiedPrefix} {
-			var es []indexEntry
+			es = es[:0]
 			// The key spaces "r:" and "q:" end before "r;" and "q;".
 			end := prefix[:len(prefix)-1] + ";"
 			err := tx.AscendRange("", prefix, end, func(k, v string) bool {
