@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
-	"github.com/tidwall/buntdb"
 )
 
 // A qualified referral's audit entries live apart from the record, one key
@@ -65,7 +64,7 @@ func auditEnd(prefix string) string { return prefix + "~" }
 // lastAuditSeq returns the seq of the newest audit entry under prefix, 0
 // when there is none: one seek in the key order, whatever the trail's
 // length.
-func lastAuditSeq(tx *buntdb.Tx, prefix string) (uint64, error) {
+func lastAuditSeq(tx *storeTx, prefix string) (uint64, error) {
 	var last uint64
 	err := tx.DescendLessOrEqual("", auditEnd(prefix), func(key, _ string) bool {
 		last, _ = auditSeq(prefix, key)
@@ -78,7 +77,7 @@ func lastAuditSeq(tx *buntdb.Tx, prefix string) (uint64, error) {
 }
 
 // appendAudit stores entries after the newest audit entry under prefix.
-func appendAudit(tx *buntdb.Tx, prefix string, entries ...fixtures.AuditEntry) error {
+func appendAudit(tx *storeTx, prefix string, entries ...fixtures.AuditEntry) error {
 	_, err := storeAudit(tx, prefix, entries, nil)
 	return err
 }
@@ -86,7 +85,7 @@ func appendAudit(tx *buntdb.Tx, prefix string, entries ...fixtures.AuditEntry) e
 // storeAudit is appendAudit that, when list is not nil, also appends to it
 // the entries' JSON as stored, separated by commas. It returns the seq of
 // the entry before them, 0 when they are the first.
-func storeAudit(tx *buntdb.Tx, prefix string, entries []fixtures.AuditEntry, list *[]byte) (uint64, error) {
+func storeAudit(tx *storeTx, prefix string, entries []fixtures.AuditEntry, list *[]byte) (uint64, error) {
 	if len(entries) == 0 {
 		return 0, nil
 	}
@@ -117,7 +116,7 @@ func storeAudit(tx *buntdb.Tx, prefix string, entries []fixtures.AuditEntry, lis
 // oldest first, and AuditTrailTotal to their number. A record written before
 // audit keys existed still holds its whole trail (see migrateTrail) and is
 // shown the same way.
-func fillTrail(tx *buntdb.Tx, q *fixtures.QualifiedReferral) error {
+func fillTrail(tx *storeTx, q *fixtures.QualifiedReferral) error {
 	if len(q.AuditTrail) > 0 {
 		q.AuditTrailTotal = len(q.AuditTrail)
 		q.AuditTrail = q.AuditTrail[max(0, len(q.AuditTrail)-TrailInRecord):]
@@ -159,7 +158,7 @@ func fillTrail(tx *buntdb.Tx, q *fixtures.QualifiedReferral) error {
 // migrateTrail moves the trail of a record written before audit keys
 // existed (a --data file of an older sandbox) into audit keys and rewrites
 // the record without it, once, before the first entry is appended.
-func migrateTrail(tx *buntdb.Tx, key string, q *fixtures.QualifiedReferral) error {
+func migrateTrail(tx *storeTx, key string, q *fixtures.QualifiedReferral) error {
 	if len(q.AuditTrail) == 0 {
 		return nil
 	}
@@ -180,7 +179,7 @@ func migrateTrail(tx *buntdb.Tx, key string, q *fixtures.QualifiedReferral) erro
 // insertQualified stores a new qualified referral and its audit trail.
 // When answer is not nil, it also appends to it the record's JSON as
 // GetQualified returns it (see CreateQualifiedJSON).
-func insertQualified(tx *buntdb.Tx, q fixtures.QualifiedReferral, answer *[]byte) error {
+func insertQualified(tx *storeTx, q fixtures.QualifiedReferral, answer *[]byte) error {
 	key, value, err := encodeQualified(q)
 	if err != nil {
 		return err
@@ -229,7 +228,7 @@ func insertQualified(tx *buntdb.Tx, q fixtures.QualifiedReferral, answer *[]byte
 
 // appendStoredQualified appends the JSON of the qualified record at key as
 // GetQualified returns it.
-func appendStoredQualified(tx *buntdb.Tx, key string, answer *[]byte) error {
+func appendStoredQualified(tx *storeTx, key string, answer *[]byte) error {
 	rec, _, err := lookup[fixtures.QualifiedReferral](tx, key)
 	if err != nil {
 		return err
@@ -250,7 +249,7 @@ func appendStoredQualified(tx *buntdb.Tx, key string, answer *[]byte) error {
 func (s *BuntStore) QualifiedAuditTrail(clientID, externalSourceID string, page Page) ([]fixtures.AuditEntry, string, error) {
 	var out []fixtures.AuditEntry
 	var next string
-	err := s.viewTx(func(tx *buntdb.Tx) error {
+	err := s.viewTx(func(tx *storeTx) error {
 		rec, _, err := lookup[fixtures.QualifiedReferral](tx, recordKey(qualifiedPrefix, clientID, externalSourceID))
 		if err != nil {
 			return err
@@ -266,7 +265,7 @@ func (s *BuntStore) QualifiedAuditTrail(clientID, externalSourceID string, page 
 
 // auditPage reads the page of rec's trail after the cursor: limit entries
 // from the seq after the cursor's, plus one to tell whether more follow.
-func auditPage(tx *buntdb.Tx, rec fixtures.QualifiedReferral, page Page) ([]fixtures.AuditEntry, string, error) {
+func auditPage(tx *storeTx, rec fixtures.QualifiedReferral, page Page) ([]fixtures.AuditEntry, string, error) {
 	prefix := auditKeyPrefix(rec.ClientID, rec.ExternalSourceID)
 	limit, after, err := auditPageStart(prefix, page)
 	if err != nil {

@@ -16,10 +16,17 @@ const MemoryPath = ":memory:"
 
 // BuntStore is the buntdb implementation of Store.
 type BuntStore struct {
-	// mu guards db, which a file store's Reset replaces: every method
-	// reaches db only through viewTx and updateTx, which hold mu for reading.
-	mu     sync.RWMutex
-	db     *buntdb.DB
+	// mu guards db and idx, which a file store's Reset replaces: every
+	// method reaches them only through viewTx and updateTx, which hold mu
+	// for reading.
+	mu  sync.RWMutex
+	db  *buntdb.DB
+	idx *listIndex // the listing order of db's records
+	// txMu makes a write transaction and its index changes one step for
+	// readers: a writer holds it from before its first change until its
+	// commit or rollback, index included (buntdb's own lock is released
+	// before the index could be rolled back after a failed commit).
+	txMu   sync.RWMutex
 	closed bool // set by Close, under mu: Reset must not reopen the file
 	// resetMu lets one Reset at a time build the reset file.
 	resetMu sync.Mutex
@@ -51,9 +58,9 @@ func Open(path string, opts ...Option) (*BuntStore, error) {
 	s := &BuntStore{path: path, cfg: cfg, bad: badKeys{log: cfg.logger}}
 	var err error
 	if path == MemoryPath {
-		s.db, err = openDB(path, cfg)
+		s.db, s.idx, err = openDB(path, cfg)
 	} else {
-		s.db, s.lock, err = openFile(path, cfg)
+		s.db, s.idx, s.lock, err = openFile(path, cfg)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
@@ -77,18 +84,35 @@ func (s *BuntStore) Close() error {
 	return nil
 }
 
-// viewTx runs fn in a read transaction of the current db.
-func (s *BuntStore) viewTx(fn func(tx *buntdb.Tx) error) error {
+// viewTx runs fn in a read transaction of the current db and index.
+func (s *BuntStore) viewTx(fn func(tx *storeTx) error) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.db.View(fn)
+	s.txMu.RLock()
+	defer s.txMu.RUnlock()
+	return s.db.View(func(tx *buntdb.Tx) error {
+		return fn(&storeTx{Tx: tx, idx: s.idx})
+	})
 }
 
-// updateTx runs fn in a write transaction of the current db.
-func (s *BuntStore) updateTx(fn func(tx *buntdb.Tx) error) error {
+// updateTx runs fn in a write transaction of the current db and index; if
+// the transaction does not commit, the index is rolled back with it.
+func (s *BuntStore) updateTx(fn func(tx *storeTx) error) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.db.Update(fn)
+	s.txMu.Lock()
+	defer s.txMu.Unlock()
+	t := &storeTx{idx: s.idx}
+	err := s.db.Update(func(tx *buntdb.Tx) error {
+		t.Tx = tx
+		return fn(t)
+	})
+	if err != nil {
+		t.rollback()
+	} else {
+		t.flush()
+	}
+	return err
 }
 
 // Empty reports whether the store holds nothing at all: no record, audit
@@ -96,7 +120,7 @@ func (s *BuntStore) updateTx(fn func(tx *buntdb.Tx) error) error {
 // so a data file that holds runtime clients keeps them across restarts.
 func (s *BuntStore) Empty() (bool, error) {
 	var n int
-	err := s.viewTx(func(tx *buntdb.Tx) error {
+	err := s.viewTx(func(tx *storeTx) error {
 		var err error
 		n, err = tx.Len()
 		return err
@@ -112,17 +136,14 @@ func (s *BuntStore) Empty() (bool, error) {
 // sort line, so it costs O(clients × log n), not O(n).
 func (s *BuntStore) Clients() ([]string, error) {
 	seen := map[string]bool{}
-	err := s.viewTx(func(tx *buntdb.Tx) error {
-		for _, index := range []string{referralsNewest, qualifiedNewest} {
+	err := s.viewTx(func(tx *storeTx) error {
+		for _, kind := range []string{referralPrefix, qualifiedPrefix} {
 			for from := ""; ; {
 				var key, value string
-				err := tx.AscendGreaterOrEqual(index, from, func(k, v string) bool {
+				tx.ascendIndex(kind, from, "", func(k, v string) bool {
 					key, value = k, v
 					return false
 				})
-				if err != nil {
-					return err
-				}
 				if key == "" {
 					break
 				}
@@ -166,7 +187,7 @@ type owner struct {
 func (s *BuntStore) Load(set *fixtures.Set) error {
 	e, err := EncodeSet(set)
 	if err == nil {
-		err = s.updateTx(func(tx *buntdb.Tx) error { return loadEncoded(tx, e) })
+		err = s.updateTx(func(tx *storeTx) error { return loadEncoded(tx, e) })
 	}
 	if err != nil {
 		return fmt.Errorf("load fixtures: %w", err)
@@ -199,7 +220,7 @@ func (s *BuntStore) ResetEncoded(e *EncodedSet) error {
 	if s.path != MemoryPath {
 		return s.resetFile(e)
 	}
-	err := s.updateTx(func(tx *buntdb.Tx) error {
+	err := s.updateTx(func(tx *storeTx) error {
 		if err := tx.DeleteAll(); err != nil {
 			return err
 		}

@@ -21,7 +21,7 @@ func (s *BuntStore) PutClient(c fixtures.Client) error {
 	if err != nil {
 		return err
 	}
-	err = s.updateTx(func(tx *buntdb.Tx) error {
+	err = s.updateTx(func(tx *storeTx) error {
 		_, _, err := tx.Set(clientPrefix+escape(c.ClientID), string(data), nil)
 		return err
 	})
@@ -33,7 +33,7 @@ func (s *BuntStore) PutClient(c fixtures.Client) error {
 
 // DeleteClient removes a runtime client; a missing one is not an error.
 func (s *BuntStore) DeleteClient(clientID string) error {
-	err := s.updateTx(func(tx *buntdb.Tx) error {
+	err := s.updateTx(func(tx *storeTx) error {
 		_, err := tx.Delete(clientPrefix + escape(clientID))
 		return err
 	})
@@ -46,7 +46,7 @@ func (s *BuntStore) DeleteClient(clientID string) error {
 // RuntimeClients returns every stored runtime client, by key order.
 func (s *BuntStore) RuntimeClients() ([]fixtures.Client, error) {
 	var out []fixtures.Client
-	err := s.viewTx(func(tx *buntdb.Tx) error {
+	err := s.viewTx(func(tx *storeTx) error {
 		var decodeErr error
 		err := tx.AscendKeys(clientPrefix+"*", func(k, v string) bool {
 			var c fixtures.Client
@@ -82,21 +82,18 @@ func (s *BuntStore) ResetClient(clientID string, set *fixtures.Set) error {
 // ResetClientEncoded is ResetClient with records already encoded.
 func (s *BuntStore) ResetClientEncoded(clientID string, e *EncodedSet) error {
 	e = e.ofClient(clientID)
-	err := s.updateTx(func(tx *buntdb.Tx) error {
-		for _, index := range []string{referralsNewest, qualifiedNewest} {
+	err := s.updateTx(func(tx *storeTx) error {
+		for _, kind := range []string{referralPrefix, qualifiedPrefix} {
 			var keys []string
-			err := tx.AscendRange(index, clientSortPrefix(clientID), clientSortEnd(clientID), func(k, _ string) bool {
+			tx.ascendIndex(kind, clientSortPrefix(clientID), clientSortEnd(clientID), func(k, _ string) bool {
 				keys = append(keys, k)
 				return true
 			})
-			if err != nil {
-				return err
-			}
 			for _, k := range keys {
 				if _, err := tx.Delete(k); err != nil {
 					return fmt.Errorf("delete %q: %w", k, err)
 				}
-				if index == qualifiedNewest {
+				if kind == qualifiedPrefix {
 					if err := deleteAuditOf(tx, k); err != nil {
 						return err
 					}
@@ -113,7 +110,7 @@ func (s *BuntStore) ResetClientEncoded(clientID string, e *EncodedSet) error {
 
 // deleteAuditOf deletes the audit entries of the qualified record at key,
 // which are kept apart from it.
-func deleteAuditOf(tx *buntdb.Tx, key string) error {
+func deleteAuditOf(tx *storeTx, key string) error {
 	rest := strings.TrimPrefix(key, qualifiedPrefix) // <escaped id>:<escaped client>
 	escapedID, escapedClient, ok := strings.Cut(rest, ":")
 	if !ok {

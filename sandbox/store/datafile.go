@@ -17,10 +17,10 @@ func resetPath(path string) string { return path + ".reset" }
 // openFile locks the data file at path and opens it. A leftover reset file
 // is removed, damage that buntdb would cut more than a torn tail at is
 // refused, and a torn tail that buntdb cuts is logged.
-func openFile(path string, cfg config) (*buntdb.DB, *fileLock, error) {
+func openFile(path string, cfg config) (*buntdb.DB, *listIndex, *fileLock, error) {
 	lock, err := acquireLock(path)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	// Only the lock holder may touch the reset file: it might be another
 	// process's reset in progress otherwise.
@@ -29,21 +29,22 @@ func openFile(path string, cfg config) (*buntdb.DB, *fileLock, error) {
 		cfg.logger.Warn("data file: removed the file of a reset a crash interrupted; the data is as it was before that reset",
 			"file", path, "removed", resetPath(path))
 	case !errors.Is(err, fs.ErrNotExist):
-		return nil, nil, errors.Join(fmt.Errorf("remove unfinished reset file: %w", err), lock.release())
+		return nil, nil, nil, errors.Join(fmt.Errorf("remove unfinished reset file: %w", err), lock.release())
 	}
 	// Checked once, here, where a file the sandbox did not write may come
 	// in: a Reset reopens a file it has just written and fsynced itself.
 	if err := checkDamage(path); err != nil {
-		return nil, nil, errors.Join(err, lock.release())
+		return nil, nil, nil, errors.Join(err, lock.release())
 	}
-	db, err := openDB(path, cfg)
+	db, idx, err := openDB(path, cfg)
 	if err != nil {
-		return nil, nil, errors.Join(err, lock.release())
+		return nil, nil, nil, errors.Join(err, lock.release())
 	}
-	return db, lock, nil
+	return db, idx, lock, nil
 }
 
-// openDB opens buntdb on path, configures it and builds the indexes.
+// openDB opens buntdb on path, configures it and builds the listing index
+// of its records.
 //
 // buntdb loads the file command by command; when the last command ends
 // early (a write cut short by a crash or a full disk), it truncates the file
@@ -53,23 +54,24 @@ func openFile(path string, cfg config) (*buntdb.DB, *fileLock, error) {
 // know a crash happened, so the size before and after opening is compared
 // and the cut logged. openFile refuses first a file whose damage would
 // make buntdb cut more than that torn tail (checkDamage).
-func openDB(path string, cfg config) (*buntdb.DB, error) {
+func openDB(path string, cfg config) (*buntdb.DB, *listIndex, error) {
 	before := fileSize(path)
 	db, err := buntdb.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, err)
+		return nil, nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	if after := fileSize(path); after < before {
 		cfg.logger.Warn("data file: the last write was incomplete (the process died while writing it); dropped it, every complete record is kept",
 			"file", path, "bytes_dropped", before-after, "bytes_kept", after)
 	}
 	if err := cfg.apply(db); err != nil {
-		return nil, errors.Join(err, db.Close())
+		return nil, nil, errors.Join(err, db.Close())
 	}
-	if err := createIndexes(db); err != nil {
-		return nil, errors.Join(err, db.Close())
+	idx, err := buildIndex(db)
+	if err != nil {
+		return nil, nil, errors.Join(err, db.Close())
 	}
-	return db, nil
+	return db, idx, nil
 }
 
 // fileSize is the size of the file at path, 0 when it cannot be read (a

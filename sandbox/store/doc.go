@@ -21,9 +21,10 @@
 // between the parts of a key: client "a" with id "b:c" and client "a:b" with
 // id "c" stay two records.
 //
-// The newest-first order of each client's records is a buntdb index over the
-// sort lines. Indexes live in memory and are rebuilt from the records when
-// the file is opened, so nothing derived is ever written: a write torn by a
+// The newest-first order of each client's records is the store's listing
+// index over the sort lines (index.go), a B-tree beside buntdb's records,
+// kept in step with every write. It lives in memory and is built in bulk
+// from the records when the file is opened (index_build.go), so nothing derived is ever written: a write torn by a
 // crash can lose whole records of an unacknowledged transaction, but it
 // cannot leave a lookup entry pointing at nothing or a record missing from a
 // listing.

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
-	"github.com/tidwall/buntdb"
 )
 
 // EncodedSet is a fixture set's records as the embedded store keeps them:
@@ -179,7 +178,7 @@ func keyClient(key string) string {
 
 // loadEncoded inserts e's records in the caller's write transaction; a key
 // already taken is ErrConflict.
-func loadEncoded(tx *buntdb.Tx, e *EncodedSet) error {
+func loadEncoded(tx *storeTx, e *EncodedSet) error {
 	if e == nil {
 		return nil
 	}

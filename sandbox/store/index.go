@@ -1,17 +1,9 @@
 package store
 
 import (
-	"fmt"
 	"strings"
 
-	"github.com/tidwall/buntdb"
-)
-
-// Index names. Indexes are built in memory when the store opens and kept up
-// to date by buntdb on every write; they are never written to the file.
-const (
-	referralsNewest = "referrals-newest"
-	qualifiedNewest = "qualified-newest"
+	"github.com/tidwall/btree"
 )
 
 // A stored value is a sort line, a newline, then the record's JSON (for a
@@ -19,13 +11,13 @@ const (
 //
 //	<client>:<submittedAt>:<id>\n{"trialId":...}
 //
-// with client and id escaped. buntdb index comparators see only values, and
+// with client and id escaped. The listing index orders records by their
+// sort lines, and comparing sort lines is a plain string comparison, where
 // reading three JSON fields in every comparison made opening or loading
-// 100,000 records take seconds; comparing sort lines is a plain string
-// comparison. The line needs no other parsing than the newline: escaped
-// parts contain no ':' or newline, and submittedAt is canonical and of fixed
-// width. All of a client's lines share the prefix "<client>:", and within it
-// they order by submittedAt, then id.
+// 100,000 records take seconds. The line needs no other parsing than the
+// newline: escaped parts contain no ':' or newline, and submittedAt is
+// canonical and of fixed width. All of a client's lines share the prefix
+// "<client>:", and within it they order by submittedAt, then id.
 func sortLine(clientID, submittedAt, id string) string {
 	return clientSortPrefix(clientID) + submittedAt + ":" + escape(id)
 }
@@ -36,24 +28,83 @@ func clientSortPrefix(clientID string) string { return escape(clientID) + ":" }
 func clientSortEnd(clientID string) string    { return escape(clientID) + ";" }
 
 // splitValue separates a stored value into its sort line and JSON. A value
-// without a newline is all sort line, which is how pivots look.
+// without a newline is all sort line.
 func splitValue(value string) (line, record string) {
 	line, record, _ = strings.Cut(value, "\n")
 	return line, record
 }
 
-func lessBySortLine(a, b string) bool {
-	la, _ := splitValue(a)
-	lb, _ := splitValue(b)
-	return la < lb
+// listIndex holds the newest-first order of each kind of record: every
+// referral ("r:" key) and every qualified referral ("q:" key) in the store,
+// ordered by sort line, then key. It is the store's own, not a buntdb
+// index, so that opening a data file can build it in bulk (see
+// buildIndex); buntdb builds an index only by inserting every record one
+// at a time. storeTx keeps it in step with every write, and undoes its
+// changes when the write fails. It lives in memory only: the data file
+// holds the records and nothing of the index.
+type listIndex struct {
+	referrals, qualified *btree.BTreeG[indexEntry]
 }
 
-// createIndexes builds the store's indexes over the records loaded so far.
-func createIndexes(db *buntdb.DB) error {
-	for name, prefix := range map[string]string{referralsNewest: referralPrefix, qualifiedNewest: qualifiedPrefix} {
-		if err := db.CreateIndex(name, prefix+"*", lessBySortLine); err != nil {
-			return fmt.Errorf("create index %s: %w", name, err)
-		}
+// indexEntry is one record in the index: its key and stored value, the
+// very strings buntdb holds, so the index copies no record.
+type indexEntry struct{ key, value string }
+
+// pivotKey sorts after every record's key ("r:..." or "q:..."): a pivot,
+// which has a sort line but no key, sorts after every record of its line,
+// as buntdb's index pivots did.
+const pivotKey = "\xff"
+
+func pivot(line string) indexEntry { return indexEntry{key: pivotKey, value: line} }
+
+// lessEntry is the index's order: sort line, then key, the order buntdb's
+// index had (its comparator compared sort lines and fell back to keys).
+func lessEntry(a, b indexEntry) bool {
+	la, _ := splitValue(a.value)
+	lb, _ := splitValue(b.value)
+	if la != lb {
+		return la < lb
+	}
+	return a.key < b.key
+}
+
+func newIndexTree() *btree.BTreeG[indexEntry] {
+	// The store's own lock (BuntStore.txMu) guards the index.
+	return btree.NewBTreeGOptions(lessEntry, btree.Options{NoLocks: true})
+}
+
+func newListIndex() *listIndex {
+	return &listIndex{referrals: newIndexTree(), qualified: newIndexTree()}
+}
+
+// tree returns the tree of the records whose keys have keyPrefix
+// (referralPrefix or qualifiedPrefix), and nil for any other key.
+func (x *listIndex) tree(key string) *btree.BTreeG[indexEntry] {
+	switch {
+	case strings.HasPrefix(key, referralPrefix):
+		return x.referrals
+	case strings.HasPrefix(key, qualifiedPrefix):
+		return x.qualified
 	}
 	return nil
+}
+
+// descend calls fn on the records of the tree whose sort lines are at most
+// from (a pivot sorts after the records of its line), newest first, until
+// fn returns false.
+func descend(tr *btree.BTreeG[indexEntry], from string, fn func(key, value string) bool) {
+	tr.Descend(pivot(from), func(e indexEntry) bool { return fn(e.key, e.value) })
+}
+
+// ascendRange calls fn on the records of the tree whose sort lines are
+// greater than from and less than to, oldest first, until fn returns
+// false. An empty to has no upper bound.
+func ascendRange(tr *btree.BTreeG[indexEntry], from, to string, fn func(key, value string) bool) {
+	end := pivot(to)
+	tr.Ascend(pivot(from), func(e indexEntry) bool {
+		if to != "" && !lessEntry(e, end) {
+			return false
+		}
+		return fn(e.key, e.value)
+	})
 }

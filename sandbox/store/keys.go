@@ -47,7 +47,7 @@ func idKeyPrefix(prefix, id string) string { return prefix + escape(id) + ":" }
 // CanonicalTimestamp parses an RFC 3339 timestamp and formats it as the store
 // keeps it: fixtures.TimestampLayout in UTC. Canonical timestamps have a
 // fixed width, so they order correctly as strings, which the newest-first
-// indexes rely on. Digits below the microsecond are dropped.
+// listing index relies on. Digits below the microsecond are dropped.
 func CanonicalTimestamp(s string) (string, error) {
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {

@@ -3,18 +3,17 @@ package store
 import (
 	"fmt"
 	"strings"
-
-	"github.com/tidwall/buntdb"
 )
 
-// listing describes one paged listing: the cursor kind and the index.
+// listing describes one paged listing: the cursor kind and the records'
+// key space, which names their listing index.
 type listing struct {
-	kind  string // cursor kind, one per key space
-	index string
+	kind      string // cursor kind, one per key space
+	keyPrefix string
 }
 
-func referralListing() listing  { return listing{kind: "r", index: referralsNewest} }
-func qualifiedListing() listing { return listing{kind: "q", index: qualifiedNewest} }
+func referralListing() listing  { return listing{kind: "r", keyPrefix: referralPrefix} }
+func qualifiedListing() listing { return listing{kind: "q", keyPrefix: qualifiedPrefix} }
 
 // item is a stored record as the index walk returns it.
 type item struct{ key, value string }
@@ -36,7 +35,7 @@ func pageLimit(limit int) (int, error) {
 // the index to the cursor's position and reads at most limit+1 records (the
 // extra one only tells whether a next page exists), so its cost does not
 // grow with the number of stored records.
-func walkPage(tx *buntdb.Tx, l listing, clientID string, page Page) ([]item, string, error) {
+func walkPage(tx *storeTx, l listing, clientID string, page Page) ([]item, string, error) {
 	limit, err := pageLimit(page.Limit)
 	if err != nil {
 		return nil, "", err
@@ -52,7 +51,7 @@ func walkPage(tx *buntdb.Tx, l listing, clientID string, page Page) ([]item, str
 		after = from
 	}
 	items := make([]item, 0, limit+1)
-	err = tx.DescendLessOrEqual(l.index, from, func(key, value string) bool {
+	tx.descendIndex(l.keyPrefix, from, func(key, value string) bool {
 		line, _ := splitValue(value)
 		if !strings.HasPrefix(line, prefix) {
 			return false // walked past the client's oldest record
@@ -63,9 +62,6 @@ func walkPage(tx *buntdb.Tx, l listing, clientID string, page Page) ([]item, str
 		items = append(items, item{key, value})
 		return len(items) <= limit
 	})
-	if err != nil {
-		return nil, "", fmt.Errorf("walk index %s: %w", l.index, err)
-	}
 	if len(items) <= limit {
 		return items, "", nil
 	}
@@ -86,7 +82,7 @@ func walkPage(tx *buntdb.Tx, l listing, clientID string, page Page) ([]item, str
 func (s *BuntStore) listRecords(what string, l listing, clientID string, page Page, add func(it item) error) (string, error) {
 	var items []item
 	var next string
-	err := s.viewTx(func(tx *buntdb.Tx) error {
+	err := s.viewTx(func(tx *storeTx) error {
 		var err error
 		items, next, err = walkPage(tx, l, clientID, page)
 		return err

@@ -5,13 +5,12 @@ import (
 	"slices"
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
-	"github.com/tidwall/buntdb"
 )
 
 // CreateQualified stores a new qualified referral; its audit trail goes to
 // audit keys (see audit.go).
 func (s *BuntStore) CreateQualified(q fixtures.QualifiedReferral) error {
-	err := s.updateTx(func(tx *buntdb.Tx) error { return insertQualified(tx, q, nil) })
+	err := s.updateTx(func(tx *storeTx) error { return insertQualified(tx, q, nil) })
 	if err != nil {
 		return fmt.Errorf("create qualified referral %q of client %q: %w", q.ExternalSourceID, q.ClientID, err)
 	}
@@ -25,7 +24,7 @@ func (s *BuntStore) CreateQualified(q fixtures.QualifiedReferral) error {
 // it returns b as it was.
 func (s *BuntStore) CreateQualifiedJSON(b []byte, q fixtures.QualifiedReferral) ([]byte, error) {
 	n := len(b)
-	err := s.updateTx(func(tx *buntdb.Tx) error { return insertQualified(tx, q, &b) })
+	err := s.updateTx(func(tx *storeTx) error { return insertQualified(tx, q, &b) })
 	if err != nil {
 		return b[:n], fmt.Errorf("create qualified referral %q of client %q: %w", q.ExternalSourceID, q.ClientID, err)
 	}
@@ -38,7 +37,7 @@ func (s *BuntStore) CreateQualifiedJSON(b []byte, q fixtures.QualifiedReferral) 
 func (s *BuntStore) GetQualified(clientID, externalSourceID string, view *fixtures.AuditEntry) (fixtures.QualifiedReferral, error) {
 	key := recordKey(qualifiedPrefix, clientID, externalSourceID)
 	var rec fixtures.QualifiedReferral
-	read := func(tx *buntdb.Tx) error {
+	read := func(tx *storeTx) error {
 		var err error
 		if rec, _, err = lookup[fixtures.QualifiedReferral](tx, key); err != nil {
 			return err
@@ -67,7 +66,7 @@ func (s *BuntStore) GetQualified(clientID, externalSourceID string, view *fixtur
 func (s *BuntStore) ListQualified(clientID string, page Page, view *fixtures.AuditEntry) ([]fixtures.QualifiedReferral, string, error) {
 	var out []fixtures.QualifiedReferral
 	var next string
-	read := func(tx *buntdb.Tx) error {
+	read := func(tx *storeTx) error {
 		var items []item
 		var err error
 		if items, next, err = walkPage(tx, qualifiedListing(), clientID, page); err != nil {
@@ -109,7 +108,7 @@ func (s *BuntStore) ListQualified(clientID string, page Page, view *fixtures.Aud
 }
 
 // recordView appends view to the trail of rec, stored at key.
-func recordView(tx *buntdb.Tx, key string, rec *fixtures.QualifiedReferral, view fixtures.AuditEntry) error {
+func recordView(tx *storeTx, key string, rec *fixtures.QualifiedReferral, view fixtures.AuditEntry) error {
 	if err := migrateTrail(tx, key, rec); err != nil {
 		return err
 	}
@@ -124,7 +123,7 @@ func (s *BuntStore) UpdateQualified(clientID, externalSourceID string, fn func(*
 	key := recordKey(qualifiedPrefix, clientID, externalSourceID)
 	var rec fixtures.QualifiedReferral
 	var fnErr error
-	err := s.updateTx(func(tx *buntdb.Tx) error {
+	err := s.updateTx(func(tx *storeTx) error {
 		var err error
 		if rec, _, err = lookup[fixtures.QualifiedReferral](tx, key); err != nil {
 			return err

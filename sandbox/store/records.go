@@ -80,7 +80,7 @@ func decode[T any](key, value string) (T, error) {
 }
 
 // insert stores a new record; ErrConflict if its key is taken.
-func insert(tx *buntdb.Tx, key, value string) error {
+func insert(tx *storeTx, key, value string) error {
 	switch _, err := tx.Get(key); {
 	case err == nil:
 		return ErrConflict
@@ -95,11 +95,9 @@ func insert(tx *buntdb.Tx, key, value string) error {
 
 // insertNew is insert with one lookup in the keys' tree instead of two:
 // it sets the value and, when that replaced one, returns ErrConflict,
-// which the caller must return so that buntdb rolls the transaction
-// back and the record stands as it was. buntdb reports a replaced value
-// only in a transaction that has not called DeleteAll, so a reset, which
-// does, uses insert.
-func insertNew(tx *buntdb.Tx, key, value string) error {
+// which the caller must return so that updateTx rolls the transaction
+// (and the listing index) back and the record stands as it was.
+func insertNew(tx *storeTx, key, value string) error {
 	_, replaced, err := tx.Set(key, value, nil)
 	switch {
 	case err != nil:
@@ -111,7 +109,7 @@ func insertNew(tx *buntdb.Tx, key, value string) error {
 }
 
 // lookup reads the record at key; ErrNotFound if there is none.
-func lookup[T any](tx *buntdb.Tx, key string) (T, string, error) {
+func lookup[T any](tx *storeTx, key string) (T, string, error) {
 	value, err := tx.Get(key)
 	if errors.Is(err, buntdb.ErrNotFound) {
 		var zero T
@@ -129,7 +127,7 @@ func lookup[T any](tx *buntdb.Tx, key string) (T, string, error) {
 // write transaction. encode must give the record back its key; a different
 // key means fn changed the record's identity, which is refused. An unchanged
 // record is not rewritten, which spares a file store an fsync.
-func update[T any](tx *buntdb.Tx, key string, encode func(T) (string, string, error), fn func(*T) error) (T, error) {
+func update[T any](tx *storeTx, key string, encode func(T) (string, string, error), fn func(*T) error) (T, error) {
 	rec, old, err := lookup[T](tx, key)
 	if err != nil {
 		return rec, err

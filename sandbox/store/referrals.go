@@ -5,14 +5,13 @@ import (
 	"strings"
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
-	"github.com/tidwall/buntdb"
 )
 
 // CreateReferral stores a new trial-based referral.
 func (s *BuntStore) CreateReferral(r fixtures.Referral) error {
 	key, value, err := encodeReferral(r)
 	if err == nil {
-		err = s.updateTx(func(tx *buntdb.Tx) error { return insert(tx, key, value) })
+		err = s.updateTx(func(tx *storeTx) error { return insert(tx, key, value) })
 	}
 	if err != nil {
 		return fmt.Errorf("create referral %q of client %q: %w", r.OutcomesID, r.ClientID, err)
@@ -23,7 +22,7 @@ func (s *BuntStore) CreateReferral(r fixtures.Referral) error {
 // GetReferral returns the client's referral with that outcomesId.
 func (s *BuntStore) GetReferral(clientID, outcomesID string) (fixtures.Referral, error) {
 	var rec fixtures.Referral
-	err := s.viewTx(func(tx *buntdb.Tx) error {
+	err := s.viewTx(func(tx *storeTx) error {
 		var err error
 		rec, _, err = lookup[fixtures.Referral](tx, recordKey(referralPrefix, clientID, outcomesID))
 		return err
@@ -56,7 +55,7 @@ func (s *BuntStore) ListReferrals(clientID string, page Page) ([]fixtures.Referr
 func (s *BuntStore) FindReferral(outcomesID string) (fixtures.Referral, error) {
 	prefix := idKeyPrefix(referralPrefix, outcomesID)
 	var key, value string
-	err := s.viewTx(func(tx *buntdb.Tx) error {
+	err := s.viewTx(func(tx *storeTx) error {
 		return tx.AscendGreaterOrEqual("", prefix, func(k, v string) bool {
 			if strings.HasPrefix(k, prefix) {
 				key, value = k, v
@@ -77,7 +76,7 @@ func (s *BuntStore) FindReferral(outcomesID string) (fixtures.Referral, error) {
 func (s *BuntStore) UpdateReferral(clientID, outcomesID string, fn func(*fixtures.Referral) error) (fixtures.Referral, error) {
 	var rec fixtures.Referral
 	var fnErr error
-	err := s.updateTx(func(tx *buntdb.Tx) error {
+	err := s.updateTx(func(tx *storeTx) error {
 		var err error
 		rec, err = update(tx, recordKey(referralPrefix, clientID, outcomesID), encodeReferral,
 			func(r *fixtures.Referral) error { fnErr = fn(r); return fnErr })

@@ -56,15 +56,15 @@ func (s *BuntStore) resetFile(e *EncodedSet) error {
 	return nil
 }
 
-// reopen opens the data file again after Reset closed it. The caller holds
-// mu. Should it fail, db stays closed and every later call fails with
+// reopen opens the data file again after Reset closed it, with a new
+// listing index built from it. The caller holds mu. Should it fail, db stays closed and every later call fails with
 // buntdb's "database closed" until the sandbox restarts.
 func (s *BuntStore) reopen() error {
-	db, err := openDB(s.path, s.cfg)
+	db, idx, err := openDB(s.path, s.cfg)
 	if err != nil {
 		return fmt.Errorf("open the data file again: %w", err)
 	}
-	s.db = db
+	s.db, s.idx = db, idx
 	return nil
 }
 
@@ -79,7 +79,7 @@ func writeSnapshot(path, like string, e *EncodedSet) error {
 		return fmt.Errorf("build new content: %w", err)
 	}
 	defer mem.Close()
-	if err := mem.Update(func(tx *buntdb.Tx) error { return loadEncoded(tx, e) }); err != nil {
+	if err := mem.Update(func(tx *buntdb.Tx) error { return loadEncoded(&storeTx{Tx: tx}, e) }); err != nil {
 		return err
 	}
 	perm := os.FileMode(0o644)

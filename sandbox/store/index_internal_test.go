@@ -1,0 +1,218 @@
+package store
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/tidwall/btree"
+	"github.com/tidwall/buntdb"
+)
+
+// oddValues are stored values as a data file may hold them, sorted or
+// not by the sandbox: long lines sharing long prefixes, lines that end
+// where others go on with NUL bytes, equal lines under different keys,
+// values without a newline or JSON, and an empty one.
+func oddValues(rng *rand.Rand, n int) []indexEntry {
+	long := strings.Repeat("sandbox-partner-with-a-long-name:", 2)
+	var es []indexEntry
+	for i := range n {
+		var line string
+		switch rng.IntN(6) {
+		case 0:
+			line = long + fmt.Sprintf("2025-10-13T09:00:%02d.000000Z:R-%d", rng.IntN(3), rng.IntN(50))
+		case 1:
+			line = "a" + strings.Repeat("\x00", rng.IntN(20))
+		case 2:
+			line = strings.Repeat("ab", rng.IntN(12))
+		case 3:
+			line = long[:rng.IntN(len(long))]
+		case 4:
+			line = fmt.Sprintf("c:%d", rng.IntN(5)) // equal lines, different keys
+		default:
+			line = fmt.Sprintf("client-%d:2025-10-13T09:00:00.000000Z:%d", rng.IntN(3), i)
+		}
+		value := line
+		if rng.IntN(4) > 0 {
+			value += "\n{\"n\":" + fmt.Sprint(i) + "}"
+		}
+		es = append(es, indexEntry{key: fmt.Sprintf("r:%06d", i), value: value})
+	}
+	return es
+}
+
+// TestSortEntries: the rank sort orders entries exactly as lessEntry, the
+// index's comparison, does.
+func TestSortEntries(t *testing.T) {
+	rng := rand.New(rand.NewPCG(27, 2))
+	for _, n := range []int{0, 1, 2, 7, 100, 3000} {
+		es := oddValues(rng, n)
+		var got []indexEntry
+		for _, r := range sortEntries(es) {
+			got = append(got, es[r.i])
+		}
+		want := slices.Clone(es)
+		slices.SortFunc(want, func(a, b indexEntry) int {
+			switch {
+			case lessEntry(a, b):
+				return -1
+			case lessEntry(b, a):
+				return 1
+			}
+			return 0
+		})
+		if !slices.Equal(got, want) {
+			for i := range got {
+				if got[i] != want[i] {
+					t.Fatalf("n=%d: entry %d is %q, want %q", n, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}
+
+// TestBuildIndexMatchesInsertion: the index built in bulk when a store
+// opens holds what inserting every record one at a time (as writes do)
+// gives, in the same order, and its trees have room for later writes.
+func TestBuildIndexMatchesInsertion(t *testing.T) {
+	db, err := buntdb.Open(MemoryPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rng := rand.New(rand.NewPCG(27, 3))
+	want := newListIndex()
+	err = db.Update(func(tx *buntdb.Tx) error {
+		st := &storeTx{Tx: tx, idx: want}
+		for i, e := range oddValues(rng, 5000) {
+			if i%2 == 1 {
+				e.key = qualifiedPrefix + e.key[len(referralPrefix):]
+			}
+			if _, _, err := st.Set(e.key, e.value, nil); err != nil {
+				return err
+			}
+		}
+		_, _, err := st.Set("c:client", "{}", nil) // not a record: not indexed
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := buildIndex(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tree := range []struct {
+		name      string
+		got, want *btree.BTreeG[indexEntry]
+	}{{"referrals", got.referrals, want.referrals}, {"qualified", got.qualified, want.qualified}} {
+		if g, w := tree.got.Items(), tree.want.Items(); !slices.Equal(g, w) {
+			t.Errorf("%s: built %d entries, inserted %d, or in another order", tree.name, len(g), len(w))
+		}
+		e := indexEntry{key: "r:new", value: "client-1:2025-10-13T09:00:00.000000Z:new\n{}"}
+		tree.got.Set(e)
+		tree.want.Set(e)
+		if g, w := tree.got.Items(), tree.want.Items(); !slices.Equal(g, w) {
+			t.Errorf("%s: after one more entry the trees differ", tree.name)
+		}
+	}
+}
+
+// BenchmarkBuildIndex times building the listing index of a store of
+// 100,000 referrals, as opening a data file does after buntdb loads it.
+func BenchmarkBuildIndex(b *testing.B) {
+	db, err := buntdb.Open(MemoryPath)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	rng := rand.New(rand.NewPCG(27, 4))
+	err = db.Update(func(tx *buntdb.Tx) error {
+		for i := range 100_000 {
+			at := fmt.Sprintf("2025-%02d-%02dT%02d:%02d:%02d.%06dZ", 1+rng.IntN(12), 1+rng.IntN(28), rng.IntN(24), rng.IntN(60), rng.IntN(60), rng.IntN(1e6))
+			id := fmt.Sprintf("%08x-0000-4000-8000-%012x", rng.Uint32(), i)
+			if _, _, err := tx.Set(recordKey(referralPrefix, "sandbox-partner", id), sortLine("sandbox-partner", at, id)+"\n{}", nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := buildIndex(db); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestIndexAfterDeleteAll: after DeleteAll a transaction gathers what it
+// stores and indexes it in bulk; overwriting, deleting or walking in the
+// same transaction, and its end, all see every record in place.
+func TestIndexAfterDeleteAll(t *testing.T) {
+	db, err := buntdb.Open(MemoryPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	idx := newListIndex()
+	line := func(id string) string { return sortLine("alice", "2025-10-13T09:00:00.000000Z", id) + "\n{}" }
+	walk := func(st *storeTx) []string {
+		var keys []string
+		st.descendIndex(referralPrefix, clientSortEnd("alice"), func(k, _ string) bool {
+			keys = append(keys, k)
+			return true
+		})
+		return keys
+	}
+	err = db.Update(func(tx *buntdb.Tx) error {
+		st := &storeTx{Tx: tx, idx: idx}
+		for _, id := range []string{"old-1", "old-2"} {
+			if _, _, err := st.Set(recordKey(referralPrefix, "alice", id), line(id), nil); err != nil {
+				return err
+			}
+		}
+		if err := st.DeleteAll(); err != nil {
+			return err
+		}
+		for _, id := range []string{"b", "a", "c", "d"} {
+			if _, _, err := st.Set(recordKey(referralPrefix, "alice", id), line(id), nil); err != nil {
+				return err
+			}
+		}
+		if got, want := walk(st), []string{"r:d:alice", "r:c:alice", "r:b:alice", "r:a:alice"}; !slices.Equal(got, want) {
+			t.Errorf("walked %q after DeleteAll, want %q", got, want)
+		}
+		if _, err := st.Delete("r:c:alice"); err != nil {
+			return err
+		}
+		if err := st.DeleteAll(); err != nil {
+			return err
+		}
+		for _, id := range []string{"x", "y"} {
+			if _, _, err := st.Set(recordKey(referralPrefix, "alice", id), line(id), nil); err != nil {
+				return err
+			}
+		}
+		// Overwriting a gathered record replaces it.
+		_, _, err := st.Set("r:x:alice", sortLine("alice", "2025-10-13T09:00:01.000000Z", "x")+"\n{}", nil)
+		st.flush()
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.View(func(tx *buntdb.Tx) error {
+		if got, want := walk(&storeTx{Tx: tx, idx: idx}), []string{"r:x:alice", "r:y:alice"}; !slices.Equal(got, want) {
+			t.Errorf("walked %q at the end, want %q", got, want)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

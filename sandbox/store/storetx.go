@@ -1,0 +1,163 @@
+package store
+
+import (
+	"errors"
+
+	"github.com/tidwall/btree"
+	"github.com/tidwall/buntdb"
+)
+
+// storeTx is a buntdb transaction that keeps the store's listing index in
+// step: Set, Delete and DeleteAll change the index as they change the
+// records, and note how to undo it, which updateTx does when the
+// transaction does not commit (an error of its function, or of writing the
+// file), so that the index never holds a record buntdb rolled back. Every
+// other method is buntdb's.
+//
+// After DeleteAll (an in-memory Reset) the records stored are gathered and
+// indexed in bulk, as a file is when it opens (loadSorted), the first
+// time the index is needed: any other change of it, a walk, or the end of
+// the transaction (updateTx calls flush).
+type storeTx struct {
+	*buntdb.Tx
+	idx     *listIndex // nil while building a reset file, which has no index
+	undo    []undoStep
+	bulk    bool         // since DeleteAll, Set only gathers entries
+	pending []indexEntry // gathered, not yet in the index
+	// deletedAll: DeleteAll was called in this transaction.
+	deletedAll bool
+}
+
+// undoStep reverses one change of the index: an entry added or removed, or
+// (restore set) both trees replaced by DeleteAll.
+type undoStep struct {
+	tree    *btree.BTreeG[indexEntry]
+	entry   indexEntry
+	added   bool
+	restore *listIndex
+}
+
+// Set stores value at key, as buntdb's Set, and indexes the record.
+func (t *storeTx) Set(key, value string, opts *buntdb.SetOptions) (previous string, replaced bool, err error) {
+	var tr *btree.BTreeG[indexEntry]
+	if t.idx != nil {
+		tr = t.idx.tree(key)
+	}
+	if tr != nil && t.deletedAll {
+		// After DeleteAll, buntdb's Set no longer reports the value it
+		// replaces (it keeps none to roll back to), so read it first.
+		previous, err = t.Tx.Get(key)
+		switch {
+		case err == nil:
+			replaced = true
+		case !errors.Is(err, buntdb.ErrNotFound):
+			return "", false, err
+		}
+	}
+	p, r, err := t.Tx.Set(key, value, opts)
+	if err != nil {
+		return p, r, err
+	}
+	if !t.deletedAll {
+		previous, replaced = p, r
+	}
+	if tr == nil {
+		return previous, replaced, nil
+	}
+	if t.bulk && !replaced {
+		t.pending = append(t.pending, indexEntry{key, value})
+		return previous, false, nil
+	}
+	t.flush()
+	if replaced {
+		t.remove(tr, indexEntry{key, previous})
+	}
+	tr.Set(indexEntry{key, value})
+	t.undo = append(t.undo, undoStep{tree: tr, entry: indexEntry{key, value}, added: true})
+	return previous, replaced, nil
+}
+
+// Delete deletes the record at key, as buntdb's Delete, and its index
+// entry.
+func (t *storeTx) Delete(key string) (string, error) {
+	value, err := t.Tx.Delete(key)
+	if err != nil || t.idx == nil {
+		return value, err
+	}
+	if tr := t.idx.tree(key); tr != nil {
+		t.flush()
+		t.remove(tr, indexEntry{key, value})
+	}
+	return value, nil
+}
+
+// DeleteAll deletes every record, as buntdb's DeleteAll, and starts the
+// index afresh.
+func (t *storeTx) DeleteAll() error {
+	if err := t.Tx.DeleteAll(); err != nil || t.idx == nil {
+		return err
+	}
+	old := *t.idx
+	t.undo = append(t.undo, undoStep{restore: &old})
+	*t.idx = *newListIndex()
+	t.bulk, t.pending, t.deletedAll = true, nil, true
+	return nil
+}
+
+// flush indexes the entries gathered since DeleteAll, into the trees
+// DeleteAll emptied. It needs no undo step of its own: undoing DeleteAll
+// restores the trees as they were before it.
+func (t *storeTx) flush() {
+	if !t.bulk {
+		return
+	}
+	// Referrals to the front, qualified referrals after, in place.
+	es, n := t.pending, 0
+	for i, e := range es {
+		if t.idx.tree(e.key) == t.idx.referrals {
+			es[n], es[i] = es[i], es[n]
+			n++
+		}
+	}
+	loadSorted(t.idx.referrals, es[:n])
+	loadSorted(t.idx.qualified, es[n:])
+	t.bulk, t.pending = false, nil
+}
+
+func (t *storeTx) remove(tr *btree.BTreeG[indexEntry], e indexEntry) {
+	if _, ok := tr.Delete(e); ok {
+		t.undo = append(t.undo, undoStep{tree: tr, entry: e})
+	}
+}
+
+// rollback undoes the transaction's changes of the index, newest first.
+func (t *storeTx) rollback() {
+	t.bulk, t.pending = false, nil
+	for i := len(t.undo) - 1; i >= 0; i-- {
+		switch u := t.undo[i]; {
+		case u.restore != nil:
+			*t.idx = *u.restore
+		case u.added:
+			u.tree.Delete(u.entry)
+		default:
+			u.tree.Set(u.entry)
+		}
+	}
+	t.undo = nil
+}
+
+// Listing index walks, in the transaction's view of the store.
+
+// descendIndex walks the records of keyPrefix's kind newest first from
+// the sort line from (see descend).
+func (t *storeTx) descendIndex(keyPrefix, from string, fn func(key, value string) bool) {
+	t.flush()
+	descend(t.idx.tree(keyPrefix), from, fn)
+}
+
+// ascendIndex walks the records of keyPrefix's kind oldest first between
+// the sort lines from and to (see ascendRange).
+func (t *storeTx) ascendIndex(keyPrefix, from, to string, fn func(key, value string) bool) {
+	t.flush()
+	ascendRange(t.idx.tree(keyPrefix), from, to, fn)
+}
