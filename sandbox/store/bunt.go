@@ -97,22 +97,38 @@ func (s *BuntStore) viewTx(fn func(tx *storeTx) error) error {
 
 // updateTx runs fn in a write transaction of the current db and index; if
 // the transaction does not commit, the index is rolled back with it.
+//
+// Not db.Update, which commits what fn wrote when fn panics: half a write
+// would be stored (and on file, kept), and the index would not follow the
+// records a DeleteAll gathered. Here anything but fn's success and a
+// commit (fn's error, the file's, a panic) rolls both back.
 func (s *BuntStore) updateTx(fn func(tx *storeTx) error) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	s.txMu.Lock()
 	defer s.txMu.Unlock()
-	t := &storeTx{idx: s.idx}
-	err := s.db.Update(func(tx *buntdb.Tx) error {
-		t.Tx = tx
-		return fn(t)
-	})
+	tx, err := s.db.Begin(true)
 	if err != nil {
-		t.rollback()
-	} else {
-		t.flush()
+		return err
 	}
-	return err
+	t := &storeTx{Tx: tx, idx: s.idx}
+	committed := false
+	defer func() {
+		if !committed {
+			// ErrTxClosed after a failed Commit, which rolled back itself.
+			_ = tx.Rollback()
+			t.rollback()
+		}
+	}()
+	if err := fn(t); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	committed = true
+	t.flush()
+	return nil
 }
 
 // Empty reports whether the store holds nothing at all: no record, audit

@@ -1,0 +1,129 @@
+package store
+
+import (
+	"errors"
+	"path/filepath"
+	"testing"
+
+	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+)
+
+// TestPanicInWriteRollsBack: a write transaction whose function panics
+// stores nothing, in memory or on file (after reopening too), and leaves
+// the listing index as it was; the store takes writes again after it.
+// buntdb's Update commits whatever the function wrote before it panicked,
+// and the listing index kept apart from buntdb's records would then list
+// other records than the store holds.
+func TestPanicInWriteRollsBack(t *testing.T) {
+	seed := &fixtures.Set{Referrals: []fixtures.Referral{
+		{TrialID: "T", OutcomesID: "R-1", ClientID: "alice", Status: fixtures.StatusReceived, SubmittedAt: "2025-10-13T09:00:01.000000Z"},
+		{TrialID: "T", OutcomesID: "R-2", ClientID: "alice", Status: fixtures.StatusReceived, SubmittedAt: "2025-10-13T09:00:02.000000Z"},
+	}}
+	newer := fixtures.Referral{TrialID: "T", OutcomesID: "R-3", ClientID: "alice", Status: fixtures.StatusReceived, SubmittedAt: "2025-10-13T09:00:03.000000Z"}
+	writes := map[string]func(tx *storeTx) error{
+		"set and delete": func(tx *storeTx) error {
+			key, value, err := encodeReferral(newer)
+			if err != nil {
+				return err
+			}
+			if _, _, err := tx.Set(key, value, nil); err != nil {
+				return err
+			}
+			_, err = tx.Delete(recordKey(referralPrefix, "alice", "R-1"))
+			return err
+		},
+		"delete all and set": func(tx *storeTx) error {
+			if err := tx.DeleteAll(); err != nil {
+				return err
+			}
+			key, value, err := encodeReferral(newer)
+			if err != nil {
+				return err
+			}
+			_, _, err = tx.Set(key, value, nil)
+			return err
+		},
+	}
+	for _, kind := range []string{"memory", "file"} {
+		for name, write := range writes {
+			t.Run(kind+"/"+name, func(t *testing.T) {
+				path := MemoryPath
+				if kind == "file" {
+					path = filepath.Join(t.TempDir(), "data.db")
+				}
+				s, err := Open(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer func() { _ = s.Close() }()
+				if err := s.Seed(seed); err != nil {
+					t.Fatal(err)
+				}
+				want := listedIDs(t, s)
+				func() {
+					defer func() {
+						if recover() == nil {
+							t.Error("the panic did not reach the caller")
+						}
+					}()
+					_ = s.updateTx(func(tx *storeTx) error {
+						if err := write(tx); err != nil {
+							t.Error(err)
+						}
+						panic("a bug in the write")
+					})
+				}()
+				if got := listedIDs(t, s); got != want {
+					t.Errorf("listed %s after the panic, want %s", got, want)
+				}
+				if got := storedIDs(t, s); got != want {
+					t.Errorf("stored %s after the panic, want %s", got, want)
+				}
+				if kind == "file" {
+					if err := s.Close(); err != nil {
+						t.Fatal(err)
+					}
+					if s, err = Open(path); err != nil {
+						t.Fatal(err)
+					}
+					if got := storedIDs(t, s); got != want {
+						t.Errorf("stored %s after reopening, want %s", got, want)
+					}
+				}
+				// The write lock was released.
+				if err := s.CreateReferral(newer); err != nil {
+					t.Fatal(err)
+				}
+			})
+		}
+	}
+}
+
+// listedIDs is alice's referrals as the listing index orders them.
+func listedIDs(t *testing.T, s *BuntStore) string {
+	t.Helper()
+	page, _, err := s.ListReferrals("alice", Page{Limit: MaxLimit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids string
+	for _, r := range page {
+		ids += r.OutcomesID + " "
+	}
+	return ids
+}
+
+// storedIDs is alice's referrals as buntdb holds them, newest first.
+func storedIDs(t *testing.T, s *BuntStore) string {
+	t.Helper()
+	var ids string
+	for _, id := range []string{"R-3", "R-2", "R-1"} {
+		switch _, err := s.GetReferral("alice", id); {
+		case err == nil:
+			ids += id + " "
+		case !errors.Is(err, ErrNotFound):
+			t.Fatal(err)
+		}
+	}
+	return ids
+}
