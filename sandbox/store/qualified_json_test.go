@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"reflect"
 	"testing"
 
@@ -47,35 +48,51 @@ func TestCreateQualifiedJSON(t *testing.T) {
 		}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s, err := store.Open(store.MemoryPath)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
-			q := base
-			tt.change(&q)
-			got, err := s.CreateQualifiedJSON([]byte("before"), q)
-			if err != nil {
-				t.Fatal(err)
-			}
-			stored, err := s.GetQualified(q.ClientID, q.ExternalSourceID, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want, _ := json.Marshal(stored)
-			if string(got) != "before"+string(want) {
-				t.Errorf("answered\n%s\nGetQualified\nbefore%s", got, want)
-			}
-			resend := q
-			resend.Patient.LastName, resend.AuditTrail = "Other", long[:3]
-			again, err := s.CreateQualifiedJSON([]byte("before"), resend)
-			if !errors.Is(err, store.ErrConflict) || string(again) != "before" {
-				t.Errorf("resend: %q, %v; want the buffer unchanged and ErrConflict", again, err)
-			}
-			if kept, err := s.GetQualified(q.ClientID, q.ExternalSourceID, nil); err != nil || !reflect.DeepEqual(kept, stored) {
-				t.Errorf("after the resend: %+v, %v; want the record unchanged", kept, err)
-			}
-		})
+		for _, kind := range []string{"memory", "file"} {
+			t.Run(kind+"/"+tt.name, func(t *testing.T) {
+				path := store.MemoryPath
+				if kind == "file" {
+					path = filepath.Join(t.TempDir(), "data.db")
+				}
+				s := mustOpen(t, path)
+				defer func() { s.Close() }()
+				q := base
+				tt.change(&q)
+				got, err := s.CreateQualifiedJSON([]byte("before"), q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				stored, err := s.GetQualified(q.ClientID, q.ExternalSourceID, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, _ := json.Marshal(stored)
+				if string(got) != "before"+string(want) {
+					t.Errorf("answered\n%s\nGetQualified\nbefore%s", got, want)
+				}
+				resend := q
+				resend.Patient.LastName, resend.AuditTrail = "Other", long[:3]
+				again, err := s.CreateQualifiedJSON([]byte("before"), resend)
+				if !errors.Is(err, store.ErrConflict) || string(again) != "before" {
+					t.Errorf("resend: %q, %v; want the buffer unchanged and ErrConflict", again, err)
+				}
+				if kept, err := s.GetQualified(q.ClientID, q.ExternalSourceID, nil); err != nil || !reflect.DeepEqual(kept, stored) {
+					t.Errorf("after the resend: %+v, %v; want the record unchanged", kept, err)
+				}
+				if kind == "file" {
+					// What the file holds: the record as first stored.
+					if err := s.Close(); err != nil {
+						t.Fatal(err)
+					}
+					s = mustOpen(t, path)
+					if kept, err := s.GetQualified(q.ClientID, q.ExternalSourceID, nil); err != nil || !reflect.DeepEqual(kept, stored) {
+						t.Errorf("reopened after the resend: %+v, %v; want the record unchanged", kept, err)
+					}
+				}
+				if page, _, err := s.ListQualified(q.ClientID, store.Page{}, nil); err != nil || len(page) != 1 || !reflect.DeepEqual(page[0], stored) {
+					t.Errorf("listed after the resend: %+v, %v; want the record once, unchanged", page, err)
+				}
+			})
+		}
 	}
 }
