@@ -2,6 +2,7 @@ package store
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -39,6 +40,9 @@ type loadStop struct {
 	// command, or -1.
 	nulAt int64
 	size  int64
+	// expiresAt is the offset of the first whole command that sets a
+	// record with an expiry ("set key value ex seconds"), or -1.
+	expiresAt int64
 }
 
 // checkDamage reports, as ErrDamaged, a data file that buntdb would open by
@@ -64,6 +68,16 @@ func checkDamage(path string) error {
 			"so it would cut the file, or append its next write, short of where the records end, over the last of them. "+
 			"The file is left untouched: restore it from a backup, or remove the NUL bytes by hand",
 			ErrDamaged, stop.nulAt)
+	}
+	if stop.expiresAt >= 0 {
+		// The store never writes an expiry, and buntdb would delete such
+		// a record by itself when it expires, behind the store's listing
+		// index: the listing would show a record that reads 404.
+		return fmt.Errorf("%w at byte %d: the write there stores a record with an expiry (\"set\" with \"ex\" and seconds), "+
+			"which the sandbox never writes, so the file was edited by hand or by another program. "+
+			"The file is left untouched: restore it from a backup, or remove the \"ex\" and its seconds from that write by hand "+
+			"(its part count from *5 to *3)",
+			ErrDamaged, stop.expiresAt)
 	}
 	if !stop.torn {
 		return nil
@@ -92,7 +106,7 @@ func scanLoad(f *os.File) (loadStop, error) {
 	if err != nil {
 		return loadStop{}, err
 	}
-	stop := loadStop{nulAt: -1, size: fi.Size()}
+	stop := loadStop{nulAt: -1, size: fi.Size(), expiresAt: -1}
 	r := bufio.NewReaderSize(f, scanBufferSize)
 	var pos, end int64  // the offset read to; the end of the last whole command
 	gapNUL := int64(-1) // the first NUL since the last whole command
@@ -112,7 +126,7 @@ func scanLoad(f *os.File) (loadStop, error) {
 			continue
 		}
 		_ = r.UnreadByte()
-		n, err := scanCommand(r)
+		n, expires, err := scanCommand(r)
 		switch {
 		case errors.Is(err, io.ErrUnexpectedEOF):
 			stop.torn, stop.start, stop.cut = true, pos, end
@@ -126,6 +140,9 @@ func scanLoad(f *os.File) (loadStop, error) {
 			stop.nulAt = gapNUL
 		}
 		gapNUL = -1
+		if expires && stop.expiresAt < 0 {
+			stop.expiresAt = pos
+		}
 		pos += n
 		end = pos
 	}
@@ -135,48 +152,54 @@ func scanLoad(f *os.File) (loadStop, error) {
 var errInvalidCommand = errors.New("invalid command")
 
 // scanCommand reads one whole command from r and returns its length in
-// bytes: io.ErrUnexpectedEOF when the file ends inside it,
+// bytes and whether it sets a record with an expiry (five parts, the
+// first "set": buntdb writes "set key value ex seconds" for a record that
+// expires): io.ErrUnexpectedEOF when the file ends inside it,
 // errInvalidCommand when the loader would refuse it.
-func scanCommand(r *bufio.Reader) (int64, error) {
+func scanCommand(r *bufio.Reader) (size int64, expires bool, err error) {
 	line, err := readLine(r)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	parts, ok := headerNumber(line, '*')
 	if !ok {
-		return 0, errInvalidCommand
+		return 0, false, errInvalidCommand
 	}
-	size := int64(len(line))
-	for range parts {
+	size = int64(len(line))
+	for i := range parts {
 		line, err := readLine(r)
 		if err != nil {
-			return 0, err
+			return 0, false, err
 		}
 		n, ok := headerNumber(line, '$')
 		if !ok {
-			return 0, errInvalidCommand
+			return 0, false, errInvalidCommand
 		}
 		size += int64(len(line))
+		if i == 0 && parts == 5 && n == 3 {
+			name, _ := r.Peek(3)
+			expires = bytes.EqualFold(name, []byte("set"))
+		}
 		if d, err := r.Discard(int(n)); int64(d) < n {
 			if err == io.EOF {
 				err = io.ErrUnexpectedEOF
 			}
-			return 0, err
+			return 0, false, err
 		}
 		end, err := r.Peek(2)
 		if len(end) < 2 {
 			if err == io.EOF {
 				err = io.ErrUnexpectedEOF
 			}
-			return 0, err
+			return 0, false, err
 		}
 		if end[0] != '\r' || end[1] != '\n' {
-			return 0, errInvalidCommand
+			return 0, false, errInvalidCommand
 		}
 		_, _ = r.Discard(2)
 		size += n + 2
 	}
-	return size, nil
+	return size, expires, nil
 }
 
 // readLine reads through the next '\n': io.ErrUnexpectedEOF when the file

@@ -215,3 +215,40 @@ func fileSize(t *testing.T, path string) int64 {
 	noErr(t, err)
 	return fi.Size()
 }
+
+// TestFileWithAnExpiryRefused: a data file whose write sets a record with
+// an expiry ("set key value ex seconds"), which the store never writes,
+// was edited by hand or by another program. buntdb would delete that
+// record by itself when it expires, behind the store's listing index, so
+// the listing would show a record that reads 404. Open refuses the file,
+// naming the write, and leaves it untouched; with the expiry removed as
+// the message says, it opens with every record.
+func TestFileWithAnExpiryRefused(t *testing.T) {
+	path, data, want := writeDamageFile(t)
+	start, _ := commandOf(t, data, "r:R-2:alice")
+	next, _ := commandOf(t, data, "r:R-3:alice")
+	edited := bytes.Join([][]byte{data[:start], []byte("*5"), data[start+2 : next], []byte("$2\r\nex\r\n$4\r\n3600\r\n"), data[next:]}, nil)
+	noErr(t, os.WriteFile(path, edited, 0o600))
+
+	_, err := store.Open(path)
+	if !errors.Is(err, store.ErrDamaged) {
+		t.Fatalf("a data file with an expiry: %v, want ErrDamaged", err)
+	}
+	for _, want := range []string{path, fmt.Sprintf("at byte %d", start), "expiry", "left untouched"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the refusal does not say %q: %v", want, err)
+		}
+	}
+	got, rerr := os.ReadFile(path)
+	noErr(t, rerr)
+	if !bytes.Equal(got, edited) {
+		t.Fatalf("the refused file changed: %d bytes, were %d", len(got), len(edited))
+	}
+
+	noErr(t, os.WriteFile(path, data, 0o600)) // the expiry removed by hand
+	s := mustOpen(t, path)
+	defer s.Close()
+	if got := dump(t, s); got != want {
+		t.Errorf("after removing the expiry the store answers:\n%s\nwant:\n%s", got, want)
+	}
+}
