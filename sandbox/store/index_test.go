@@ -61,12 +61,9 @@ func listing(t *testing.T, s store.Store, clients ...string) string {
 // the listings go on in step with the writes after it. The listing index
 // is the store's own, so it is undone apart from buntdb's rollback.
 func TestListingAfterFailedWrites(t *testing.T) {
-	for _, kind := range []string{"memory", "file"} {
+	for _, kind := range store.Backings {
 		t.Run(kind, func(t *testing.T) {
-			path := store.MemoryPath
-			if kind == "file" {
-				path = filepath.Join(t.TempDir(), "data.db")
-			}
+			path := store.BackingPath(t, kind)
 			s := mustOpen(t, path)
 			defer s.Close()
 			set := &fixtures.Set{
@@ -237,12 +234,9 @@ func cmpString(a, b string) int {
 // hold only whole, committed records; run with -race, it also checks that
 // the listing index is never read while a write changes it.
 func TestListingWhileWriting(t *testing.T) {
-	for _, kind := range []string{"memory", "file"} {
+	for _, kind := range store.Backings {
 		t.Run(kind, func(t *testing.T) {
-			path := store.MemoryPath
-			if kind == "file" {
-				path = filepath.Join(t.TempDir(), "data.db")
-			}
+			path := store.BackingPath(t, kind)
 			s := mustOpen(t, path)
 			defer s.Close()
 			const writers, perWriter = 3, 40

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"reflect"
 	"testing"
 
@@ -48,12 +47,9 @@ func TestCreateQualifiedJSON(t *testing.T) {
 		}},
 	}
 	for _, tt := range tests {
-		for _, kind := range []string{"memory", "file"} {
+		for _, kind := range store.Backings {
 			t.Run(kind+"/"+tt.name, func(t *testing.T) {
-				path := store.MemoryPath
-				if kind == "file" {
-					path = filepath.Join(t.TempDir(), "data.db")
-				}
+				path := store.BackingPath(t, kind)
 				s := mustOpen(t, path)
 				defer func() { s.Close() }()
 				q := base

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
 	"slices"
 	"testing"
 
@@ -48,13 +47,10 @@ func TestPanicInWriteRollsBack(t *testing.T) {
 			return err
 		},
 	}
-	for _, kind := range []string{"memory", "file"} {
+	for _, kind := range Backings {
 		for name, write := range writes {
 			t.Run(kind+"/"+name, func(t *testing.T) {
-				path := MemoryPath
-				if kind == "file" {
-					path = filepath.Join(t.TempDir(), "data.db")
-				}
+				path := BackingPath(t, kind)
 				s, err := Open(path)
 				if err != nil {
 					t.Fatal(err)
@@ -138,16 +134,13 @@ func storedIDs(t *testing.T, s *BuntStore) string {
 // DeleteAll and walks on a few keys of every key space, with sort lines
 // shared by several keys and values without a newline.
 func TestIndexFollowsRandomWrites(t *testing.T) {
-	for _, kind := range []string{"memory", "file"} {
+	for _, kind := range Backings {
 		seeds := uint64(100)
 		if kind == "file" {
 			seeds = 20 // an fsync per transaction
 		}
 		for seed := range seeds {
-			path := MemoryPath
-			if kind == "file" {
-				path = filepath.Join(t.TempDir(), "data.db")
-			}
+			path := BackingPath(t, kind)
 			s, err := Open(path)
 			if err != nil {
 				t.Fatal(err)
