@@ -198,8 +198,17 @@ func TestIndexAfterDeleteAll(t *testing.T) {
 				return err
 			}
 		}
-		// Overwriting a gathered record replaces it.
-		_, _, err := st.Set("r:x:alice", sortLine("alice", "2025-10-13T09:00:01.000000Z", "x")+"\n{}", nil)
+		// Overwriting a gathered record replaces it, and reports the value
+		// replaced (insertNew's conflict), which buntdb no longer does after
+		// DeleteAll.
+		prev, replaced, err := st.Set("r:x:alice", sortLine("alice", "2025-10-13T09:00:01.000000Z", "x")+"\n{}", nil)
+		if !replaced || prev != line("x") {
+			t.Errorf("overwriting after DeleteAll reported %q, %v; want %q, true", prev, replaced, line("x"))
+		}
+		// A new key replaces nothing.
+		if prev, replaced, err := st.Set("r:z:alice", line("z"), nil); err != nil || replaced || prev != "" {
+			t.Errorf("a new key after DeleteAll reported %q, %v, %v; want \"\", false, nil", prev, replaced, err)
+		}
 		st.flush()
 		return err
 	})
@@ -207,7 +216,7 @@ func TestIndexAfterDeleteAll(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = db.View(func(tx *buntdb.Tx) error {
-		if got, want := walk(&storeTx{Tx: tx, idx: idx}), []string{"r:x:alice", "r:y:alice"}; !slices.Equal(got, want) {
+		if got, want := walk(&storeTx{Tx: tx, idx: idx}), []string{"r:x:alice", "r:z:alice", "r:y:alice"}; !slices.Equal(got, want) {
 			t.Errorf("walked %q at the end, want %q", got, want)
 		}
 		return nil

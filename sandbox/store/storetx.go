@@ -1,8 +1,6 @@
 package store
 
 import (
-	"errors"
-
 	"github.com/tidwall/btree"
 	"github.com/tidwall/buntdb"
 )
@@ -43,14 +41,14 @@ func (t *storeTx) Set(key, value string, opts *buntdb.SetOptions) (previous stri
 	if t.idx != nil {
 		tr = t.idx.tree(key)
 	}
+	// After DeleteAll, buntdb's Set no longer reports the value it
+	// replaces (it keeps none to roll back to). Whether it replaced one
+	// shows in the count of keys, which costs nothing, where reading the
+	// key first allocated a search item beside every record's item (see
+	// loadEncoded); the value replaced is then the index's.
+	before := 0
 	if tr != nil && t.deletedAll {
-		// After DeleteAll, buntdb's Set no longer reports the value it
-		// replaces (it keeps none to roll back to), so read it first.
-		previous, err = t.Tx.Get(key)
-		switch {
-		case err == nil:
-			replaced = true
-		case !errors.Is(err, buntdb.ErrNotFound):
+		if before, err = t.Tx.Len(); err != nil {
 			return "", false, err
 		}
 	}
@@ -63,6 +61,15 @@ func (t *storeTx) Set(key, value string, opts *buntdb.SetOptions) (previous stri
 	}
 	if tr == nil {
 		return previous, replaced, nil
+	}
+	if t.deletedAll {
+		after, err := t.Tx.Len()
+		if err != nil {
+			return "", false, err
+		}
+		if after == before {
+			previous, replaced = t.indexedValue(tr, key), true
+		}
 	}
 	if t.bulk && !replaced {
 		t.pending = append(t.pending, indexEntry{key, value})
@@ -122,6 +129,22 @@ func (t *storeTx) flush() {
 	loadSorted(t.idx.referrals, es[:n])
 	loadSorted(t.idx.qualified, es[n:])
 	t.bulk, t.pending = false, nil
+}
+
+// indexedValue is the value the index holds for key in tr, gathered
+// entries included (flushed first); "" if it holds none. It walks the
+// whole tree, as it is called only when a Set after DeleteAll replaces a
+// record, which loading a set does only on a conflict.
+func (t *storeTx) indexedValue(tr *btree.BTreeG[indexEntry], key string) (value string) {
+	t.flush()
+	tr.Scan(func(e indexEntry) bool {
+		if e.key == key {
+			value = e.value
+			return false
+		}
+		return true
+	})
+	return value
 }
 
 func (t *storeTx) remove(tr *btree.BTreeG[indexEntry], e indexEntry) {
