@@ -78,29 +78,28 @@ func lastAuditSeq(tx *storeTx, prefix string) (uint64, error) {
 
 // appendAudit stores entries after the newest audit entry under prefix.
 func appendAudit(tx *storeTx, prefix string, entries ...fixtures.AuditEntry) error {
-	_, err := storeAudit(tx, prefix, entries, nil)
-	return err
-}
-
-// storeAudit is appendAudit that, when list is not nil, also appends to it
-// the entries' JSON as stored, separated by commas. It returns the seq of
-// the entry before them, 0 when they are the first.
-func storeAudit(tx *storeTx, prefix string, entries []fixtures.AuditEntry, list *[]byte) (uint64, error) {
 	if len(entries) == 0 {
-		return 0, nil
+		return nil
 	}
 	last, err := lastAuditSeq(tx, prefix)
 	if err != nil {
-		return 0, err
+		return err
 	}
+	return storeTrail(tx, prefix, last, entries, nil)
+}
+
+// storeTrail stores entries under prefix after seq last, the newest entry
+// there (0: none), and when list is not nil also appends to it the
+// entries' JSON as stored, separated by commas.
+func storeTrail(tx *storeTx, prefix string, last uint64, entries []fixtures.AuditEntry, list *[]byte) error {
 	for i, e := range entries {
 		b, err := json.Marshal(e)
 		if err != nil {
-			return 0, fmt.Errorf("encode audit entry: %w", err)
+			return fmt.Errorf("encode audit entry: %w", err)
 		}
 		key := auditKey(prefix, last+uint64(i)+1)
 		if _, _, err := tx.Set(key, string(b), nil); err != nil {
-			return 0, fmt.Errorf("write %q: %w", key, err)
+			return fmt.Errorf("write %q: %w", key, err)
 		}
 		if list != nil {
 			if i > 0 {
@@ -109,7 +108,25 @@ func storeAudit(tx *storeTx, prefix string, entries []fixtures.AuditEntry, list 
 			*list = append(*list, b...)
 		}
 	}
-	return last, nil
+	return nil
+}
+
+// deleteTrail deletes every audit entry under prefix.
+func deleteTrail(tx *storeTx, prefix string) error {
+	var keys []string
+	err := tx.AscendRange("", prefix, auditEnd(prefix), func(k, _ string) bool {
+		keys = append(keys, k)
+		return true
+	})
+	if err != nil {
+		return fmt.Errorf("walk audit trail %q: %w", prefix, err)
+	}
+	for _, k := range keys {
+		if _, err := tx.Delete(k); err != nil {
+			return fmt.Errorf("delete %q: %w", k, err)
+		}
+	}
+	return nil
 }
 
 // fillTrail sets the record's AuditTrail to its newest TrailInRecord entries,
@@ -193,34 +210,40 @@ func insertQualified(tx *storeTx, q fixtures.QualifiedReferral, answer *[]byte) 
 	if err != nil {
 		return err
 	}
+	// A new record starts a new trail. Entries already under its id belong
+	// to no record: a transaction a crash tore (buntdb replays each of its
+	// writes alone), or a client reset of an earlier version, which left
+	// them. Shown as this record's, they would tell a history it never had.
 	prefix := auditKeyPrefix(q.ClientID, q.ExternalSourceID)
-	if answer == nil {
-		_, err := storeAudit(tx, prefix, trail, nil)
+	switch last, err := lastAuditSeq(tx, prefix); {
+	case err != nil:
 		return err
+	case last > 0:
+		if err := deleteTrail(tx, prefix); err != nil {
+			return err
+		}
+	}
+	if answer == nil {
+		return storeTrail(tx, prefix, 0, trail, nil)
 	}
 	// The stored JSON ends in the trail it leaves out, and only a record
 	// with a submission (a contract's) writes a member after it. Every
 	// entry is shown while the trail fits in the record (fillTrail).
 	record := value[strings.IndexByte(value, '\n')+1:]
 	const noTrail = `"auditTrail":null}`
-	start := len(*answer)
 	if len(q.Submission) == 0 && len(trail) <= TrailInRecord && strings.HasSuffix(record, noTrail) {
 		*answer = append(*answer, record[:len(record)-len("null}")]...)
 		*answer = append(*answer, '[')
-		last, err := storeAudit(tx, prefix, trail, answer)
-		if err != nil || last == 0 {
-			*answer = append(*answer, ']')
-			if len(trail) > 0 {
-				*answer = append(*answer, `,"auditTrailTotal":`...)
-				*answer = strconv.AppendInt(*answer, int64(len(trail)), 10)
-			}
-			*answer = append(*answer, '}')
-			return err
+		err := storeTrail(tx, prefix, 0, trail, answer)
+		*answer = append(*answer, ']')
+		if len(trail) > 0 {
+			*answer = append(*answer, `,"auditTrailTotal":`...)
+			*answer = strconv.AppendInt(*answer, int64(len(trail)), 10)
 		}
-		// Entries of an earlier record under the same identifier were
-		// left behind: the trail is longer than this one's.
-		*answer = (*answer)[:start]
-	} else if _, err := storeAudit(tx, prefix, trail, nil); err != nil {
+		*answer = append(*answer, '}')
+		return err
+	}
+	if err := storeTrail(tx, prefix, 0, trail, nil); err != nil {
 		return err
 	}
 	return appendStoredQualified(tx, key, answer)

@@ -142,3 +142,67 @@ func TestAuditKey(t *testing.T) {
 		}
 	}
 }
+
+// TestNewRecordStartsANewTrail: audit entries under an id that has no
+// record (a transaction a crash tore, which buntdb replays write by write,
+// or a client reset of an earlier version, which kept them) are not the
+// history of a new record submitted under that id: it reads back with its
+// own trail only, by every path that writes it, and after a reopen.
+func TestNewRecordStartsANewTrail(t *testing.T) {
+	for _, kind := range Backings {
+		for _, how := range []string{"CreateQualified", "CreateQualifiedJSON"} {
+			t.Run(kind+"/"+how, func(t *testing.T) {
+				path := BackingPath(t, kind)
+				s, err := Open(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer func() { _ = s.Close() }()
+				stale, _ := json.Marshal(readView(1))
+				err = s.updateTx(func(tx *storeTx) error {
+					prefix := auditKeyPrefix("alice", "Q-1")
+					for seq := uint64(1); seq <= 2; seq++ {
+						if _, _, err := tx.Set(auditKey(prefix, seq), string(stale), nil); err != nil {
+							return err
+						}
+					}
+					return nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				q := auditedRecord("alice", "Q-1")
+				if how == "CreateQualified" {
+					err = s.CreateQualified(q)
+				} else {
+					var answer []byte
+					answer, err = s.CreateQualifiedJSON(nil, q)
+					var got fixtures.QualifiedReferral
+					if jerr := json.Unmarshal(answer, &got); err == nil && (jerr != nil || got.AuditTrailTotal != 1 || len(got.AuditTrail) != 1) {
+						t.Errorf("the answer's trail: %d of %d entries (%v): %s; want the new record's one", len(got.AuditTrail), got.AuditTrailTotal, jerr, answer)
+					}
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				check := func(when string) {
+					got, err := s.GetQualified("alice", "Q-1", nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got.AuditTrailTotal != 1 || len(got.AuditTrail) != 1 || got.AuditTrail[0].Action != fixtures.AuditSubmitted {
+						t.Errorf("%s: trail %+v (total %d); want only the new record's submission", when, got.AuditTrail, got.AuditTrailTotal)
+					}
+				}
+				check("created")
+				if kind == "file" {
+					_ = s.Close()
+					if s, err = Open(path); err != nil {
+						t.Fatal(err)
+					}
+					check("reopened")
+				}
+			})
+		}
+	}
+}

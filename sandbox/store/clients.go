@@ -116,21 +116,7 @@ func deleteAuditOf(tx *storeTx, key string) error {
 	if !ok {
 		return fmt.Errorf("%w: qualified key %q", ErrInvalid, key)
 	}
-	prefix := auditPrefix + escapedID + ":" + escapedClient + ":"
-	var audit []string
-	err := tx.AscendRange("", prefix, auditEnd(prefix), func(k, _ string) bool {
-		audit = append(audit, k)
-		return true
-	})
-	if err != nil {
-		return fmt.Errorf("walk audit of %q: %w", key, err)
-	}
-	for _, k := range audit {
-		if _, err := tx.Delete(k); err != nil {
-			return fmt.Errorf("delete %q: %w", k, err)
-		}
-	}
-	return nil
+	return deleteTrail(tx, auditPrefix+escapedID+":"+escapedClient+":")
 }
 
 // encodeClient checks a runtime client and returns the JSON the stores
