@@ -201,7 +201,7 @@ func insertQualified(tx *storeTx, q fixtures.QualifiedReferral, answer *[]byte) 
 	if err != nil {
 		return err
 	}
-	if err := insertNew(tx, key, value); err != nil {
+	if err := insert(tx, key, value); err != nil {
 		return err
 	}
 	// Fixture files may write times as 2025-01-03T10:00:00.5Z; the trail is

@@ -179,7 +179,7 @@ func keyClient(key string) string {
 // loadEncoded inserts e's records in the caller's write transaction; a key
 // already taken is ErrConflict, and the caller's error rolls the
 // transaction back. It sets each record and learns from the set whether
-// the key was taken (insertNew), rather than reading the key first: each
+// the key was taken (insert), rather than reading the key first: each
 // read of buntdb allocates a 48-byte search item, the size of the item it
 // keeps for the record, and 100,000 of them interleaved with the records'
 // items left those items' spans half used after the garbage was collected
@@ -189,12 +189,12 @@ func loadEncoded(tx *storeTx, e *EncodedSet) error {
 		return nil
 	}
 	for i, it := range e.referrals {
-		if err := insertNew(tx, it.key, it.value); err != nil {
+		if err := insert(tx, it.key, it.value); err != nil {
 			return fmt.Errorf("referral %d (key %q): %w", i, it.key, err)
 		}
 	}
 	for i, eq := range e.qualified {
-		err := insertNew(tx, eq.key, eq.value)
+		err := insert(tx, eq.key, eq.value)
 		if err == nil {
 			err = appendAudit(tx, auditPrefixOfKey(eq.key), eq.trail...)
 		}

@@ -199,7 +199,7 @@ func TestIndexAfterDeleteAll(t *testing.T) {
 			}
 		}
 		// Overwriting a gathered record replaces it, and reports the value
-		// replaced (insertNew's conflict), which buntdb no longer does after
+		// replaced (insert's conflict), which buntdb no longer does after
 		// DeleteAll.
 		prev, replaced, err := st.Set("r:x:alice", sortLine("alice", "2025-10-13T09:00:01.000000Z", "x")+"\n{}", nil)
 		if !replaced || prev != line("x") {

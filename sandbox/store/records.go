@@ -79,25 +79,13 @@ func decode[T any](key, value string) (T, error) {
 	return rec, nil
 }
 
-// insert stores a new record; ErrConflict if its key is taken.
+// insert stores a new record; ErrConflict if its key is taken. It sets
+// the value and, when that replaced one, returns ErrConflict, which the
+// caller must return so that updateTx rolls the transaction (and the
+// listing index) back and the record stands as it was: one lookup in the
+// keys' tree, where reading the key first took two and allocated a
+// search item each time (see loadEncoded).
 func insert(tx *storeTx, key, value string) error {
-	switch _, err := tx.Get(key); {
-	case err == nil:
-		return ErrConflict
-	case !errors.Is(err, buntdb.ErrNotFound):
-		return fmt.Errorf("read %q: %w", key, err)
-	}
-	if _, _, err := tx.Set(key, value, nil); err != nil {
-		return fmt.Errorf("write %q: %w", key, err)
-	}
-	return nil
-}
-
-// insertNew is insert with one lookup in the keys' tree instead of two:
-// it sets the value and, when that replaced one, returns ErrConflict,
-// which the caller must return so that updateTx rolls the transaction
-// (and the listing index) back and the record stands as it was.
-func insertNew(tx *storeTx, key, value string) error {
 	_, replaced, err := tx.Set(key, value, nil)
 	switch {
 	case err != nil:
