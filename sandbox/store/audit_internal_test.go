@@ -152,14 +152,10 @@ func TestNewRecordStartsANewTrail(t *testing.T) {
 	for _, kind := range Backings {
 		for _, how := range []string{"CreateQualified", "CreateQualifiedJSON"} {
 			t.Run(kind+"/"+how, func(t *testing.T) {
-				path := BackingPath(t, kind)
-				s, err := Open(path)
-				if err != nil {
-					t.Fatal(err)
-				}
+				s, path := openBacking(t, kind)
 				defer func() { _ = s.Close() }()
 				stale, _ := json.Marshal(readView(1))
-				err = s.updateTx(func(tx *storeTx) error {
+				err := s.updateTx(func(tx *storeTx) error {
 					prefix := auditKeyPrefix("alice", "Q-1")
 					for seq := uint64(1); seq <= 2; seq++ {
 						if _, _, err := tx.Set(auditKey(prefix, seq), string(stale), nil); err != nil {

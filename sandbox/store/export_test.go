@@ -20,3 +20,15 @@ func BackingPath(t testing.TB, kind string) string {
 	}
 	return MemoryPath
 }
+
+// openBacking opens the embedded store of the backing kind (see
+// BackingPath) and returns it with its path; the caller closes it.
+func openBacking(t testing.TB, kind string) (*BuntStore, string) {
+	t.Helper()
+	path := BackingPath(t, kind)
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, path
+}

@@ -18,31 +18,32 @@ import (
 // few at a time, and returns their ids in listing order.
 func listIDs(t *testing.T, s store.Store, clientID string) (referrals, qualified []string) {
 	t.Helper()
+	referrals = pageIDs(t, "referrals of "+clientID, func(p store.Page) ([]fixtures.Referral, string, error) {
+		return s.ListReferrals(clientID, p)
+	}, func(r fixtures.Referral) string { return r.OutcomesID })
+	qualified = pageIDs(t, "qualified referrals of "+clientID, func(p store.Page) ([]fixtures.QualifiedReferral, string, error) {
+		return s.ListQualified(clientID, p, nil)
+	}, func(q fixtures.QualifiedReferral) string { return q.ExternalSourceID })
+	return referrals, qualified
+}
+
+// pageIDs pages through list three records at a time, following its
+// cursors, and returns the id of each record in order.
+func pageIDs[T any](t *testing.T, what string, list func(store.Page) ([]T, string, error), id func(T) string) []string {
+	t.Helper()
+	var ids []string
 	for cursor := ""; ; {
-		page, next, err := s.ListReferrals(clientID, store.Page{Limit: 3, Cursor: cursor})
+		page, next, err := list(store.Page{Limit: 3, Cursor: cursor})
 		if err != nil {
-			t.Fatalf("list referrals of %s: %v", clientID, err)
+			t.Fatalf("list %s: %v", what, err)
 		}
 		for _, r := range page {
-			referrals = append(referrals, r.OutcomesID)
+			ids = append(ids, id(r))
 		}
 		if cursor = next; cursor == "" {
-			break
+			return ids
 		}
 	}
-	for cursor := ""; ; {
-		page, next, err := s.ListQualified(clientID, store.Page{Limit: 3, Cursor: cursor}, nil)
-		if err != nil {
-			t.Fatalf("list qualified referrals of %s: %v", clientID, err)
-		}
-		for _, q := range page {
-			qualified = append(qualified, q.ExternalSourceID)
-		}
-		if cursor = next; cursor == "" {
-			break
-		}
-	}
-	return referrals, qualified
 }
 
 // listing is every listed id of the clients, as one comparable string.

@@ -50,11 +50,7 @@ func TestPanicInWriteRollsBack(t *testing.T) {
 	for _, kind := range Backings {
 		for name, write := range writes {
 			t.Run(kind+"/"+name, func(t *testing.T) {
-				path := BackingPath(t, kind)
-				s, err := Open(path)
-				if err != nil {
-					t.Fatal(err)
-				}
+				s, path := openBacking(t, kind)
 				defer func() { _ = s.Close() }()
 				if err := s.Seed(seed); err != nil {
 					t.Fatal(err)
@@ -83,6 +79,7 @@ func TestPanicInWriteRollsBack(t *testing.T) {
 					if err := s.Close(); err != nil {
 						t.Fatal(err)
 					}
+					var err error
 					if s, err = Open(path); err != nil {
 						t.Fatal(err)
 					}
@@ -140,11 +137,7 @@ func TestIndexFollowsRandomWrites(t *testing.T) {
 			seeds = 20 // an fsync per transaction
 		}
 		for seed := range seeds {
-			path := BackingPath(t, kind)
-			s, err := Open(path)
-			if err != nil {
-				t.Fatal(err)
-			}
+			s, _ := openBacking(t, kind)
 			rng := rand.New(rand.NewPCG(seed, 1))
 			key := func() string {
 				return fmt.Sprintf("%sk%d", []string{referralPrefix, qualifiedPrefix, auditPrefix, clientPrefix}[rng.IntN(4)], rng.IntN(6))
