@@ -433,7 +433,7 @@ func TestRuleCallsUnderRedisFaults(t *testing.T) {
 // the same calls.
 func TestRuleCallsWithWritesRefused(t *testing.T) {
 	t.Parallel()
-	callsWithWritesRefused(t, ruleCalls)
+	callsWithWritesRefused(t, func() []adminCall { return ruleCalls })
 }
 
 // TestJournalReadFailingPartWayIsNotAPage: a journal read takes 500

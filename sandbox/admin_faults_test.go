@@ -310,7 +310,7 @@ func callsUnderRedisFaults(t *testing.T, calls []adminCall) {
 // success for a change that took effect.
 func TestAdminCallsWithWritesRefused(t *testing.T) {
 	t.Parallel()
-	callsWithWritesRefused(t, adminCalls)
+	callsWithWritesRefused(t, func() []adminCall { return adminCalls })
 }
 
 // The subject's Redis timeout and the write pause of the "client pause"
@@ -325,11 +325,16 @@ const (
 
 // callsWithWritesRefused runs each call against a Redis refusing writes,
 // both ways, and judges each answer (see TestAdminCallsWithWritesRefused).
-func callsWithWritesRefused(t *testing.T, calls []adminCall) {
+// The two ways run in parallel, each on a Redis and a sandbox pair of its
+// own, so each takes its calls from newCalls: a call may keep state from
+// its prepare to its call (apiWrites keeps the observer's token), and
+// that state must not cross from one pair to the other.
+func callsWithWritesRefused(t *testing.T, newCalls func() []adminCall) {
 	t.Helper()
 	ctx := context.Background()
 	t.Run("maxmemory", func(t *testing.T) {
 		t.Parallel()
+		calls := newCalls()
 		srv := redistest.Start(t)
 		proxy := redistest.NewFaultProxy(t, srv) // counts nothing here: only routes
 		subject, obs := faultPair(t, srv, proxy)
@@ -351,6 +356,7 @@ func callsWithWritesRefused(t *testing.T, calls []adminCall) {
 	})
 	t.Run("client pause", func(t *testing.T) {
 		t.Parallel()
+		calls := newCalls()
 		srv := redistest.Start(t)
 		proxy := redistest.NewFaultProxy(t, srv)
 		subject, obs := faultPair(t, srv, proxy, redis.Options{Addr: proxy.Addr, ContextTimeoutEnabled: true,

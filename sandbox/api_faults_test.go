@@ -87,7 +87,7 @@ func TestAPIWritesUnderRedisFaults(t *testing.T) {
 // TestAPIWritesWithWritesRefused: Redis out of memory or pausing writes.
 func TestAPIWritesWithWritesRefused(t *testing.T) {
 	t.Parallel()
-	callsWithWritesRefused(t, apiWrites())
+	callsWithWritesRefused(t, apiWrites)
 }
 
 // TestAPIWriteWhoseStoreScriptRedisRefuses: the store's own script of a
