@@ -43,7 +43,7 @@ func buildIndex(db *buntdb.DB) (*listIndex, error) {
 			if err != nil {
 				return err
 			}
-			loadSorted(idx.tree(prefix), es)
+			idx.loadSorted(idx.tree(prefix), es)
 		}
 		return nil
 	})
@@ -53,12 +53,14 @@ func buildIndex(db *buntdb.DB) (*listIndex, error) {
 	return idx, nil
 }
 
-// loadSorted fills the empty tree with es: sorted once, loaded in order
-// and compacted.
-func loadSorted(tree *btree.BTreeG[indexEntry], es []indexEntry) {
+// loadSorted fills the empty tree of x with es: sorted once, loaded in
+// order (under the order's loading form, see indexOrder) and compacted.
+func (x *listIndex) loadSorted(tree *btree.BTreeG[indexEntry], es []indexEntry) {
 	for _, r := range sortEntries(es) {
+		x.order.loading = es[r.i].key
 		tree.Load(es[r.i])
 	}
+	x.order.loading = ""
 	*tree = *compacted(tree)
 }
 

@@ -13,7 +13,7 @@ import (
 // other method is buntdb's.
 //
 // After DeleteAll (an in-memory Reset) the records stored are gathered and
-// indexed in bulk, as a file is when it opens (loadSorted), the first
+// indexed in bulk, as a file is when it opens (listIndex.loadSorted), the first
 // time the index is needed: any other change of it, a walk, or the end of
 // the transaction (updateTx calls flush).
 type storeTx struct {
@@ -126,8 +126,8 @@ func (t *storeTx) flush() {
 			n++
 		}
 	}
-	loadSorted(t.idx.referrals, es[:n])
-	loadSorted(t.idx.qualified, es[n:])
+	t.idx.loadSorted(t.idx.referrals, es[:n])
+	t.idx.loadSorted(t.idx.qualified, es[n:])
 	t.bulk, t.pending = false, nil
 }
 
