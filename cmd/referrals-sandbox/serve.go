@@ -180,7 +180,9 @@ func runServe(ctx context.Context, e env, args []string) error {
 	info, ok := debug.ReadBuildInfo()
 	v := currentVersion(buildVersion{version, commit, date}, info, ok)
 	c.opts.Build = sandbox.BuildInfo{Version: v.version, Commit: v.commit}
+	restoreGC := collectLessWhileOpening(c.opts.DataFile)
 	in, err := sandbox.Open(c.opts)
+	restoreGC()
 	if err != nil {
 		return err
 	}
