@@ -156,7 +156,7 @@ func renderGrowth(h History) string {
 		}
 		fmt.Fprintf(&b, "\nIn parentheses: the change from the growth run before (%s).\n", day(prev.Time))
 	}
-	b.WriteString("\n| Referrals stored | First start, seeding `--data` | Restart on `--data` to healthy | Resident memory | List page (`?limit=50`) | Server CPU per page | Single read | Server CPU per read |\n")
+	b.WriteString("\n| Referrals stored | First start, seeding `--data` | Restart on `--data` to healthy (median of 3) | Resident memory | List page (`?limit=50`) | Server CPU per page | Single read | Server CPU per read |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|\n")
 	for _, r := range last.Rows {
 		p, hasPrev := before[r.Records]
