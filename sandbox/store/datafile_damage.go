@@ -101,7 +101,12 @@ func checkDamage(path string) error {
 // structure of every command but keeping none of it, and reports where
 // the loader stops. A structural error the loader reports as invalid ends
 // the scan as if the file ended cleanly there: buntdb refuses the file.
-func scanLoad(f *os.File) (loadStop, error) {
+func scanLoad(f *os.File) (loadStop, error) { return scanLoadWith(f, bufferedCommand) }
+
+// scanLoadWith is scanLoad with inPlace in bufferedCommand's place: the
+// tests hold the two ways of reading a command to one answer by passing
+// one that never parses in place.
+func scanLoadWith(f *os.File, inPlace func(*bufio.Reader) (size int64, expires, ok bool)) (loadStop, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return loadStop{}, err
@@ -111,30 +116,37 @@ func scanLoad(f *os.File) (loadStop, error) {
 	var pos, end int64  // the offset read to; the end of the last whole command
 	gapNUL := int64(-1) // the first NUL since the last whole command
 	for {
-		c, err := r.ReadByte()
-		if err == io.EOF {
-			return stop, nil
-		}
-		if err != nil {
-			return stop, err
-		}
-		if c == 0 {
-			if gapNUL < 0 {
-				gapNUL = pos
+		// The next whole command, in place from the buffer when it can be
+		// (inPlace), read part by part otherwise.
+		n, expires, ok := inPlace(r)
+		if ok {
+			_, _ = r.Discard(int(n))
+		} else {
+			c, err := r.ReadByte()
+			if err == io.EOF {
+				return stop, nil
 			}
-			pos++
-			continue
-		}
-		_ = r.UnreadByte()
-		n, expires, err := scanCommand(r)
-		switch {
-		case errors.Is(err, io.ErrUnexpectedEOF):
-			stop.torn, stop.start, stop.cut = true, pos, end
-			return stop, nil
-		case errors.Is(err, errInvalidCommand):
-			return stop, nil
-		case err != nil:
-			return stop, err
+			if err != nil {
+				return stop, err
+			}
+			if c == 0 {
+				if gapNUL < 0 {
+					gapNUL = pos
+				}
+				pos++
+				continue
+			}
+			_ = r.UnreadByte()
+			n, expires, err = scanCommand(r)
+			switch {
+			case errors.Is(err, io.ErrUnexpectedEOF):
+				stop.torn, stop.start, stop.cut = true, pos, end
+				return stop, nil
+			case errors.Is(err, errInvalidCommand):
+				return stop, nil
+			case err != nil:
+				return stop, err
+			}
 		}
 		if gapNUL >= 0 && stop.nulAt < 0 {
 			stop.nulAt = gapNUL
