@@ -211,3 +211,52 @@ func TestGoreleaserConfig(t *testing.T) {
 		t.Errorf("extra_files %v lack image/rootfs.tar, which the Dockerfile ADDs", d.ExtraFiles)
 	}
 }
+
+// TestCIFuzzesEveryTarget: .ci/fuzz, which CI runs, lists every fuzz
+// target in the module with its package, so that a new target is fuzzed
+// in CI and not only run on its seeds. Session 8's two targets were
+// missing from it until this test.
+func TestCIFuzzesEveryTarget(t *testing.T) {
+	t.Parallel()
+	listed := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^(Fuzz\w+) (\./[\w./-]*)$`).FindAllStringSubmatch(string(repoFile(t, ".ci/fuzz")), -1) {
+		listed[m[1]+" "+m[2]] = true
+	}
+	target := regexp.MustCompile(`(?m)^func (Fuzz\w+)\(\w+ \*testing\.F\)`)
+	root := filepath.Join("..", "..")
+	var found []string
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "node_modules" || d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".") && path != root) {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(root, filepath.Dir(path))
+		if err != nil {
+			return err
+		}
+		for _, m := range target.FindAllStringSubmatch(string(src), -1) {
+			found = append(found, m[1]+" ./"+filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(found) == 0 {
+		t.Fatal("found no fuzz target in the module")
+	}
+	for _, f := range found {
+		if !listed[f] {
+			t.Errorf(".ci/fuzz does not run %s", f)
+		}
+	}
+}
