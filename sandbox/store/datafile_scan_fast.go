@@ -11,9 +11,9 @@ import (
 // that low.
 const fastScanRefill = 64 << 10
 
-// bufferedCommand parses the next command in place from r's buffered
-// bytes, without reading, when it lies whole within them and is well
-// formed: its length and whether it sets a record with an expiry, as
+// bufferedCommand parses the next command in place in r's buffer (topped
+// up first when it runs low), consuming nothing, when it lies whole
+// within the buffered bytes and is well formed: its length and whether it sets a record with an expiry, as
 // scanCommand reports them. ok is false for anything else (a NUL byte, a
 // command the buffer does not hold whole, any damage), and scanLoad then
 // reads it with scanCommand, which explains it. scanCommand alone went
@@ -21,7 +21,8 @@ const fastScanRefill = 64 << 10
 // file of a million referrals, whose reading alone takes 0.08 s.
 func bufferedCommand(r *bufio.Reader) (size int64, expires, ok bool) {
 	if r.Buffered() < fastScanRefill {
-		_, _ = r.Peek(r.Size()) // fills the buffer; an error comes back to scanCommand's reads
+		// An error ends nothing here: scanCommand's reads meet it again.
+		_, _ = r.Peek(r.Size())
 	}
 	buf, _ := r.Peek(r.Buffered())
 	line, found := bufferedLine(buf)
