@@ -43,11 +43,21 @@ func splitValue(value string) (line, record string) {
 // changes when the write fails. It lives in memory only: the data file
 // holds the records and nothing of the index.
 type listIndex struct {
-	referrals, qualified *btree.BTreeG[indexEntry]
+	referrals, qualified *indexTree
 	// order is both trees' comparator, which loadSorted sets to its
 	// loading form while it fills one.
 	order *indexOrder
+	// entries holds what the trees point to.
+	entries *entrySlab
+	// probe is delete's search entry: a tree takes a pointer to look up,
+	// and one to a variable of delete's own would be allocated each time.
+	// Only a write deletes, under the store's write lock.
+	probe indexEntry
 }
+
+// indexTree is one kind's tree: pointers to entries of the index's slab,
+// in lessEntry's order.
+type indexTree = btree.BTreeG[*indexEntry]
 
 // indexEntry is one record in the index: its key and stored value, the
 // very strings buntdb holds, so the index copies no record.
@@ -72,36 +82,34 @@ func lessEntry(a, b indexEntry) bool {
 }
 
 // indexOrder is the index trees' comparator: lessEntry, except while
-// loadSorted fills a tree in order. Then loading is the key of the entry
-// being loaded, which sorts after every entry in the tree, and the tree
-// only ever compares that entry with those: it is the greater exactly
-// when it is the second argument. Comparing it for real read its sort
-// line from a place in the heap random to the order of loading, a cache
-// miss per entry that was 0.46 s of opening a million referrals; the key
-// comparison reads no byte when both are the same string, as they are
-// for the entry itself, and otherwise only in a full leaf's split.
-type indexOrder struct{ loading string }
+// loadSorted fills a tree in order. Then loading is the entry being
+// loaded, which sorts after every entry in the tree, and the tree only
+// ever compares that entry with those: it is the greater exactly when it
+// is the second argument. Comparing it for real read its sort line from a
+// place in the heap random to the order of loading, a cache miss per
+// entry that was 0.46 s of opening a million referrals.
+type indexOrder struct{ loading *indexEntry }
 
-func (o *indexOrder) less(a, b indexEntry) bool {
-	if o.loading != "" {
-		return b.key == o.loading
+func (o *indexOrder) less(a, b *indexEntry) bool {
+	if o.loading != nil {
+		return b == o.loading
 	}
-	return lessEntry(a, b)
+	return lessEntry(*a, *b)
 }
 
-func newIndexTree(o *indexOrder) *btree.BTreeG[indexEntry] {
+func newIndexTree(o *indexOrder) *indexTree {
 	// The store's own lock (BuntStore.txMu) guards the index.
 	return btree.NewBTreeGOptions(o.less, btree.Options{NoLocks: true})
 }
 
 func newListIndex() *listIndex {
 	o := &indexOrder{}
-	return &listIndex{referrals: newIndexTree(o), qualified: newIndexTree(o), order: o}
+	return &listIndex{referrals: newIndexTree(o), qualified: newIndexTree(o), order: o, entries: &entrySlab{}}
 }
 
 // tree returns the tree of the records whose keys have keyPrefix
 // (referralPrefix or qualifiedPrefix), and nil for any other key.
-func (x *listIndex) tree(key string) *btree.BTreeG[indexEntry] {
+func (x *listIndex) tree(key string) *indexTree {
 	switch {
 	case strings.HasPrefix(key, referralPrefix):
 		return x.referrals
@@ -111,20 +119,42 @@ func (x *listIndex) tree(key string) *btree.BTreeG[indexEntry] {
 	return nil
 }
 
+// set adds e to tr, in a slot of its own.
+func (x *listIndex) set(tr *indexTree, e indexEntry) {
+	if old, ok := tr.Set(x.entries.put(e)); ok {
+		x.entries.release(old) // an equal entry: the tree held it before
+	}
+}
+
+// delete removes the entry equal to e from tr, if it holds one, and
+// reports whether it did.
+func (x *listIndex) delete(tr *indexTree, e indexEntry) bool {
+	x.probe = e
+	old, ok := tr.Delete(&x.probe)
+	x.probe = indexEntry{}
+	if ok {
+		x.entries.release(old)
+	}
+	return ok
+}
+
 // descend calls fn on the records of the tree whose sort lines are at most
 // from (a pivot sorts after the records of its line), newest first, until
-// fn returns false.
-func descend(tr *btree.BTreeG[indexEntry], from string, fn func(key, value string) bool) {
-	tr.Descend(pivot(from), func(e indexEntry) bool { return fn(e.key, e.value) })
+// fn returns false. The walk's pivot goes in probe, the caller's own.
+func descend(tr *indexTree, probe *indexEntry, from string, fn func(key, value string) bool) {
+	*probe = pivot(from)
+	tr.Descend(probe, func(e *indexEntry) bool { return fn(e.key, e.value) })
 }
 
 // ascendRange calls fn on the records of the tree whose sort lines are
 // greater than from and less than to, oldest first, until fn returns
-// false. An empty to has no upper bound.
-func ascendRange(tr *btree.BTreeG[indexEntry], from, to string, fn func(key, value string) bool) {
+// false. An empty to has no upper bound. The walk's starting pivot goes
+// in probe, the caller's own.
+func ascendRange(tr *indexTree, probe *indexEntry, from, to string, fn func(key, value string) bool) {
+	*probe = pivot(from)
 	end := pivot(to)
-	tr.Ascend(pivot(from), func(e indexEntry) bool {
-		if to != "" && !lessEntry(e, end) {
+	tr.Ascend(probe, func(e *indexEntry) bool {
+		if to != "" && !lessEntry(*e, end) {
 			return false
 		}
 		return fn(e.key, e.value)

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/tidwall/btree"
 	"github.com/tidwall/buntdb"
 )
 
@@ -53,15 +52,17 @@ func buildIndex(db *buntdb.DB) (*listIndex, error) {
 	return idx, nil
 }
 
-// loadSorted fills the empty tree of x with es: sorted once, loaded in
-// order (under the order's loading form, see indexOrder) and compacted.
-func (x *listIndex) loadSorted(tree *btree.BTreeG[indexEntry], es []indexEntry) {
+// loadSorted fills the empty tree tr of x with es: copied into one array
+// of the slab in their order (see entrySlab), sorted once, loaded in order
+// (under the order's loading form, see indexOrder) and compacted.
+func (x *listIndex) loadSorted(tr *indexTree, es []indexEntry) {
+	es = x.entries.putAll(es)
 	for _, r := range sortEntries(es) {
-		x.order.loading = es[r.i].key
-		tree.Load(es[r.i])
+		x.order.loading = &es[r.i]
+		tr.Load(&es[r.i])
 	}
-	x.order.loading = ""
-	*tree = *compacted(tree)
+	x.order.loading = nil
+	*tr = *compacted(tr)
 }
 
 // compacted returns a copy of tr whose nodes hold no spare room. Load
@@ -70,9 +71,9 @@ func (x *listIndex) loadSorted(tree *btree.BTreeG[indexEntry], es []indexEntry) 
 // alive at half use, so a loaded tree takes twice its entries' size. A
 // copy of a node has exactly its items' capacity, and changing one entry
 // of each node of a copy of the tree copies every node.
-func compacted(tr *btree.BTreeG[indexEntry]) *btree.BTreeG[indexEntry] {
-	var touch []indexEntry
-	tr.Walk(func(items []indexEntry) bool {
+func compacted(tr *indexTree) *indexTree {
+	var touch []*indexEntry
+	tr.Walk(func(items []*indexEntry) bool {
 		touch = append(touch, items[0])
 		return true
 	})

@@ -1,13 +1,14 @@
 package store
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/tidwall/btree"
 	"github.com/tidwall/buntdb"
 )
 
@@ -106,34 +107,88 @@ func TestBuildIndexMatchesInsertion(t *testing.T) {
 	}
 	for _, tree := range []struct {
 		name      string
-		got, want *btree.BTreeG[indexEntry]
+		got, want *indexTree
 	}{{"referrals", got.referrals, want.referrals}, {"qualified", got.qualified, want.qualified}} {
-		if g, w := tree.got.Items(), tree.want.Items(); !slices.Equal(g, w) {
+		if g, w := entriesOf(tree.got), entriesOf(tree.want); !slices.Equal(g, w) {
 			t.Errorf("%s: built %d entries, inserted %d, or in another order", tree.name, len(g), len(w))
 		}
 		e := indexEntry{key: "r:new", value: "client-1:2025-10-13T09:00:00.000000Z:new\n{}"}
-		tree.got.Set(e)
-		tree.want.Set(e)
-		if g, w := tree.got.Items(), tree.want.Items(); !slices.Equal(g, w) {
+		got.set(tree.got, e)
+		want.set(tree.want, e)
+		if g, w := entriesOf(tree.got), entriesOf(tree.want); !slices.Equal(g, w) {
 			t.Errorf("%s: after one more entry the trees differ", tree.name)
 		}
 	}
 }
 
+// entriesOf lists the entries of tr, in order.
+func entriesOf(tr *indexTree) []indexEntry {
+	var out []indexEntry
+	tr.Scan(func(e *indexEntry) bool {
+		out = append(out, *e)
+		return true
+	})
+	return out
+}
+
+// benchRecord is the JSON of a generated referral, as stored.
+const benchRecord = `{"trialId":"TRIAL-ONCO-002","status":"enrolled","patient":{"firstName":"Lindsay","lastName":"Berry","dateOfBirth":"1990-03-26","gender":"female","email":"lindsay.berry21@example.net","phone":"+13155550125","postalCode":"33585"},"notes":"Other than the way, we deceive a smaller eye."}`
+
 // BenchmarkBuildIndex times building the listing index of a store of
 // 100,000 referrals, as opening a data file does after buntdb loads it.
 func BenchmarkBuildIndex(b *testing.B) {
+	db := referralsDB(b, 100_000, true)
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := buildIndex(db); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCollectWithIndex times a full garbage collection of a store of
+// 300,000 referrals and their listing index, as the sandbox makes once it
+// has opened a data file (and the collector makes again and again while
+// it serves): with the records stored in key order, as a file seeded or
+// shrunk by buntdb holds them, and in another order, as writes leave them.
+func BenchmarkCollectWithIndex(b *testing.B) {
+	for _, shuffled := range []bool{false, true} {
+		b.Run(fmt.Sprintf("shuffled=%t", shuffled), func(b *testing.B) {
+			db := referralsDB(b, 300_000, shuffled)
+			idx, err := buildIndex(db)
+			if err != nil {
+				b.Fatal(err)
+			}
+			runtime.GC()
+			b.ResetTimer()
+			for b.Loop() {
+				runtime.GC()
+			}
+			runtime.KeepAlive(idx)
+		})
+	}
+}
+
+// referralsDB is an in-memory buntdb holding n referrals of one client,
+// submitted at random times, of about the size of the generated fixtures'
+// (300 bytes), stored in key order or, shuffled, in an order unrelated to
+// their keys.
+func referralsDB(b *testing.B, n int, shuffled bool) *buntdb.DB {
 	db, err := buntdb.Open(MemoryPath)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer db.Close()
+	b.Cleanup(func() { _ = db.Close() })
 	rng := rand.New(rand.NewPCG(27, 4))
 	err = db.Update(func(tx *buntdb.Tx) error {
-		for i := range 100_000 {
+		for i := range n {
 			at := fmt.Sprintf("2025-%02d-%02dT%02d:%02d:%02d.%06dZ", 1+rng.IntN(12), 1+rng.IntN(28), rng.IntN(24), rng.IntN(60), rng.IntN(60), rng.IntN(1e6))
-			id := fmt.Sprintf("%08x-0000-4000-8000-%012x", rng.Uint32(), i)
-			if _, _, err := tx.Set(recordKey(referralPrefix, "sandbox-partner", id), sortLine("sandbox-partner", at, id)+"\n{}", nil); err != nil {
+			first := uint32(i)
+			if shuffled {
+				first = rng.Uint32()
+			}
+			id := fmt.Sprintf("%08x-0000-4000-8000-%012x", first, i)
+			if _, _, err := tx.Set(recordKey(referralPrefix, "sandbox-partner", id), sortLine("sandbox-partner", at, id)+"\n"+benchRecord, nil); err != nil {
 				return err
 			}
 		}
@@ -142,12 +197,7 @@ func BenchmarkBuildIndex(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.ResetTimer()
-	for b.Loop() {
-		if _, err := buildIndex(db); err != nil {
-			b.Fatal(err)
-		}
-	}
+	return db
 }
 
 // TestIndexAfterDeleteAll: after DeleteAll a transaction gathers what it
@@ -224,4 +274,92 @@ func TestIndexAfterDeleteAll(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestIndexReusesFreedSlots: a record deleted gives its index slot back
+// cleared (its strings can be collected), and the next record written
+// takes that slot; a write that fails puts back what it removed. Every
+// walk sees exactly the records stored.
+func TestIndexReusesFreedSlots(t *testing.T) {
+	s, err := Open(MemoryPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	es := oddValues(rand.New(rand.NewPCG(27, 5)), 50)
+	write := func(fn func(tx *storeTx) error) error {
+		t.Helper()
+		return s.updateTx(fn)
+	}
+	err = write(func(tx *storeTx) error {
+		for _, e := range es {
+			if _, _, err := tx.Set(e.key, e.value, nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := func(es []indexEntry) []indexEntry {
+		es = slices.Clone(es)
+		slices.SortFunc(es, func(a, b indexEntry) int {
+			switch {
+			case lessEntry(a, b):
+				return -1
+			case lessEntry(b, a):
+				return 1
+			}
+			return 0
+		})
+		return es
+	}
+	check := func(when string, stored []indexEntry) {
+		t.Helper()
+		if got, want := entriesOf(s.idx.referrals), want(stored); !slices.Equal(got, want) {
+			t.Fatalf("%s: the index holds %d entries, or others; want %d", when, len(got), len(want))
+		}
+	}
+	check("stored", es)
+
+	gone := es[7]
+	var freed *indexEntry
+	s.idx.referrals.Scan(func(e *indexEntry) bool {
+		if *e == gone {
+			freed = e
+		}
+		return freed == nil
+	})
+	if err := write(func(tx *storeTx) error { _, err := tx.Delete(gone.key); return err }); err != nil {
+		t.Fatal(err)
+	}
+	if *freed != (indexEntry{}) {
+		t.Errorf("the deleted record's slot still holds %q", *freed)
+	}
+	added := indexEntry{key: "r:added", value: "client-1:2025-10-13T09:00:00.000000Z:added\n{}"}
+	if err := write(func(tx *storeTx) error { _, _, err := tx.Set(added.key, added.value, nil); return err }); err != nil {
+		t.Fatal(err)
+	}
+	if *freed != added {
+		t.Errorf("the next record went elsewhere; the freed slot holds %q", *freed)
+	}
+	stored := append(append(slices.Clone(es[:7]), es[8:]...), added)
+	check("after a delete and a write", stored)
+
+	// A write that replaces a record and deletes another, then fails.
+	failed := errors.New("failed")
+	err = write(func(tx *storeTx) error {
+		if _, _, err := tx.Set(added.key, "client-1:2026-01-01T00:00:00.000000Z:added\n{}", nil); err != nil {
+			return err
+		}
+		if _, err := tx.Delete(es[3].key); err != nil {
+			return err
+		}
+		return failed
+	})
+	if !errors.Is(err, failed) {
+		t.Fatalf("the failing write returned %v", err)
+	}
+	check("after a failed write", stored)
 }

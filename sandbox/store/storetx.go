@@ -1,7 +1,6 @@
 package store
 
 import (
-	"github.com/tidwall/btree"
 	"github.com/tidwall/buntdb"
 )
 
@@ -24,12 +23,16 @@ type storeTx struct {
 	pending []indexEntry // gathered, not yet in the index
 	// deletedAll: DeleteAll was called in this transaction.
 	deletedAll bool
+	// probe is where a walk of the index puts its pivot: the trees take
+	// a pointer to look up, and a variable of the walk's own would be
+	// allocated on every walk.
+	probe indexEntry
 }
 
 // undoStep reverses one change of the index: an entry added or removed, or
 // (restore set) both trees replaced by DeleteAll.
 type undoStep struct {
-	tree    *btree.BTreeG[indexEntry]
+	tree    *indexTree
 	entry   indexEntry
 	added   bool
 	restore *listIndex
@@ -37,7 +40,7 @@ type undoStep struct {
 
 // Set stores value at key, as buntdb's Set, and indexes the record.
 func (t *storeTx) Set(key, value string, opts *buntdb.SetOptions) (previous string, replaced bool, err error) {
-	var tr *btree.BTreeG[indexEntry]
+	var tr *indexTree
 	if t.idx != nil {
 		tr = t.idx.tree(key)
 	}
@@ -79,7 +82,7 @@ func (t *storeTx) Set(key, value string, opts *buntdb.SetOptions) (previous stri
 	if replaced {
 		t.remove(tr, indexEntry{key, previous})
 	}
-	tr.Set(indexEntry{key, value})
+	t.idx.set(tr, indexEntry{key, value})
 	t.undo = append(t.undo, undoStep{tree: tr, entry: indexEntry{key, value}, added: true})
 	return previous, replaced, nil
 }
@@ -135,9 +138,9 @@ func (t *storeTx) flush() {
 // entries included (flushed first); "" if it holds none. It walks the
 // whole tree, as it is called only when a Set after DeleteAll replaces a
 // record, which loading a set does only on a conflict.
-func (t *storeTx) indexedValue(tr *btree.BTreeG[indexEntry], key string) (value string) {
+func (t *storeTx) indexedValue(tr *indexTree, key string) (value string) {
 	t.flush()
-	tr.Scan(func(e indexEntry) bool {
+	tr.Scan(func(e *indexEntry) bool {
 		if e.key == key {
 			value = e.value
 			return false
@@ -147,8 +150,8 @@ func (t *storeTx) indexedValue(tr *btree.BTreeG[indexEntry], key string) (value 
 	return value
 }
 
-func (t *storeTx) remove(tr *btree.BTreeG[indexEntry], e indexEntry) {
-	if _, ok := tr.Delete(e); ok {
+func (t *storeTx) remove(tr *indexTree, e indexEntry) {
+	if t.idx.delete(tr, e) {
 		t.undo = append(t.undo, undoStep{tree: tr, entry: e})
 	}
 }
@@ -161,9 +164,9 @@ func (t *storeTx) rollback() {
 		case u.restore != nil:
 			*t.idx = *u.restore
 		case u.added:
-			u.tree.Delete(u.entry)
+			t.idx.delete(u.tree, u.entry)
 		default:
-			u.tree.Set(u.entry)
+			t.idx.set(u.tree, u.entry)
 		}
 	}
 	t.undo = nil
@@ -175,12 +178,12 @@ func (t *storeTx) rollback() {
 // the sort line from (see descend).
 func (t *storeTx) descendIndex(keyPrefix, from string, fn func(key, value string) bool) {
 	t.flush()
-	descend(t.idx.tree(keyPrefix), from, fn)
+	descend(t.idx.tree(keyPrefix), &t.probe, from, fn)
 }
 
 // ascendIndex walks the records of keyPrefix's kind oldest first between
 // the sort lines from and to (see ascendRange).
 func (t *storeTx) ascendIndex(keyPrefix, from, to string, fn func(key, value string) bool) {
 	t.flush()
-	ascendRange(t.idx.tree(keyPrefix), from, to, fn)
+	ascendRange(t.idx.tree(keyPrefix), &t.probe, from, to, fn)
 }

@@ -196,10 +196,7 @@ func TestIndexFollowsRandomWrites(t *testing.T) {
 func indexEntries(x *listIndex) []indexEntry {
 	var out []indexEntry
 	for _, prefix := range []string{referralPrefix, qualifiedPrefix} {
-		x.tree(prefix).Scan(func(e indexEntry) bool {
-			out = append(out, e)
-			return true
-		})
+		out = append(out, entriesOf(x.tree(prefix))...)
 	}
 	return out
 }
