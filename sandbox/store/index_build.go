@@ -4,8 +4,10 @@ import (
 	"cmp"
 	"encoding/binary"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/tidwall/buntdb"
 )
@@ -101,22 +103,54 @@ type sortRank struct {
 // sorted by line and key, which settles what zero padding cannot (a line
 // ending against one going on with NUL bytes) and orders equal lines by
 // key.
+//
+// A large index takes its first round on two cores: each reads and sorts
+// half of the lines, and the halves are merged (see inHalves).
 func sortEntries(es []indexEntry) []sortRank {
 	ranks := make([]sortRank, len(es))
-	var first string
-	common := 0 // the length of the prefix every line shares
-	for i := range ranks {
-		line, _ := splitValue(es[i].value)
-		ranks[i].i, ranks[i].n = int32(i), int32(len(line))
-		if i == 0 {
-			first, common = line, len(line)
+	// The length of the prefix every line shares, of each half: the
+	// lines' common prefix is what the two halves' prefixes share.
+	var prefixes [2]string
+	split := inHalves(len(es), func(half, from, to int) {
+		var first string
+		common := 0
+		for i := from; i < to; i++ {
+			line, _ := splitValue(es[i].value)
+			ranks[i].i, ranks[i].n = int32(i), int32(len(line))
+			if i == from {
+				first, common = line, len(line)
+			}
+			common = min(common, sharedPrefix(first[:common], line))
 		}
-		common = min(common, sharedPrefix(first[:common], line))
+		prefixes[half] = first[:common]
+	})
+	common := len(prefixes[0])
+	if split {
+		common = sharedPrefix(prefixes[0], prefixes[1])
 	}
 	// Bytes every line shares order nothing: start after them (a run of
 	// a single client's records would spend its first round on its id).
 	refine(es, ranks, common)
 	return ranks
+}
+
+// parallelFrom is the number of entries from which inHalves splits its
+// work in two.
+const parallelFrom = 1 << 15
+
+// inHalves calls fn on the range of indexes [0, n): on its two halves at
+// once (half 0 and 1) from parallelFrom on and with more than one core,
+// else once (half 0) on the whole. It reports whether it split.
+func inHalves(n int, fn func(half, from, to int)) (split bool) {
+	if n < parallelFrom || runtime.GOMAXPROCS(0) < 2 {
+		fn(0, 0, n)
+		return false
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { fn(1, n/2, n) })
+	fn(0, 0, n/2)
+	wg.Wait()
+	return true
 }
 
 // sharedPrefix is the length of the longest common prefix of a and b.
@@ -135,22 +169,19 @@ func sharedPrefix(a, b string) int {
 const smallRun = 8
 
 func refine(es []indexEntry, ranks []sortRank, offset int) {
-	longer := false // does any line go on past this round's 16 bytes?
-	for k := range ranks {
-		r := &ranks[k]
-		r.hi, r.lo = lineBytes(es[r.i].value[:r.n], offset)
-		longer = longer || int(r.n) > offset+16
-	}
-	if !longer {
+	var longer [2]bool // does any line go on past this round's 16 bytes?
+	inHalves(len(ranks), func(half, from, to int) {
+		for k := from; k < to; k++ {
+			r := &ranks[k]
+			r.hi, r.lo = lineBytes(es[r.i].value[:r.n], offset)
+			longer[half] = longer[half] || int(r.n) > offset+16
+		}
+	})
+	if !longer[0] && !longer[1] {
 		sortByEntry(es, ranks)
 		return
 	}
-	slices.SortFunc(ranks, func(a, b sortRank) int {
-		if c := cmp.Compare(a.hi, b.hi); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.lo, b.lo)
-	})
+	sortRanks(ranks)
 	for start := 0; start < len(ranks); {
 		end := start + 1
 		for end < len(ranks) && ranks[end].hi == ranks[start].hi && ranks[end].lo == ranks[start].lo {
@@ -165,6 +196,36 @@ func refine(es []indexEntry, ranks []sortRank, offset int) {
 		}
 		start = end
 	}
+}
+
+// sortRanks sorts ranks by their 16 bytes; a large slice in two halves at
+// once, then merged.
+func sortRanks(ranks []sortRank) {
+	byBytes := func(a, b sortRank) int {
+		if c := cmp.Compare(a.hi, b.hi); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.lo, b.lo)
+	}
+	split := inHalves(len(ranks), func(_, from, to int) {
+		slices.SortFunc(ranks[from:to], byBytes)
+	})
+	if !split {
+		return
+	}
+	mid := len(ranks) / 2
+	a, b := slices.Clone(ranks[:mid]), ranks[mid:]
+	k := 0
+	for len(a) > 0 && len(b) > 0 {
+		if byBytes(b[0], a[0]) < 0 {
+			ranks[k], b = b[0], b[1:]
+		} else {
+			ranks[k], a = a[0], a[1:]
+		}
+		k++
+	}
+	// What is left of b is already in place.
+	copy(ranks[k:], a)
 }
 
 // sortByEntry sorts ranks by their entries' lines, then keys: lessEntry's

@@ -48,7 +48,8 @@ func oddValues(rng *rand.Rand, n int) []indexEntry {
 // index's comparison, does.
 func TestSortEntries(t *testing.T) {
 	rng := rand.New(rand.NewPCG(27, 2))
-	for _, n := range []int{0, 1, 2, 7, 100, 3000} {
+	// From parallelFrom on, the first round runs in two halves.
+	for _, n := range []int{0, 1, 2, 7, 100, 3000, parallelFrom + 1000} {
 		es := oddValues(rng, n)
 		var got []indexEntry
 		for _, r := range sortEntries(es) {
