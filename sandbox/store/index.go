@@ -140,7 +140,8 @@ func (x *listIndex) delete(tr *indexTree, e indexEntry) bool {
 
 // descend calls fn on the records of the tree whose sort lines are at most
 // from (a pivot sorts after the records of its line), newest first, until
-// fn returns false. The walk's pivot goes in probe, the caller's own.
+// fn returns false. The walk's pivot goes in probe, the caller's own (the
+// tree reads it only while it seeks, before it first calls fn).
 func descend(tr *indexTree, probe *indexEntry, from string, fn func(key, value string) bool) {
 	*probe = pivot(from)
 	tr.Descend(probe, func(e *indexEntry) bool { return fn(e.key, e.value) })
