@@ -5,6 +5,7 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
@@ -17,8 +18,9 @@ type decodingStore struct{ store.Store }
 
 // TestReferralsPageWrittenThrough: a page of referrals written from the
 // stored encodings is, byte for byte, the page the decoding path writes,
-// with the same status and headers, for every page size and cursor of a
-// walk through the listing and for an empty listing.
+// with the same status and headers (a Content-Length among them), for
+// every page size and cursor of a walk through the listing and for an
+// empty listing.
 func TestReferralsPageWrittenThrough(t *testing.T) {
 	fast := newSandbox(t)
 	if _, ok := fast.Store.(*store.BuntStore); !ok {
@@ -34,6 +36,7 @@ func TestReferralsPageWrittenThrough(t *testing.T) {
 	slow := newSandbox(t, useStore(decodingStore{fast.Store}))
 	slowToken := slow.token(partner)
 
+	var longest []byte
 	compare := func(query, who, fastToken, slowToken string) *string {
 		t.Helper()
 		path := "/api/v1/referrals/?" + query
@@ -49,6 +52,13 @@ func TestReferralsPageWrittenThrough(t *testing.T) {
 		}
 		if !maps.EqualFunc(got.Header, want.Header, slices.Equal) {
 			t.Errorf("%s GET %s: headers %v, want %v", who, path, got.Header, want.Header)
+		}
+		// Sent whole, with its length: not chunked, however long.
+		if n := got.Header.Get("Content-Length"); n != strconv.Itoa(len(got.Body)) {
+			t.Errorf("%s GET %s: Content-Length %q for a body of %d bytes", who, path, n, len(got.Body))
+		}
+		if len(got.Body) > len(longest) {
+			longest = got.Body
 		}
 		var page struct{ NextCursor *string }
 		got.decode(t, &page)
@@ -69,6 +79,9 @@ func TestReferralsPageWrittenThrough(t *testing.T) {
 		if limit == "1" && pages < 8 {
 			t.Errorf("limit 1: %d pages, want one per referral (at least 8)", pages)
 		}
+	}
+	if len(longest) <= 2048 {
+		t.Errorf("the longest page is %d bytes: too short to show that a page of over 2 KB is sent whole", len(longest))
 	}
 	// A client without referrals: an empty array and a null cursor.
 	compare("", partner2, fast.token(partner2), slow.token(partner2))
