@@ -148,14 +148,7 @@ func appendRecordJSON(b []byte, value string) ([]byte, bool) {
 // appendJSONString appends the JSON string of the identifier escape made
 // escaped, as json.Marshal writes it; false if escaped is not escape's.
 func appendJSONString(b []byte, escaped string) ([]byte, bool) {
-	plain := true
-	for i := 0; i < len(escaped); i++ {
-		if !plainJSON[escaped[i]] {
-			plain = false
-			break
-		}
-	}
-	if plain {
+	if isPlainJSON(escaped) {
 		b = append(b, '"')
 		b = append(b, escaped...)
 		return append(b, '"'), true
@@ -169,6 +162,16 @@ func appendJSONString(b []byte, escaped string) ([]byte, bool) {
 		return b, false
 	}
 	return append(b, enc...), true
+}
+
+// isPlainJSON reports whether every byte of s is plainJSON.
+func isPlainJSON(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !plainJSON[s[i]] {
+			return false
+		}
+	}
+	return true
 }
 
 // plainJSON marks the bytes json.Marshal writes as they are in a string and
