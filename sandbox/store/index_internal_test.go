@@ -55,16 +55,7 @@ func TestSortEntries(t *testing.T) {
 		for _, r := range sortEntries(es) {
 			got = append(got, es[r.i])
 		}
-		want := slices.Clone(es)
-		slices.SortFunc(want, func(a, b indexEntry) int {
-			switch {
-			case lessEntry(a, b):
-				return -1
-			case lessEntry(b, a):
-				return 1
-			}
-			return 0
-		})
+		want := inIndexOrder(es)
 		if !slices.Equal(got, want) {
 			for i := range got {
 				if got[i] != want[i] {
@@ -120,6 +111,21 @@ func TestBuildIndexMatchesInsertion(t *testing.T) {
 			t.Errorf("%s: after one more entry the trees differ", tree.name)
 		}
 	}
+}
+
+// inIndexOrder is a copy of es sorted by lessEntry, the index's order.
+func inIndexOrder(es []indexEntry) []indexEntry {
+	es = slices.Clone(es)
+	slices.SortFunc(es, func(a, b indexEntry) int {
+		switch {
+		case lessEntry(a, b):
+			return -1
+		case lessEntry(b, a):
+			return 1
+		}
+		return 0
+	})
+	return es
 }
 
 // entriesOf lists the entries of tr, in order.
@@ -303,22 +309,9 @@ func TestIndexReusesFreedSlots(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := func(es []indexEntry) []indexEntry {
-		es = slices.Clone(es)
-		slices.SortFunc(es, func(a, b indexEntry) int {
-			switch {
-			case lessEntry(a, b):
-				return -1
-			case lessEntry(b, a):
-				return 1
-			}
-			return 0
-		})
-		return es
-	}
 	check := func(when string, stored []indexEntry) {
 		t.Helper()
-		if got, want := entriesOf(s.idx.referrals), want(stored); !slices.Equal(got, want) {
+		if got, want := entriesOf(s.idx.referrals), inIndexOrder(stored); !slices.Equal(got, want) {
 			t.Fatalf("%s: the index holds %d entries, or others; want %d", when, len(got), len(want))
 		}
 	}
