@@ -13,8 +13,8 @@ const fastScanRefill = 64 << 10
 
 // bufferedCommand parses the next command in place in r's buffer (topped
 // up first when it runs low), consuming nothing, when it lies whole
-// within the buffered bytes and is well formed: its length and whether it sets a record with an expiry, as
-// scanCommand reports them. ok is false for anything else (a NUL byte, a
+// within the buffered bytes and is well formed: its length and whether it
+// sets a record with an expiry, as scanCommand reports them. ok is false for anything else (a NUL byte, a
 // command the buffer does not hold whole, any damage), and scanLoad then
 // reads it with scanCommand, which explains it. scanCommand alone went
 // through bufio call by call, about 14 calls a record: 0.5 s of opening a

@@ -58,7 +58,7 @@ func buildIndex(db *buntdb.DB) (*listIndex, error) {
 // of the slab in their order (see entrySlab), sorted once, loaded in order
 // (under the order's loading form, see indexOrder) and compacted.
 func (x *listIndex) loadSorted(tr *indexTree, es []indexEntry) {
-	es = x.entries.putAll(es)
+	es = slices.Clone(es) // the array the tree points into (see entrySlab)
 	for _, r := range sortEntries(es) {
 		x.order.loading = &es[r.i]
 		tr.Load(&es[r.i])

@@ -1,10 +1,9 @@
 package store
 
-import "slices"
-
 // entrySlab holds the entries the listing index's trees point to, in
-// large arrays: a store opened on a file puts its records in one array in
-// key order, and writes take slots of slabChunk entries at a time.
+// large arrays: a tree loaded whole (loadSorted) points into one array of
+// its own, in key order, and writes take slots of slabChunk entries at a
+// time.
 //
 // Why the trees do not hold the entries themselves: in listing order the
 // entries' strings lie all over the heap, and every garbage collection
@@ -39,12 +38,6 @@ func (s *entrySlab) put(e indexEntry) *indexEntry {
 	}
 	*p = e
 	return p
-}
-
-// putAll stores es in one new array of their own, in their order, and
-// returns it: loading a whole tree at once, one allocation.
-func (s *entrySlab) putAll(es []indexEntry) []indexEntry {
-	return slices.Clone(es)
 }
 
 // release clears the slot p, which no tree holds any more, for reuse.
