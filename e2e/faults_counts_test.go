@@ -82,6 +82,11 @@ type counter struct {
 	// replica had it, the window docs/shared-mode.md states.
 	addedAt map[string]time.Time
 	lost    map[string]int
+	// late counts, per rule, the answers forced by a rule of this kind
+	// that no acknowledged add made: an add of unknown outcome that took
+	// effect after removeUnknown looked (its request held up by a fault
+	// past the client's timeout, say).
+	late map[string]int
 }
 
 func (c *counter) run(stop <-chan struct{}, seed uint64) {
@@ -178,6 +183,7 @@ func (c *counter) call(id string, p int, t *countTally, rng *rand.Rand) {
 	case a.status == http.StatusOK:
 		t.retired = true
 	case a.status == http.StatusForbidden && c.lostToFailover(a.header.Get("Sandbox-Rule")):
+	case a.status == http.StatusForbidden && c.lateUnknownAdd(a.header.Get("Sandbox-Rule")):
 	default:
 		h.anomaly("%s rule %s: GET %s as %s through %s: %d (Sandbox-Rule %q) %s%s", c.k.name, id, c.k.path, partners[p].id, r.base(),
 			a.status, a.header.Get("Sandbox-Rule"), truncate(a.body), h.logged(a))
@@ -285,6 +291,30 @@ func (c *counter) lostToFailover(rule string) bool {
 	return true
 }
 
+// lateUnknownAdd reports whether rule, which forced an answer, is one of
+// this kind's that no acknowledged add made, when some add of this kind
+// had an unknown outcome: no other caller adds a rule on this kind's path
+// and clients, so it is that add, taken effect late. The rule is removed
+// (its first time) so that it does not blur the next counts.
+func (c *counter) lateUnknownAdd(rule string) bool {
+	c.mu.Lock()
+	_, ours := c.addedAt[rule]
+	if rule == "" || ours || c.unknown == 0 {
+		c.mu.Unlock()
+		return false
+	}
+	if c.late == nil {
+		c.late = map[string]int{}
+	}
+	c.late[rule]++
+	first := c.late[rule] == 1
+	c.mu.Unlock()
+	if first {
+		c.remove(rule)
+	}
+	return true
+}
+
 func (c *counter) summary() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -292,8 +322,12 @@ func (c *counter) summary() string {
 	for _, n := range c.lost {
 		lost += n
 	}
-	return fmt.Sprintf("%s %d rules (%d calls, %d forced, %d adds of unknown outcome; %d rules' retirement lost to a failover, %d answers forced after it)",
-		c.k.name, c.rules, c.calls, c.forced, c.unknown, len(c.lost), lost)
+	late := 0
+	for _, n := range c.late {
+		late += n
+	}
+	return fmt.Sprintf("%s %d rules (%d calls, %d forced, %d adds of unknown outcome, %d of them found in effect late with %d answers forced; %d rules' retirement lost to a failover, %d answers forced after it)",
+		c.k.name, c.rules, c.calls, c.forced, c.unknown, len(c.late), late, len(c.lost), lost)
 }
 
 func countersSummary(cs []*counter) string {
