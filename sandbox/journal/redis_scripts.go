@@ -24,8 +24,13 @@ import "github.com/redis/go-redis/v9"
 // that list.
 
 // addScript appends a batch of entries within both bounds, in one atomic
-// step: for each, it drops the oldest entries until the new one fits, then
-// numbers it from the sequence.
+// step. What it keeps is what adding the entries one at a time, each
+// dropping the oldest until it fits, would keep: the longest run of the
+// newest entries (those kept before, then the batch's) within both bounds,
+// and at least the newest. It works that run out first, from the batch's
+// sizes, and then drops the oldest and adds the rest with a few variadic
+// commands per batch (one XADD an entry): calling Redis some nine times an
+// entry cost Redis about 55 µs of CPU a journaled request.
 //
 // ARGV: max entries, max bytes, then for each entry its Size, its client
 // id and its JSON. Returns the last id.
@@ -62,32 +67,61 @@ local bytes = tonumber(redis.call('GET', KEYS[3]) or '0')
 if n == 0 then bytes = 0 end
 local count = (#ARGV - 2) / 3
 local first = redis.call('INCRBY', KEYS[2], count) - count
-for k = 0, count - 1 do
-  local a = 3 + 3 * k
-  local size, client = tonumber(ARGV[a]), ARGV[a + 1]
-  while n > 0 and (n >= maxN or bytes + size > maxB) do
-    local oldest = redis.call('ZRANGE', KEYS[4], 0, 0)[1]
-    local seq, sz, c = string.match(oldest, '^(%d+):(%d+):(.*)$')
-    redis.call('ZREMRANGEBYRANK', KEYS[4], 0, 0)
-    redis.call('XDEL', KEYS[1], seq .. '-0')
-    if c ~= '' then
-      redis.call('ZREM', clientKey(c), seq .. ':' .. sz)
-      if redis.call('ZCARD', clientKey(c)) == 0 then redis.call('SREM', KEYS[5], c) end
-    end
-    bytes = bytes - tonumber(sz)
-    n = n - 1
-  end
-  local seq = string.format('%d', first + k + 1)
-  redis.call('XADD', KEYS[1], seq .. '-0', 's', ARGV[a], 'c', client, 'e', ARGV[a + 2])
-  redis.call('ZADD', KEYS[4], seq, seq .. ':' .. ARGV[a] .. ':' .. client)
-  if client ~= '' then
-    redis.call('ZADD', clientKey(client), seq, seq .. ':' .. ARGV[a])
-    redis.call('SADD', KEYS[5], client)
-  end
-  n = n + 1
-  bytes = bytes + size
+local function arg(k) return 3 + 3 * (k - 1) end
+-- The batch's entries kept: from keepFrom to the last, keepN of them, keepB bytes.
+local keepFrom, keepN, keepB = count, 1, tonumber(ARGV[arg(count)])
+while keepFrom > 1 do
+  local size = tonumber(ARGV[arg(keepFrom - 1)])
+  if keepN >= maxN or keepB + size > maxB then break end
+  keepFrom, keepN, keepB = keepFrom - 1, keepN + 1, keepB + size
 end
-redis.call('SET', KEYS[3], string.format('%d', bytes))
+-- Drop the oldest until the batch's kept entries fit (all of them when the
+-- batch drops some of its own), deleting them chunk by chunk.
+local function over() return n > 0 and (keepFrom > 1 or n + keepN > maxN or bytes + keepB > maxB) end
+local dropped, ids, clients, byClient = 0, {}, {}, {}
+local function deleteIDs()
+  if #ids > 0 then redis.call('XDEL', KEYS[1], unpack(ids)) end
+  ids = {}
+end
+while over() do
+  local chunk = redis.call('ZRANGE', KEYS[4], dropped, dropped + 255)
+  if #chunk == 0 then break end
+  for _, m in ipairs(chunk) do
+    if not over() then break end
+    local seq, sz, c = string.match(m, '^(%d+):(%d+):(.*)$')
+    ids[#ids + 1] = seq .. '-0'
+    if c ~= '' then
+      if not byClient[c] then byClient[c] = {}; clients[#clients + 1] = c end
+      table.insert(byClient[c], seq .. ':' .. sz)
+    end
+    bytes, n, dropped = bytes - tonumber(sz), n - 1, dropped + 1
+  end
+  deleteIDs()
+end
+if dropped > 0 then redis.call('ZREMRANGEBYRANK', KEYS[4], 0, dropped - 1) end
+for _, c in ipairs(clients) do
+  local members = byClient[c]
+  for i = 1, #members, 256 do redis.call('ZREM', clientKey(c), unpack(members, i, math.min(i + 255, #members))) end
+  if redis.call('ZCARD', clientKey(c)) == 0 then redis.call('SREM', KEYS[5], c) end
+end
+-- Add the kept entries: one XADD each, then the index and the clients' sets.
+local index, added, addedTo = {}, {}, {}
+for k = keepFrom, count do
+  local a = arg(k)
+  local seq, client = string.format('%d', first + k), ARGV[a + 1]
+  redis.call('XADD', KEYS[1], seq .. '-0', 's', ARGV[a], 'c', client, 'e', ARGV[a + 2])
+  index[#index + 1] = seq
+  index[#index + 1] = seq .. ':' .. ARGV[a] .. ':' .. client
+  if client ~= '' then
+    if not added[client] then added[client] = {}; addedTo[#addedTo + 1] = client end
+    table.insert(added[client], seq)
+    table.insert(added[client], seq .. ':' .. ARGV[a])
+  end
+end
+redis.call('ZADD', KEYS[4], unpack(index))
+for _, c in ipairs(addedTo) do redis.call('ZADD', clientKey(c), unpack(added[c])) end
+if #addedTo > 0 then redis.call('SADD', KEYS[5], unpack(addedTo)) end
+redis.call('SET', KEYS[3], string.format('%d', bytes + keepB))
 return first + count
 `)
 

@@ -30,6 +30,7 @@ func Run(t *testing.T, open Opener, checkEvery int) {
 		{"PagingWalksEveryEntryOnce", testPagingWalksEveryEntryOnce},
 		{"ClearClientKeepsOthersInOrder", testClearClientKeepsOthersInOrder},
 		{"ConcurrentAddsKeepTheNewest", testConcurrentAddsKeepTheNewest},
+		{"KeepsTheNewestThatFit", testKeepsTheNewestThatFit},
 		{"ClearClientAmidAdds", testClearClientAmidAdds},
 	}
 	for _, tc := range tests {

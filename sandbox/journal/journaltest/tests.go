@@ -205,3 +205,60 @@ func testConcurrentAddsKeepTheNewest(t *testing.T, im impl) {
 		})
 	}
 }
+
+// testKeepsTheNewestThatFit: however the entries are batched on their way
+// in, the journal keeps the longest run of the newest entries within both
+// bounds, as adding them one at a time and dropping the oldest for each
+// would: never fewer, never more.
+func testKeepsTheNewestThatFit(t *testing.T, im impl) {
+	for _, tc := range []struct {
+		name       string
+		maxEntries int
+		maxBytes   int64
+	}{
+		{"count bound", 7, journal.DefaultMaxBytes},
+		{"byte bound", 100000, journal.MinMaxBytes},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			j := im.newLog(tc.maxEntries, tc.maxBytes)
+			const added = 400
+			sizes := make([]int64, added)
+			for i := range added {
+				// Up to 60 headers of up to 1,000 bytes: within truncate's
+				// bounds, so the size stored is the size computed here, and
+				// up to a sixteenth of the byte budget.
+				headers := map[string]string{}
+				for h := range (i * 7) % 61 {
+					headers[fmt.Sprintf("X-H-%02d", h)] = strings.Repeat("v", (i*131+h)%1000)
+				}
+				e := journal.Entry{Path: "/p", ClientID: fmt.Sprint("c", i%3), RequestID: fmt.Sprint(i), Headers: headers}
+				sizes[i] = e.Size()
+				j.Add(e)
+			}
+			keep, bytes := 1, sizes[added-1]
+			for i := added - 2; i >= 0 && keep < tc.maxEntries && bytes+sizes[i] <= tc.maxBytes; i-- {
+				keep, bytes = keep+1, bytes+sizes[i]
+			}
+			all := j.Find(journal.Filter{})
+			if len(all) != keep || all[0].RequestID != fmt.Sprint(added-keep) || all[len(all)-1].RequestID != fmt.Sprint(added-1) {
+				t.Fatalf("kept %d entries (%s to %s), want the newest %d that fit (%d to %d, %d bytes)",
+					len(all), all[0].RequestID, all[len(all)-1].RequestID, keep, added-keep, added-1, bytes)
+			}
+			if n, b := j.Usage(); n != keep || b != bytes {
+				t.Errorf("Usage: %d entries, %d bytes; want %d, %d", n, b, keep, bytes)
+			}
+			for c := range 3 {
+				id := fmt.Sprint("c", c)
+				var want int
+				for i := added - keep; i < added; i++ {
+					if i%3 == c {
+						want++
+					}
+				}
+				if got := j.Find(journal.Filter{ClientID: id}); len(got) != want {
+					t.Errorf("client %s: %d entries, want %d", id, len(got), want)
+				}
+			}
+		})
+	}
+}
