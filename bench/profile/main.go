@@ -116,7 +116,13 @@ func run(ctx context.Context, args []string) error {
 		wrkArgs = append(wrkArgs, "-H", "Authorization: Bearer "+token)
 	}
 	if tg.script != "" {
-		wrkArgs = append(wrkArgs, "-s", tg.script)
+		// wrk given a script it cannot open sends plain GETs instead, which
+		// for the qualified target profiles the listing, not the POST.
+		script := filepath.Join(moduleRoot(), tg.script)
+		if _, err := os.Stat(script); err != nil {
+			return fmt.Errorf("the %s target's wrk script: %w (run from within the module)", *target, err)
+		}
+		wrkArgs = append(wrkArgs, "-s", script)
 	}
 	wrkArgs = append(wrkArgs, base+tg.path, "--", "profile-"+strconv.FormatInt(int64(os.Getpid()), 10))
 
