@@ -66,7 +66,7 @@ func (j *RedisJournal) Add(_ context.Context, e Entry) error {
 	truncate(&e)
 	size := e.Size()
 	e.ID = 0 // the stream id carries it
-	raw, err := json.Marshal(e)
+	raw, err := appendEntryJSON(make([]byte, 0, size), &e)
 	if err != nil {
 		return fmt.Errorf("encode journal entry: %w", err) // plain data; cannot happen
 	}
