@@ -56,15 +56,16 @@ func (e *Entry) Size() int64 {
 }
 
 // jsonLen is the length of s inside a JSON string as encoding/json writes
-// it: HTML characters and control characters as \u00XX, invalid UTF-8 as
-// \ufffd, U+2028 and U+2029 escaped.
+// it: quotes, backslashes, \n, \r, \t, \b and \f with a backslash, the
+// other control characters and HTML's as \u00XX, invalid UTF-8 as \ufffd,
+// U+2028 and U+2029 escaped.
 func jsonLen(s string) int {
 	n := 0
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
 			switch {
-			case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t':
+			case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t' || c == '\b' || c == '\f':
 				n += 2
 			case c < 0x20 || c == '<' || c == '>' || c == '&':
 				n += 6

@@ -23,7 +23,7 @@ func TestCutValueKeepsUTF8(t *testing.T) {
 // encoding/json writes them, escapes included, so the budget bounds the
 // answer of GET /__sandbox/requests.
 func TestJSONLenMatchesEncodingJSON(t *testing.T) {
-	for _, s := range []string{"", "plain", `"quoted" \ back`, "<script>&amp;</script>", "tab\tnew\nline\r\x00\x1f",
+	for _, s := range []string{"", "plain", `"quoted" \ back`, "<script>&amp;</script>", "tab\tnew\nline\r\x00\x1f", "back\bfeed\f",
 		"é€𝄞", "bad \xff\xfe utf-8", "sep\u2028\u2029", strings.Repeat("<", 100)} {
 		b, err := json.Marshal(s)
 		if err != nil {
