@@ -116,11 +116,9 @@ func run(ctx context.Context, args []string) error {
 		wrkArgs = append(wrkArgs, "-H", "Authorization: Bearer "+token)
 	}
 	if tg.script != "" {
-		// wrk given a script it cannot open sends plain GETs instead, which
-		// for the qualified target profiles the listing, not the POST.
-		script := filepath.Join(moduleRoot(), tg.script)
-		if _, err := os.Stat(script); err != nil {
-			return fmt.Errorf("the %s target's wrk script: %w (run from within the module)", *target, err)
+		script, err := wrkScript(tg.script)
+		if err != nil {
+			return fmt.Errorf("the %s target: %w", *target, err)
 		}
 		wrkArgs = append(wrkArgs, "-s", script)
 	}
@@ -184,6 +182,18 @@ func fetchToken(ctx context.Context, base string) (string, error) {
 	}
 	rest := string(b)[i+len(key):]
 	return rest[:strings.IndexByte(rest, '"')], nil
+}
+
+// wrkScript is the path of a target's Lua script (rel, from the module's
+// root). wrk given a script it cannot open sends plain GETs instead, which
+// for the qualified target profiled the listing, not the POST: a script
+// that is not there is an error.
+func wrkScript(rel string) (string, error) {
+	script := filepath.Join(moduleRoot(), rel)
+	if _, err := os.Stat(script); err != nil {
+		return "", fmt.Errorf("wrk script: %w (run from within the module)", err)
+	}
+	return script, nil
 }
 
 // moduleRoot is where the Lua script paths are relative to: the module
