@@ -9,6 +9,13 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
 )
 
+// bounds names a journal's two bounds for a table of cases.
+type bounds struct {
+	name       string
+	maxEntries int
+	maxBytes   int64
+}
+
 // testBudgetHoldsAfterEveryAdd: whatever mix of sizes arrives, the journal
 // never holds more than its byte budget or its entry count, drops only the
 // oldest, and Clear gives every byte back.
@@ -158,11 +165,7 @@ func testClearClientKeepsOthersInOrder(t *testing.T, im impl) {
 // bounds, and a read right after the Adds sees every one of them.
 
 func testConcurrentAddsKeepTheNewest(t *testing.T, im impl) {
-	for _, tc := range []struct {
-		name       string
-		maxEntries int
-		maxBytes   int64
-	}{
+	for _, tc := range []bounds{
 		{"count bound", 40, journal.MinMaxBytes},
 		{"byte bound", 100000, journal.MinMaxBytes},
 	} {
@@ -211,11 +214,7 @@ func testConcurrentAddsKeepTheNewest(t *testing.T, im impl) {
 // bounds, as adding them one at a time and dropping the oldest for each
 // would: never fewer, never more.
 func testKeepsTheNewestThatFit(t *testing.T, im impl) {
-	for _, tc := range []struct {
-		name       string
-		maxEntries int
-		maxBytes   int64
-	}{
+	for _, tc := range []bounds{
 		{"count bound", 7, journal.DefaultMaxBytes},
 		{"byte bound", 100000, journal.MinMaxBytes},
 	} {
