@@ -76,6 +76,9 @@ func (j *RedisJournal) Add(_ context.Context, e Entry) error {
 
 // append stores a batch of entries with one addScript call.
 func (j *RedisJournal) append(entries []pendingEntry) error {
+	if len(entries) == 0 {
+		return nil // the script needs at least one: it keeps the newest
+	}
 	args := make([]any, 0, 2+3*len(entries))
 	args = append(args, j.maxEntries, j.maxBytes)
 	for _, e := range entries {
