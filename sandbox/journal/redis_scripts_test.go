@@ -27,6 +27,9 @@ func TestAddScriptKeepsWhatOneAtATimeWould(t *testing.T) {
 			maxEntries, maxBytes := 1+rng.IntN(40), int64(1000+rng.IntN(4000))
 			j := NewRedis(rdb, "t:", maxEntries, maxBytes)
 			j.maxBytes = maxBytes // below MinMaxBytes, so that small sizes fill it
+			if err := j.append(nil); err != nil {
+				t.Fatalf("an empty batch: %v", err)
+			}
 
 			type kept struct {
 				id   int
