@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
 )
 
 // Embedded credentials (public test values, also in the README).
@@ -27,12 +28,39 @@ const scope = "api://referrals-sandbox/.default"
 // fails as an error instead of hanging the test.
 const requestTimeout = 30 * time.Second
 
+// idleConnTimeout is how long newClient's clients keep an unused
+// connection: below the sandbox's ReadHeaderTimeout. The server closes a
+// connection that has sent nothing for that long after it was accepted (a
+// keep-alive connection only after its IdleTimeout), and Go's transport
+// sometimes dials a connection that a request then does not use. Kept
+// idle past ReadHeaderTimeout, such a connection could be handed to a POST
+// just as the server closed it, which then failed with EOF or a reset: a
+// soak under ./test -race lost a submission that way. Retiring idle
+// connections first is what a careful pooled client does (docs/clients.md).
+const idleConnTimeout = sandbox.ReadHeaderTimeout / 2
+
 // newClient is an HTTP client that keeps up to conns connections alive to
 // one host, as a partner's pooled client would.
 func newClient(conns int) *http.Client {
 	return &http.Client{
 		Timeout:   requestTimeout,
-		Transport: &http.Transport{MaxIdleConns: conns, MaxIdleConnsPerHost: conns, IdleConnTimeout: time.Minute},
+		Transport: &http.Transport{MaxIdleConns: conns, MaxIdleConnsPerHost: conns, IdleConnTimeout: idleConnTimeout},
+	}
+}
+
+// TestClientRetiresIdleConnectionsFirst: newClient's clients close an idle
+// connection before the sandbox could close it under them (see
+// idleConnTimeout); it failed with the minute they kept one before. A test
+// of the race itself would be a flaky one: it needs the transport to dial
+// a connection it then leaves unused, and a request to pick that
+// connection in the moment the server closes it.
+func TestClientRetiresIdleConnectionsFirst(t *testing.T) {
+	tr, ok := newClient(1).Transport.(*http.Transport)
+	if !ok {
+		t.Fatalf("newClient's transport is a %T", newClient(1).Transport)
+	}
+	if tr.IdleConnTimeout <= 0 || tr.IdleConnTimeout >= sandbox.ReadHeaderTimeout {
+		t.Errorf("newClient keeps an idle connection %s; want more than 0 and less than the sandbox's ReadHeaderTimeout %s", tr.IdleConnTimeout, sandbox.ReadHeaderTimeout)
 	}
 }
 

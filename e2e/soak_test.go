@@ -170,7 +170,9 @@ func TestSoak(t *testing.T) {
 	t.Logf("soak: %d requests (%.0f/s), %d forced 503s; per op %s", tally.requests.Load(),
 		float64(tally.requests.Load())/d.Seconds(), tally.forced.Load(), perOpSummary(tally))
 	if tally.failureCount > 0 {
-		t.Errorf("%d request(s) failed during the soak; the first:\n%s", tally.failureCount, joinLines(tally.failures))
+		// The sandbox logs at warn level, so its log holds what net/http
+		// and the handlers said about a connection closed without an answer.
+		t.Errorf("%d request(s) failed during the soak; the first:\n%s\nthe sandbox's log:\n%s", tally.failureCount, joinLines(tally.failures), sb.stderr)
 	}
 	if tally.forced.Load() == 0 {
 		t.Errorf("the flaky scenario forced no 503 in its third of the soak: was it active?")
