@@ -55,37 +55,6 @@ func (e *Entry) Size() int64 {
 	return int64(n)
 }
 
-// jsonLen is the length of s inside a JSON string as encoding/json writes
-// it: quotes, backslashes, \n, \r, \t, \b and \f with a backslash, the
-// other control characters and HTML's as \u00XX, invalid UTF-8 as \ufffd,
-// U+2028 and U+2029 escaped.
-func jsonLen(s string) int {
-	n := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t' || c == '\b' || c == '\f':
-				n += 2
-			case c < 0x20 || c == '<' || c == '>' || c == '&':
-				n += 6
-			default:
-				n++
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if (r == utf8.RuneError && size == 1) || r == '\u2028' || r == '\u2029' {
-			n += 6
-		} else {
-			n += size
-		}
-		i += size
-	}
-	return n
-}
-
 // truncate cuts every value of e to the per-entry bounds and lists what it
 // cut in e.Truncated, so that one entry costs at most about
 // MaxHeaders × (MaxHeaderNameBytes + MaxValueBytes) bytes whatever was

@@ -69,6 +69,11 @@ if n == 0 then bytes = 0 end
 local count = (#ARGV - 2) / 3
 local first = redis.call('INCRBY', KEYS[2], count) - count
 local function arg(k) return 3 + 3 * (k - 1) end
+-- listFor is key's list in groups, made (and key added to order) the first time.
+local function listFor(groups, order, key)
+  if not groups[key] then groups[key] = {}; order[#order + 1] = key end
+  return groups[key]
+end
 -- The batch's entries kept: from keepFrom to the last, keepN of them, keepB bytes.
 local keepFrom, keepN, keepB = count, 1, tonumber(ARGV[arg(count)])
 while keepFrom > 1 do
@@ -91,10 +96,7 @@ while over() do
     if not over() then break end
     local seq, sz, c = string.match(m, '^(%d+):(%d+):(.*)$')
     ids[#ids + 1] = seq .. '-0'
-    if c ~= '' then
-      if not byClient[c] then byClient[c] = {}; clients[#clients + 1] = c end
-      table.insert(byClient[c], seq .. ':' .. sz)
-    end
+    if c ~= '' then table.insert(listFor(byClient, clients, c), seq .. ':' .. sz) end
     bytes, n, dropped = bytes - tonumber(sz), n - 1, dropped + 1
   end
   deleteIDs()
@@ -114,9 +116,9 @@ for k = keepFrom, count do
   index[#index + 1] = seq
   index[#index + 1] = seq .. ':' .. ARGV[a] .. ':' .. client
   if client ~= '' then
-    if not added[client] then added[client] = {}; addedTo[#addedTo + 1] = client end
-    table.insert(added[client], seq)
-    table.insert(added[client], seq .. ':' .. ARGV[a])
+    local members = listFor(added, addedTo, client)
+    members[#members + 1] = seq
+    members[#members + 1] = seq .. ':' .. ARGV[a]
   end
 end
 redis.call('ZADD', KEYS[4], unpack(index))
