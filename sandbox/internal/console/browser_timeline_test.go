@@ -103,3 +103,21 @@ func TestConsoleShowsPersonaMoving(t *testing.T) {
 	noStrayNull(t, ctx)
 	saveScreenshot(t, ctx, "console-personas.png", false)
 }
+
+// TestConsoleShowsEndedScenarioAsEnded switches on a timed scenario, moves
+// the sandbox clock past its window, and finds the console showing it as
+// ended with its toggle back to "Switch on", not as still on.
+func TestConsoleShowsEndedScenarioAsEnded(t *testing.T) {
+	_, base := newSandbox(t)
+	if status, _, body := send(t, base, call{method: http.MethodPost, path: "/__sandbox/library/maintenance-window", contentType: "application/json", body: `{}`}); status != http.StatusCreated {
+		t.Fatalf("switch on maintenance-window: %d %s", status, body)
+	}
+	ctx := newBrowser(t, desktopWidth, desktopHeight)
+	openConsole(t, ctx, base, "scenarios")
+	toggle := `document.querySelector('#scenario-list li[data-scenario="maintenance-window"] button[data-action="toggle"]')`
+	waitFor(t, ctx, "the scenario shown on", toggle+`.getAttribute('aria-pressed') === 'true'`)
+	if status, _, body := send(t, base, call{method: http.MethodPost, path: "/__sandbox/clock", contentType: "application/json", body: `{"advance": "30m"}`}); status != http.StatusOK {
+		t.Fatalf("advance the clock: %d %s", status, body)
+	}
+	waitFor(t, ctx, "the scenario shown ended", toggle+`.getAttribute('aria-pressed') === 'false' && !!document.querySelector('#scenario-list li[data-scenario="maintenance-window"] .chip.ended')`)
+}

@@ -20,6 +20,7 @@
     library: [],
     rules: [],
     active: [],
+    ended: [],
     journal: [], // oldest first
     lastId: 0,
     journalLoaded: false,
@@ -301,11 +302,12 @@
       if (lib) state.library = lib.scenarios || [];
       state.rules = rules.rules || [];
       state.active = rules.active || [];
+      state.ended = rules.ended || [];
     } catch (err) {
       $('rules').replaceChildren(empty('Could not load the rules: ' + err.message));
       return;
     }
-    if (changed('library', [state.library, state.active, $('scenario-client').value])) keepFocus(renderLibrary);
+    if (changed('library', [state.library, state.active, state.ended, $('scenario-client').value])) keepFocus(renderLibrary);
     if (changed('rules', state.rules)) keepFocus(renderRules);
   }
 
@@ -326,6 +328,15 @@
           attrs: { 'aria-label': 'Switch off ' + sc.name + (a.clientId ? ' for ' + a.clientId : ' for every client'), title: 'Switch off' },
           data: { focusKey: 'off:' + sc.name + ':' + (a.clientId || '') },
         }, () => deactivate(sc.name, a.clientId || ''))));
+      // An activation whose timeline is over is not on; it shows as ended
+      // until it is cleared, so the console never shows a finished incident as running.
+      state.ended.filter((a) => a.name === sc.name).forEach((a) => chips.push(el('span', { class: 'chip ended' },
+        'ended · ' + (a.clientId || 'every client'),
+        button('×', {
+          class: 'chip-off',
+          attrs: { 'aria-label': 'Clear ' + sc.name + (a.clientId ? ' for ' + a.clientId : ' for every client'), title: 'Clear' },
+          data: { focusKey: 'clear:' + sc.name + ':' + (a.clientId || '') },
+        }, () => deactivate(sc.name, a.clientId || '')))));
       return el('li', { class: 'scenario' + (acts.length ? ' is-on' : ''), data: { scenario: sc.name } },
         el('div', { class: 'scenario-text' },
           el('h3', { text: sc.name }),
