@@ -119,7 +119,13 @@ func (s *Server) listLibrary(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	on, ended := splitEnded(active)
-	writeJSON(w, http.StatusOK, map[string]any{"scenarios": all, "active": on, "ended": ended})
+	saved := []string{}
+	for _, sc := range all {
+		if sc.Saved() {
+			saved = append(saved, sc.Name)
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"scenarios": all, "active": on, "ended": ended, "saved": saved})
 }
 
 func (s *Server) getScenario(w http.ResponseWriter, r *http.Request) {

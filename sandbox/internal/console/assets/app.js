@@ -21,6 +21,7 @@
     rules: [],
     active: [],
     ended: [],
+    saved: [],
     journal: [], // oldest first
     lastId: 0,
     journalLoaded: false,
@@ -299,7 +300,10 @@
         state.library.length ? null : api('GET', 'library'),
         api('GET', 'scenarios'),
       ]);
-      if (lib) state.library = lib.scenarios || [];
+      if (lib) {
+        state.library = lib.scenarios || [];
+        state.saved = lib.saved || [];
+      }
       state.rules = rules.rules || [];
       state.active = rules.active || [];
       state.ended = rules.ended || [];
@@ -337,11 +341,17 @@
           attrs: { 'aria-label': 'Clear ' + sc.name + (a.clientId ? ' for ' + a.clientId : ' for every client'), title: 'Clear' },
           data: { focusKey: 'clear:' + sc.name + ':' + (a.clientId || '') },
         }, () => deactivate(sc.name, a.clientId || '')))));
+      const saved = state.saved.includes(sc.name);
       return el('li', { class: 'scenario' + (acts.length ? ' is-on' : ''), data: { scenario: sc.name } },
         el('div', { class: 'scenario-text' },
           el('h3', { text: sc.name }),
           el('p', { text: sc.description }),
           chips.length ? el('div', { class: 'chips' }, ...chips) : null),
+        saved ? button('Delete', {
+          class: 'danger',
+          data: { action: 'delete-saved', scenario: sc.name, focusKey: 'delete:' + sc.name },
+          attrs: { 'aria-label': 'Delete saved scenario ' + sc.name },
+        }, () => deleteSaved(sc.name)) : null,
         button(on ? 'Switch off' : 'Switch on', {
           class: on ? 'toggle on' : 'toggle',
           data: { action: 'toggle', scenario: sc.name, focusKey: 'toggle:' + sc.name },
@@ -358,6 +368,20 @@
     } catch (err) {
       toast('Could not switch on ' + name + ': ' + err.message, 'error');
     }
+    await loadScenarios();
+  }
+
+  // deleteSaved removes a scenario saved at run time; the sandbox switches
+  // it off first. Built-in ones have no Delete button.
+  async function deleteSaved(name) {
+    if (!window.confirm('Delete saved scenario ' + name + '? It is switched off wherever it is on, and its name is free again.')) return;
+    try {
+      await api('DELETE', 'library/saved/' + encodeURIComponent(name));
+      toast(name + ' deleted', 'ok');
+    } catch (err) {
+      toast('Could not delete ' + name + ': ' + err.message, 'error');
+    }
+    state.library = [];
     await loadScenarios();
   }
 
