@@ -71,10 +71,11 @@ type Endpoint string
 
 // The kinds of request a Rule can match.
 const (
-	EndpointToken Endpoint = "token" // POST {AuthURL}/oauth2/v2.0/token
-	EndpointAPI   Endpoint = "api"   // everything under BaseURL
-	EndpointPing  Endpoint = "ping"  // GET {RootURL}/health/ping
-	EndpointAny   Endpoint = "any"   // all three
+	EndpointToken   Endpoint = "token"   // POST {AuthURL}/oauth2/v2.0/token
+	EndpointAPI     Endpoint = "api"     // everything under BaseURL
+	EndpointPing    Endpoint = "ping"    // GET {RootURL}/health/ping
+	EndpointService Endpoint = "service" // the API and its ping: an outage of the service
+	EndpointAny     Endpoint = "any"     // all three
 )
 
 // Delay is latency a Rule adds. Use exactly one form: Fixed; Min and Max
