@@ -614,7 +614,7 @@
       data: { id: e.id, requestId: e.requestId, status: e.status, statusClass: cls },
       on: { click: select },
     },
-    el('td', { class: 'mono nowrap', text: shortTime(e.at) }),
+    el('td', { class: 'mono nowrap' }, shortTime(e.at), clockMark(e)),
     el('td', { class: 'mono', text: e.method }),
     el('td', { class: 'path' }, button(e.path + (e.query ? '?' + e.query : ''), {
       class: 'row-button',
@@ -625,6 +625,30 @@
     el('td', null, el('span', { class: 'badge b-' + cls, text: statusText(e) })),
     el('td', { class: 'num opt', text: e.durationMs.toFixed(1) }),
     el('td', { class: 'opt sub rule', text: e.scenario || e.ruleId || '', attrs: { title: e.scenario || e.ruleId || undefined } }));
+  }
+
+  // clockMark flags an entry whose time is on a client's own clock, not
+  // the sandbox's one the header shows: entries of a client whose clock
+  // was moved sit among the others, and a reader must not take their
+  // times for the same clock's.
+  function clockMark(e) {
+    const sandbox = state.clockDelta / 1000;
+    const own = (e.clockOffsetSeconds || 0) - sandbox;
+    if (Math.abs(own) < 1) return null;
+    const text = (own > 0 ? '+' : '−') + humanSeconds(Math.abs(own));
+    return el('span', {
+      class: 'clock-mark',
+      text: text,
+      attrs: { title: 'On ' + (e.clientId || 'this client') + "'s own clock, " + humanSeconds(Math.abs(own)) + (own > 0 ? ' ahead of' : ' behind') + " the sandbox clock the header shows" },
+    });
+  }
+
+  function humanSeconds(sec) {
+    const s = Math.round(sec);
+    const h = Math.floor(s / 3600);
+    const m = Math.floor((s % 3600) / 60);
+    const r = s % 60;
+    return (h ? h + 'h' : '') + (h || m ? m + 'm' : '') + r + 's';
   }
 
   function renderJournal() {
