@@ -29,6 +29,7 @@ func (s *Server) adminRoutes(r *mux.Router) {
 		http.MethodPost:   admin(s.activateScenario),
 		http.MethodDelete: admin(s.noParams(s.deactivateScenario)),
 	})
+	s.handle(r, "/__sandbox/library/saved/{name}", methods{http.MethodDelete: admin(s.noParams(s.deleteSavedScenario))})
 	s.handle(r, "/__sandbox/clock", methods{
 		http.MethodGet:  admin(s.getClock),
 		http.MethodPost: admin(s.moveClock),

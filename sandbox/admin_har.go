@@ -216,6 +216,12 @@ func harResponseHeaders(e JournalEntry) []harPair {
 	if e.RetryAfterSeconds > 0 {
 		out = append(out, harPair{Name: "Retry-After", Value: strconv.Itoa(e.RetryAfterSeconds)})
 	}
+	if rl := e.RateLimit; rl != nil {
+		out = append(out,
+			harPair{Name: "RateLimit-Limit", Value: strconv.Itoa(rl.Limit)},
+			harPair{Name: "RateLimit-Remaining", Value: strconv.Itoa(rl.Remaining)},
+			harPair{Name: "RateLimit-Reset", Value: strconv.Itoa(rl.Reset)})
+	}
 	if e.RuleID != "" {
 		out = append(out, harPair{Name: RuleHeader, Value: e.RuleID})
 	}

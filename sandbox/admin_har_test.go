@@ -176,3 +176,29 @@ func TestHARPassesHARValidator(t *testing.T) {
 		t.Fatalf("har-validator: %v\n%s\n%s", err, out, r.Body)
 	}
 }
+
+// TestHARCarriesRateLimitHeaders: a 429 in the HAR carries the RateLimit-*
+// headers its answer carried, as do the answers before it, so a throttling
+// bug report shows the quota the client was told of.
+func TestHARCarriesRateLimitHeaders(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t, withRateLimit(slowRate, 2))
+	tok := s.token(partner)
+	var last *response
+	for range 3 {
+		last = s.do(request{path: trialsPath, token: tok})
+	}
+	if last.Status != http.StatusTooManyRequests {
+		t.Fatalf("third call: %d, want 429", last.Status)
+	}
+	h, _ := s.getHAR(url.Values{"clientId": {partner}, "status": {"429"}})
+	if len(h.Log.Entries) != 1 {
+		t.Fatalf("%d 429s in the HAR, want 1", len(h.Log.Entries))
+	}
+	got := pairs(h.Log.Entries[0].Response.Headers)
+	for _, name := range []string{"RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "Retry-After"} {
+		if got[name] != last.Header.Get(name) || got[name] == "" {
+			t.Errorf("the 429's %s in the HAR %q, the answer sent %q", name, got[name], last.Header.Get(name))
+		}
+	}
+}

@@ -21,6 +21,40 @@ type savedScenario struct {
 	FromJournal *journalWindow   `json:"fromJournal"`
 }
 
+// deleteSavedScenario answers DELETE /__sandbox/library/saved/{name}: it
+// deactivates the scenario everywhere, then removes it from the saved
+// ones. Deactivating first means no activation is left behind whose
+// scenario no longer exists (and so could not be switched off by name).
+func (s *Server) deleteSavedScenario(w http.ResponseWriter, r *http.Request) {
+	name := pathVars(r)["name"]
+	sc, ok, err := s.library.Get(r.Context(), name)
+	switch {
+	case err != nil:
+		s.fail(w, r, err)
+		return
+	case !ok:
+		s.problem(w, r, newProblem(http.StatusNotFound, "no saved scenario named "+name))
+		return
+	case !sc.Saved():
+		s.problem(w, r, newProblem(http.StatusConflict, "scenario "+name+" comes with the sandbox, not from POST /__sandbox/library: "+scenarios.ErrNotSaved.Error()))
+		return
+	}
+	if err := s.scenarios.Deactivate(r.Context(), name, ""); err != nil && !errors.Is(err, scenarios.ErrNotFound) {
+		s.fail(w, r, err)
+		return
+	}
+	err = s.library.Delete(r.Context(), name)
+	switch {
+	case errors.Is(err, scenarios.ErrNotFound):
+		// Another caller deleted it between the read and now.
+		s.problem(w, r, newProblem(http.StatusNotFound, "no saved scenario named "+name))
+	case err != nil:
+		s.fail(w, r, err)
+	default:
+		w.WriteHeader(http.StatusNoContent)
+	}
+}
+
 // journalWindow selects the journaled answers a timeline replays.
 type journalWindow struct {
 	Since    string `json:"since"`

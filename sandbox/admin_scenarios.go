@@ -19,7 +19,23 @@ func (s *Server) listRules(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"rules": rules, "active": active})
+	on, ended := splitEnded(active)
+	writeJSON(w, http.StatusOK, map[string]any{"rules": rules, "active": on, "ended": ended})
+}
+
+// splitEnded parts activations into those still in effect and those whose
+// rules can no longer fire: an incident that is over leaves "active" but
+// stays visible (and can still be deactivated) until someone clears it.
+func splitEnded(acts []scenarios.Activation) (on, ended []scenarios.Activation) {
+	on, ended = []scenarios.Activation{}, []scenarios.Activation{}
+	for _, a := range acts {
+		if a.Ended {
+			ended = append(ended, a)
+		} else {
+			on = append(on, a)
+		}
+	}
+	return on, ended
 }
 
 func (s *Server) addRule(w http.ResponseWriter, r *http.Request) {
@@ -102,7 +118,14 @@ func (s *Server) listLibrary(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"scenarios": all, "active": active})
+	on, ended := splitEnded(active)
+	saved := []string{}
+	for _, sc := range all {
+		if sc.Saved() {
+			saved = append(saved, sc.Name)
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"scenarios": all, "active": on, "ended": ended, "saved": saved})
 }
 
 func (s *Server) getScenario(w http.ResponseWriter, r *http.Request) {

@@ -189,5 +189,18 @@ func (s *Server) journalEntry(r *http.Request, rec *statusRecorder, info *reques
 			e.RetryAfterSeconds = ra
 		}
 	}
+	e.RateLimit = rateLimitOf(answered)
 	return e
+}
+
+// rateLimitOf reads the RateLimit-* headers the sandbox wrote on an
+// answer, or nil when it wrote none (or not all three).
+func rateLimitOf(h http.Header) *journal.RateLimit {
+	limit, errL := strconv.Atoi(h.Get("RateLimit-Limit"))
+	remaining, errR := strconv.Atoi(h.Get("RateLimit-Remaining"))
+	reset, errS := strconv.Atoi(h.Get("RateLimit-Reset"))
+	if errL != nil || errR != nil || errS != nil {
+		return nil
+	}
+	return &journal.RateLimit{Limit: limit, Remaining: remaining, Reset: reset}
 }

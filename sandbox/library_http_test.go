@@ -145,16 +145,21 @@ var scenarioChecks = map[string]func(t *testing.T, c libraryCase){
 		}
 	},
 	"maintenance-window": func(t *testing.T, c libraryCase) {
+		// An outage of the service: its ping is down with its API (a
+		// client that checks the ping before retrying must see it), and
+		// its identity provider, another system, stays up.
 		wantForced(t, c.s.do(request{path: trialsPath, token: c.tok}), 503, "300")
-		wantForced(t, c.s.do(request{path: pingPath, token: c.tok2}), 200, "")
+		wantForced(t, c.s.do(request{path: pingPath, token: c.tok2}), 503, "300")
 		accessTokenOf(t, c.s.postToken(tokenForm(partner, partner+"-secret", apiScope), nil))
 		c.s.advance(29 * time.Minute)
 		wantForced(t, c.s.do(request{path: trialsPath, token: c.tok2}), 503, "300")
 		c.s.advance(time.Minute)
 		wantForced(t, c.s.do(request{path: trialsPath, token: c.tok}), 200, "")
+		wantForced(t, c.s.do(request{path: pingPath, token: c.tok2}), 200, "")
 	},
 	"outage-then-throttling": func(t *testing.T, c libraryCase) {
 		wantForced(t, c.s.do(request{path: trialsPath, token: c.tok}), 503, "30")
+		wantForced(t, c.s.do(request{path: pingPath, token: c.tok2}), 503, "30")
 		c.s.advance(5 * time.Minute)
 		wantForced(t, c.s.do(request{path: trialsPath, token: c.tok}), 429, "5")
 		c.s.advance(2 * time.Minute)

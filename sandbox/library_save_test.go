@@ -169,3 +169,47 @@ func TestTimelineFromJournalReplaysOnlyDeliberateSlowness(t *testing.T) {
 		t.Errorf("phases with a delay: %+v; want only the 503 with the rule's 120ms, not the slow upload's time", delayed)
 	}
 }
+
+// TestDeleteSavedScenario: a saved scenario can be deleted, which switches
+// it off first and frees its name; one that comes with the sandbox cannot,
+// and an unknown name is a 404.
+func TestDeleteSavedScenario(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	tok := s.token(partner)
+	saved := map[string]any{"name": "team-outage", "description": "Saved to be deleted.", "rules": []any{map[string]any{"endpoint": "api", "status": 503}}}
+	if r := s.admin(http.MethodPost, "/__sandbox/library", saved); r.Status != http.StatusCreated {
+		t.Fatalf("save: %d %s", r.Status, r.Body)
+	}
+	s.activate("team-outage", "")
+	if r := s.do(request{path: trialsPath, token: tok}); r.Status != http.StatusServiceUnavailable {
+		t.Fatalf("with the scenario on: %d, want 503", r.Status)
+	}
+
+	if r := s.admin(http.MethodDelete, "/__sandbox/library/saved/team-outage", nil); r.Status != http.StatusNoContent {
+		t.Fatalf("delete: %d %s, want 204", r.Status, r.Body)
+	}
+	wantForced(t, s.do(request{path: trialsPath, token: tok}), 200, "")
+	if r := s.admin(http.MethodGet, "/__sandbox/library/team-outage", nil); r.Status != http.StatusNotFound {
+		t.Errorf("GET after delete: %d, want 404", r.Status)
+	}
+	var listed struct {
+		Scenarios []struct{ Name string } `json:"scenarios"`
+		Active    []struct{ Name string } `json:"active"`
+	}
+	s.admin(http.MethodGet, "/__sandbox/library", nil).decode(t, &listed)
+	for _, sc := range append(listed.Scenarios, listed.Active...) {
+		if sc.Name == "team-outage" {
+			t.Errorf("the library still lists the deleted scenario: %+v", listed)
+		}
+	}
+	if r := s.admin(http.MethodDelete, "/__sandbox/library/saved/team-outage", nil); r.Status != http.StatusNotFound {
+		t.Errorf("delete again: %d, want 404", r.Status)
+	}
+	if r := s.admin(http.MethodDelete, "/__sandbox/library/saved/flaky", nil); r.Status != http.StatusConflict {
+		t.Errorf("delete a scenario that comes with the sandbox: %d %s, want 409", r.Status, r.Body)
+	}
+	if r := s.admin(http.MethodPost, "/__sandbox/library", saved); r.Status != http.StatusCreated {
+		t.Errorf("save the freed name again: %d %s", r.Status, r.Body)
+	}
+}

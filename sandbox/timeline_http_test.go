@@ -160,3 +160,37 @@ func TestTimelineOnOneRequest(t *testing.T) {
 		t.Errorf("one request activated %+v", rules)
 	}
 }
+
+// TestEndedTimelineLeavesActive: once a scenario's timeline is past its
+// last phase, the listings move its activation from active to ended, so
+// neither the console nor a script shows an incident that is over as on.
+func TestEndedTimelineLeavesActive(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	s.activate("maintenance-window", "")
+	type listing struct {
+		Active []struct{ Name string } `json:"active"`
+		Ended  []struct {
+			Name  string `json:"name"`
+			Ended bool   `json:"ended"`
+		} `json:"ended"`
+	}
+	for _, path := range []string{"/__sandbox/scenarios", "/__sandbox/library"} {
+		var during listing
+		s.admin(http.MethodGet, path, nil).decode(t, &during)
+		if len(during.Active) != 1 || len(during.Ended) != 0 {
+			t.Fatalf("%s during the window: %+v, want it active", path, during)
+		}
+	}
+	s.advance(30 * time.Minute)
+	for _, path := range []string{"/__sandbox/scenarios", "/__sandbox/library"} {
+		var after listing
+		s.admin(http.MethodGet, path, nil).decode(t, &after)
+		if len(after.Active) != 0 || len(after.Ended) != 1 || after.Ended[0].Name != "maintenance-window" || !after.Ended[0].Ended {
+			t.Fatalf("%s after the window: %+v, want it under ended only", path, after)
+		}
+	}
+	if r := s.admin(http.MethodDelete, "/__sandbox/library/maintenance-window", nil); r.Status != http.StatusNoContent {
+		t.Fatalf("switching off an ended scenario: %d %s", r.Status, r.Body)
+	}
+}

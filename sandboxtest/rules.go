@@ -71,10 +71,11 @@ type Endpoint string
 
 // The kinds of request a Rule can match.
 const (
-	EndpointToken Endpoint = "token" // POST {AuthURL}/oauth2/v2.0/token
-	EndpointAPI   Endpoint = "api"   // everything under BaseURL
-	EndpointPing  Endpoint = "ping"  // GET {RootURL}/health/ping
-	EndpointAny   Endpoint = "any"   // all three
+	EndpointToken   Endpoint = "token"   // POST {AuthURL}/oauth2/v2.0/token
+	EndpointAPI     Endpoint = "api"     // everything under BaseURL
+	EndpointPing    Endpoint = "ping"    // GET {RootURL}/health/ping
+	EndpointService Endpoint = "service" // the API and its ping: an outage of the service
+	EndpointAny     Endpoint = "any"     // all three
 )
 
 // Delay is latency a Rule adds. Use exactly one form: Fixed; Min and Max
@@ -193,6 +194,45 @@ func (s *Sandbox) ApplyScenarioContext(ctx context.Context, name, clientID strin
 	body := map[string]string{"clientId": clientID}
 	if err := s.admin(ctx, http.MethodPost, "/__sandbox/library/"+url.PathEscape(name), body, http.StatusCreated, nil); err != nil {
 		return fmt.Errorf("apply scenario %s: %w", name, err)
+	}
+	return nil
+}
+
+// SaveScenario saves rules as a named scenario in the sandbox's library
+// (POST /__sandbox/library), to activate later with ApplyScenario. In
+// shared mode saved scenarios outlive restarts: delete what a test saved
+// (DeleteScenario, or t.Cleanup) so a team sandbox does not fill up.
+func (s *Sandbox) SaveScenario(t testing.TB, name, description string, rules []Rule) {
+	t.Helper()
+	if err := s.SaveScenarioContext(context.Background(), name, description, rules); err != nil {
+		t.Fatalf("sandboxtest: %v", err)
+	}
+}
+
+// SaveScenarioContext is SaveScenario without a test: a taken name or an
+// invalid rule is an error.
+func (s *Sandbox) SaveScenarioContext(ctx context.Context, name, description string, rules []Rule) error {
+	body := map[string]any{"name": name, "description": description, "rules": rules}
+	if err := s.admin(ctx, http.MethodPost, "/__sandbox/library", body, http.StatusCreated, nil); err != nil {
+		return fmt.Errorf("save scenario %s: %w", name, err)
+	}
+	return nil
+}
+
+// DeleteScenario deletes a scenario saved with SaveScenario (or POST
+// /__sandbox/library), switching it off first wherever it is active.
+func (s *Sandbox) DeleteScenario(t testing.TB, name string) {
+	t.Helper()
+	if err := s.DeleteScenarioContext(context.Background(), name); err != nil {
+		t.Fatalf("sandboxtest: %v", err)
+	}
+}
+
+// DeleteScenarioContext is DeleteScenario without a test: an unknown name,
+// or one that comes with the sandbox, is an error.
+func (s *Sandbox) DeleteScenarioContext(ctx context.Context, name string) error {
+	if err := s.admin(ctx, http.MethodDelete, "/__sandbox/library/saved/"+url.PathEscape(name), nil, http.StatusNoContent, nil); err != nil {
+		return fmt.Errorf("delete scenario %s: %w", name, err)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package sandboxtest_test
 
 import (
+	"context"
 	"crypto/tls"
 	"encoding/json"
 	"errors"
@@ -165,6 +166,29 @@ func TestAdminHelpers(t *testing.T) {
 	}
 	if entries := sb.Requests(t, sandboxtest.JournalFilter{}); len(entries) != 1 {
 		t.Errorf("journal after Reset and one call holds %d entries, want 1", len(entries))
+	}
+}
+
+// TestSaveAndDeleteScenario: a scenario saved through the helper applies
+// like a built-in one, and deleting it switches it off and frees its name.
+func TestSaveAndDeleteScenario(t *testing.T) {
+	sb := sandboxtest.Start(t)
+	token := sb.Token(t, sb.DefaultCredentials)
+	rules := []sandboxtest.Rule{{Endpoint: sandboxtest.EndpointAPI, Status: http.StatusServiceUnavailable}}
+	sb.SaveScenario(t, "job-outage", "A job's own outage.", rules)
+	sb.ApplyScenario(t, "job-outage", "")
+	if got := getTrials(t, sb, token); got != http.StatusServiceUnavailable {
+		t.Fatalf("under the saved scenario: %d, want 503", got)
+	}
+	sb.DeleteScenario(t, "job-outage")
+	if got := getTrials(t, sb, token); got != http.StatusOK {
+		t.Errorf("after deleting it: %d, want 200", got)
+	}
+	if err := sb.DeleteScenarioContext(context.Background(), "job-outage"); err == nil || !strings.Contains(err.Error(), "404") {
+		t.Errorf("deleting it again: %v, want the 404", err)
+	}
+	if err := sb.SaveScenarioContext(context.Background(), "job-outage", "Again.", rules); err != nil {
+		t.Errorf("saving the freed name: %v", err)
 	}
 }
 

@@ -12,12 +12,16 @@ import (
 type Endpoint string
 
 // Endpoint kinds. A Request carries one of EndpointToken, EndpointAPI or
-// EndpointPing; EndpointAny (or an empty endpoint) in a Rule matches all.
+// EndpointPing; EndpointAny (or an empty endpoint) in a Rule matches all,
+// and EndpointService matches the service's two (an outage of the service
+// takes its ping down with its API, while its identity provider, another
+// system, stays up).
 const (
-	EndpointToken Endpoint = "token" // POST {auth_url}/oauth2/v2.0/token
-	EndpointAPI   Endpoint = "api"   // everything under {base_url}
-	EndpointPing  Endpoint = "ping"  // GET {root_url}/health/ping
-	EndpointAny   Endpoint = "any"   // rules only: every kind
+	EndpointToken   Endpoint = "token"   // POST {auth_url}/oauth2/v2.0/token
+	EndpointAPI     Endpoint = "api"     // everything under {base_url}
+	EndpointPing    Endpoint = "ping"    // GET {root_url}/health/ping
+	EndpointService Endpoint = "service" // rules only: api and ping
+	EndpointAny     Endpoint = "any"     // rules only: every kind
 )
 
 // Token endpoint error codes a rule can force, as listed in the interface
@@ -31,7 +35,7 @@ const (
 // valid reports whether e is a known endpoint kind; empty counts as "any".
 func (e Endpoint) valid() bool {
 	switch e {
-	case "", EndpointToken, EndpointAPI, EndpointPing, EndpointAny:
+	case "", EndpointToken, EndpointAPI, EndpointPing, EndpointService, EndpointAny:
 		return true
 	}
 	return false
@@ -39,6 +43,9 @@ func (e Endpoint) valid() bool {
 
 // matches reports whether a rule targeting e applies to a request to got.
 func (e Endpoint) matches(got Endpoint) bool {
+	if e == EndpointService {
+		return got == EndpointAPI || got == EndpointPing
+	}
 	return e == "" || e == EndpointAny || e == got
 }
 
@@ -52,7 +59,7 @@ func ForcibleStatuses(e Endpoint) []int {
 	switch e {
 	case EndpointToken:
 		return []int{http.StatusServiceUnavailable}
-	case "", EndpointAny, EndpointAPI, EndpointPing:
+	case "", EndpointAny, EndpointAPI, EndpointPing, EndpointService:
 		return []int{
 			http.StatusUnauthorized,
 			http.StatusForbidden,

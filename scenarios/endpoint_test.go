@@ -14,6 +14,7 @@ func TestForcible(t *testing.T) {
 		{EndpointAPI, "[401 403 429 500 503]", "[]"},
 		{EndpointPing, "[401 403 429 500 503]", "[]"},
 		{EndpointAny, "[401 403 429 500 503]", "[]"},
+		{EndpointService, "[401 403 429 500 503]", "[]"},
 		{EndpointToken, "[503]", "[invalid_client invalid_grant invalid_scope]"},
 		{"admin", "[]", "[]"},
 	}
@@ -30,6 +31,26 @@ func TestForcible(t *testing.T) {
 	for code, want := range map[string]int{ErrorInvalidClient: 401, ErrorInvalidScope: 400, ErrorInvalidGrant: 400, "other": 0} {
 		if got := ErrorStatus(code); got != want {
 			t.Errorf("ErrorStatus(%q) = %d, want %d", code, got, want)
+		}
+	}
+}
+
+// TestEndpointMatches: "service" is the service's API and its ping, not
+// its identity provider.
+func TestEndpointMatches(t *testing.T) {
+	for _, tt := range []struct {
+		rule, got Endpoint
+		want      bool
+	}{
+		{EndpointService, EndpointAPI, true},
+		{EndpointService, EndpointPing, true},
+		{EndpointService, EndpointToken, false},
+		{EndpointAPI, EndpointPing, false},
+		{EndpointAny, EndpointToken, true},
+		{"", EndpointPing, true},
+	} {
+		if got := tt.rule.matches(tt.got); got != tt.want {
+			t.Errorf("a %q rule matches a %q request: %v, want %v", tt.rule, tt.got, got, tt.want)
 		}
 	}
 }

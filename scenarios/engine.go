@@ -62,8 +62,9 @@ type Engine interface {
 	// Nothing active gives an error wrapping ErrNotFound.
 	Deactivate(ctx context.Context, name, clientID string) error
 	// Active lists the scenario activations in activation order, never
-	// nil. An activation stays listed until deactivated, even when all its
-	// rules have retired.
+	// nil. An activation stays listed until deactivated; once none of its
+	// rules can fire again (all retired, timelines past their last phase)
+	// it is marked Ended.
 	Active(ctx context.Context) ([]Activation, error)
 
 	// Decide evaluates the active rules for req in insertion order and

@@ -279,6 +279,28 @@ func (l *Library) Save(ctx context.Context, sc Scenario) (Scenario, error) {
 	return sc, nil
 }
 
+// Saved reports whether sc was saved at run time (POST /__sandbox/library)
+// rather than coming with the binary or its flags.
+func (sc Scenario) Saved() bool { return sc.Source == savedSource }
+
+// ErrNotSaved is returned (wrapped) by Delete for a scenario that comes
+// with the binary or its flags: only scenarios saved at run time can go.
+var ErrNotSaved = errors.New("only scenarios saved through the admin API can be deleted")
+
+// Delete removes the scenario saved as name. A scenario of this process's
+// own library gives ErrNotSaved; no scenario of that name, an error
+// wrapping ErrNotFound; a failure of the SavedStore, one wrapping
+// ErrUnavailable.
+func (l *Library) Delete(ctx context.Context, name string) error {
+	l.mu.RLock()
+	_, own := l.byName[name]
+	l.mu.RUnlock()
+	if own {
+		return fmt.Errorf("scenario %q: %w", name, ErrNotSaved)
+	}
+	return l.savedStore().Delete(ctx, name)
+}
+
 // validateName checks a scenario name: lower-case words joined by hyphens,
 // safe in a URL path and a header.
 func validateName(name string) error {

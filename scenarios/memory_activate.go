@@ -80,7 +80,7 @@ func (e *MemoryEngine) Deactivate(_ context.Context, name, clientID string) erro
 func (e *MemoryEngine) Active(context.Context) ([]Activation, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return append([]Activation{}, e.activations...), nil
+	return markEnded(e.activations, liveIn(e.entries, e.clientNow)), nil
 }
 
 // countActivation counts the active rules of activation (name, clientID).

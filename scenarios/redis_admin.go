@@ -117,5 +117,7 @@ func (s *RedisEngine) Active(ctx context.Context) ([]Activation, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append([]Activation{}, snap.acts...), nil
+	// A rule whose times ran out has already left Redis; an ended
+	// timeline stays until the next change, so it is judged here.
+	return markEnded(snap.acts, liveIn(snap.entries, s.clientNow)), nil
 }

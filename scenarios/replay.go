@@ -31,11 +31,16 @@ type Answer struct {
 // start of the window, the forced statuses (those a rule can force on
 // that endpoint, with their Retry-After), the faults, and the answers
 // slowed by SlowAnswer or more (as a fixed delay). Successive answers alike
-// make one phase; the time before the first answer and between different
-// ones is a lull. It is an error when the window holds nothing to replay
-// or more changes than a timeline may hold (MaxPhases).
+// make one phase; the time between different ones is a lull. The
+// timelines start at the window's first answer that replays as anything
+// (on any endpoint, so the endpoints keep their timing relative to each
+// other), not at since: a replay begins with the incident, not with the
+// quiet minutes before it, and each rule's description says when that
+// was. It is an error when the window holds nothing to replay or more
+// changes than a timeline may hold (MaxPhases).
 func ReplayTimeline(name, description string, answers []Answer, since, until time.Time) (Scenario, error) {
 	sc := Scenario{Name: name, Description: description}
+	since = firstEffect(answers, since, until)
 	for _, ep := range []Endpoint{EndpointToken, EndpointAPI, EndpointPing} {
 		var mine []Answer
 		for _, a := range answers {
@@ -61,6 +66,19 @@ func ReplayTimeline(name, description string, answers []Answer, since, until tim
 		return Scenario{}, fieldErr("fromJournal", "no answer in the window was a forced status, a fault or held back %s or more: nothing to replay", SlowAnswer)
 	}
 	return sc, validateScenario(sc)
+}
+
+// firstEffect is when the first answer in [since, until) that replays as
+// something (a forced status, a fault, a slowing) was given, or until when
+// none was.
+func firstEffect(answers []Answer, since, until time.Time) time.Time {
+	first := until
+	for _, a := range answers {
+		if !a.At.Before(since) && a.At.Before(first) && effectOf(a.Endpoint, a).hasEffect() {
+			first = a.At
+		}
+	}
+	return first
 }
 
 // replayPhases turns one endpoint's answers, in time order, into phases:

@@ -5,8 +5,10 @@ import (
 	"time"
 )
 
-// TestReplayTimeline: answers become phases with their timing; alike
-// neighbours merge, and other endpoints get their own rule.
+// TestReplayTimeline: answers become phases with their timing from the
+// window's first failure (the quiet minute before it is not replayed);
+// alike neighbours merge, and other endpoints get their own rule, timed
+// from the same start.
 func TestReplayTimeline(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
 	at := func(d time.Duration) time.Time { return t0.Add(d) }
@@ -27,7 +29,6 @@ func TestReplayTimeline(t *testing.T) {
 	}
 	api := sc.Rules[1].Timeline
 	want := []Phase{
-		{For: Duration(time.Minute)},
 		{For: Duration(2 * time.Minute), Status: 503, RetryAfterSeconds: 30},
 		{For: Duration(time.Minute), Delay: &Delay{Fixed: Duration(900 * time.Millisecond)}},
 		{For: Duration(time.Minute)},
@@ -40,7 +41,10 @@ func TestReplayTimeline(t *testing.T) {
 			t.Errorf("phase %d: %+v, want %+v", i, api[i], want[i])
 		}
 	}
-	if tok := sc.Rules[0].Timeline; len(tok) != 2 || tok[1].Fault != FaultReset || tok[0].For != Duration(90*time.Second) {
-		t.Errorf("token phases %+v, want a lull then the reset", tok)
+	if tok := sc.Rules[0].Timeline; len(tok) != 2 || tok[1].Fault != FaultReset || tok[0].For != Duration(30*time.Second) {
+		t.Errorf("token phases %+v, want a lull of 30s (from the API's first 503) then the reset", tok)
+	}
+	if d := sc.Rules[1].Description; d != "api answers from 2026-01-01T10:01:00Z" {
+		t.Errorf("API rule described %q, want it to say where the replay starts", d)
 	}
 }

@@ -118,7 +118,7 @@ func (r Rule) validateMatchers() error {
 		return err
 	}
 	if !r.Endpoint.valid() {
-		return fieldErr("endpoint", "%q is not one of token, api, ping, any", r.Endpoint)
+		return fieldErr("endpoint", "%q is not one of token, api, ping, service, any", r.Endpoint)
 	}
 	return nil
 }

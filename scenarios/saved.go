@@ -25,6 +25,11 @@ type SavedStore interface {
 	Get(ctx context.Context, name string) (Scenario, bool, error)
 	// List returns every saved scenario, sorted by name, never nil.
 	List(ctx context.Context) ([]Scenario, error)
+	// Delete removes the scenario saved as name, freeing the name and its
+	// room under MaxSavedScenarios; no saved scenario of that name gives
+	// an error wrapping ErrNotFound. In shared mode saved scenarios
+	// outlive restarts, so without it a team sandbox only fills up.
+	Delete(ctx context.Context, name string) error
 }
 
 // savedSource is the Source of a saved scenario, for error messages.

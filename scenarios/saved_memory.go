@@ -59,3 +59,14 @@ func (m *MemorySaved) List(context.Context) ([]Scenario, error) {
 	slices.SortFunc(out, func(a, b Scenario) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
 }
+
+// Delete implements SavedStore.Delete.
+func (m *MemorySaved) Delete(_ context.Context, name string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.byName[name]; !ok {
+		return fmt.Errorf("saved scenario %q: %w", name, ErrNotFound)
+	}
+	delete(m.byName, name)
+	return nil
+}

@@ -112,6 +112,20 @@ func (r *RedisSaved) List(ctx context.Context) ([]Scenario, error) {
 	return out, nil
 }
 
+// Delete implements SavedStore.Delete. A go-redis retry of a delete whose
+// reply was lost finds nothing and answers not-found; either way the name
+// is no longer saved, which is what the caller asked for.
+func (r *RedisSaved) Delete(ctx context.Context, name string) error {
+	n, err := r.rdb.HDel(ctx, r.key, name).Result()
+	if err != nil {
+		return fmt.Errorf("%w: delete saved scenario %q: %w", ErrUnavailable, name, rediscall.MarkUnconfirmed(err))
+	}
+	if n == 0 {
+		return fmt.Errorf("saved scenario %q: %w", name, ErrNotFound)
+	}
+	return nil
+}
+
 // decodeSaved reads one stored value. One that does not decode fails the
 // read, as the shared rules' do: it is never skipped as if not saved.
 func decodeSaved(name, raw string) (Scenario, error) {

@@ -34,6 +34,15 @@ func appendEntryJSON(b []byte, e *Entry) ([]byte, error) {
 		b = append(b, `,"retryAfterSeconds":`...)
 		b = strconv.AppendInt(b, int64(e.RetryAfterSeconds), 10)
 	}
+	if rl := e.RateLimit; rl != nil {
+		b = append(b, `,"rateLimit":{"limit":`...)
+		b = strconv.AppendInt(b, int64(rl.Limit), 10)
+		b = append(b, `,"remaining":`...)
+		b = strconv.AppendInt(b, int64(rl.Remaining), 10)
+		b = append(b, `,"reset":`...)
+		b = strconv.AppendInt(b, int64(rl.Reset), 10)
+		b = append(b, '}')
+	}
 	var err error
 	b = append(b, `,"durationMs":`...)
 	if b, err = appendFloat(b, e.DurationMs); err != nil {

@@ -41,6 +41,10 @@ func everyField(t *testing.T) Entry {
 		case reflect.Slice:
 			f.Set(reflect.ValueOf([]string{"path", "headers." + tricky}))
 		case reflect.Pointer:
+			if f.Type() == reflect.TypeFor[*RateLimit]() {
+				f.Set(reflect.ValueOf(&RateLimit{Limit: 1000, Remaining: -1, Reset: 60}))
+				continue
+			}
 			f.Set(reflect.ValueOf(&Upstream{URL: "https://real.example/x?" + tricky, Status: 502,
 				Headers: map[string]string{"B": "2", "A": tricky}, Body: json.RawMessage(`{"a":1}`), BodyBytes: 7}))
 		default:

@@ -14,26 +14,38 @@ import (
 	"time"
 )
 
+// RateLimit is an answer's RateLimit-Limit, RateLimit-Remaining and
+// RateLimit-Reset headers (draft-ietf-httpapi-ratelimit-headers), as sent.
+type RateLimit struct {
+	Limit     int `json:"limit"`
+	Remaining int `json:"remaining"`
+	Reset     int `json:"reset"`
+}
+
 // Entry is one request the sandbox answered, as GET
 // /__sandbox/requests shows it. It never holds a secret: Authorization,
 // cookies and any header or query parameter that looks like a credential are
 // redacted before the entry is stored, and request bodies are not kept.
 type Entry struct {
-	ID                uint64  `json:"id"`
-	At                string  `json:"at"`
-	Method            string  `json:"method"`
-	Path              string  `json:"path"`
-	Query             string  `json:"query,omitempty"`
-	Endpoint          string  `json:"endpoint,omitempty"`
-	ClientID          string  `json:"clientId,omitempty"`
-	TokenID           string  `json:"tokenId,omitempty"`
-	TokenExpiresAt    string  `json:"tokenExpiresAt,omitempty"`
-	Status            int     `json:"status"`
-	Fault             string  `json:"fault,omitempty"`
-	RuleID            string  `json:"ruleId,omitempty"`
-	Scenario          string  `json:"scenario,omitempty"`
-	RetryAfterSeconds int     `json:"retryAfterSeconds,omitempty"`
-	DurationMs        float64 `json:"durationMs"`
+	ID                uint64 `json:"id"`
+	At                string `json:"at"`
+	Method            string `json:"method"`
+	Path              string `json:"path"`
+	Query             string `json:"query,omitempty"`
+	Endpoint          string `json:"endpoint,omitempty"`
+	ClientID          string `json:"clientId,omitempty"`
+	TokenID           string `json:"tokenId,omitempty"`
+	TokenExpiresAt    string `json:"tokenExpiresAt,omitempty"`
+	Status            int    `json:"status"`
+	Fault             string `json:"fault,omitempty"`
+	RuleID            string `json:"ruleId,omitempty"`
+	Scenario          string `json:"scenario,omitempty"`
+	RetryAfterSeconds int    `json:"retryAfterSeconds,omitempty"`
+	// RateLimit is what the answer's RateLimit-* headers told the client
+	// of its quota; absent when the answer carried none. A throttling bug
+	// report needs it beside the 429.
+	RateLimit  *RateLimit `json:"rateLimit,omitempty"`
+	DurationMs float64    `json:"durationMs"`
 	// DelayMs is how long a rule's delay (or X-Sandbox-Delay) held the
 	// answer back, included in DurationMs; absent when none did. A saved
 	// timeline replays it, not DurationMs, which also holds the machine's

@@ -69,6 +69,7 @@ func Run(t *testing.T, open Opener) {
 	t.Run("TimelineThroughClockMoves", func(t *testing.T) { testTimelineThroughClockMoves(t, open, base) })
 	t.Run("TimelinePerClient", func(t *testing.T) { testTimelinePerClient(t, open, base) })
 	t.Run("TimelineValidation", func(t *testing.T) { testTimelineValidation(t, open, base) })
+	t.Run("TimelineActivationEnds", func(t *testing.T) { testTimelineActivationEnds(t, open, base) })
 }
 
 // mustAdd adds r or fails the test.

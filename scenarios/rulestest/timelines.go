@@ -129,3 +129,28 @@ func testTimelineValidation(t *testing.T, open Opener, cfg scenarios.Config) {
 		t.Errorf("refused rules were added: %+v", rs)
 	}
 }
+
+// testTimelineActivationEnds: an activation whose timeline is past its
+// last phase is marked ended on its client's clock, and another client's
+// activation of the same scenario is not.
+func testTimelineActivationEnds(t *testing.T, open Opener, cfg scenarios.Config) {
+	cfg, clocks := timelineClocks(cfg)
+	e := open(t, cfg)
+	ctx := context.Background()
+	for _, client := range []string{"job-c", "job-d"} {
+		if _, err := e.Activate(ctx, "maintenance-window", client); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if acts := active(t, e); len(acts) != 2 || acts[0].Ended || acts[1].Ended {
+		t.Fatalf("right after activation: %+v, want two activations in effect", acts)
+	}
+	clocks.Advance("job-c", 30*time.Minute)
+	acts := active(t, e)
+	if len(acts) != 2 || acts[0].ClientID != "job-c" || !acts[0].Ended || acts[1].Ended {
+		t.Fatalf("after job-c's window: %+v, want job-c's ended and job-d's in effect", acts)
+	}
+	if err := e.Deactivate(ctx, "maintenance-window", "job-c"); err != nil {
+		t.Errorf("deactivating an ended activation: %v", err)
+	}
+}

@@ -25,6 +25,7 @@ func Run(t *testing.T, open func(t *testing.T) scenarios.SavedStore) {
 	t.Run("ConcurrentSaves", func(t *testing.T) { testConcurrentSaves(t, open(t)) })
 	t.Run("ConcurrentSameName", func(t *testing.T) { testConcurrentSameName(t, open(t)) })
 	t.Run("Copies", func(t *testing.T) { testCopies(t, open(t)) })
+	t.Run("Delete", func(t *testing.T) { testDelete(t, open(t)) })
 }
 
 // scenario is a valid scenario named name: a timeline and a delayed
@@ -139,6 +140,37 @@ func testFull(t *testing.T, st scenarios.SavedStore) {
 	}
 	if got := names(t, st); len(got) != scenarios.MaxSavedScenarios || slices.Contains(got, "one-more") {
 		t.Errorf("%d listed, want exactly %d", len(got), scenarios.MaxSavedScenarios)
+	}
+}
+
+// testDelete: a deleted scenario is gone from Get and List, its name and
+// its room can be taken again, the others stay, and deleting a name not
+// saved is ErrNotFound.
+func testDelete(t *testing.T, st scenarios.SavedStore) {
+	ctx := context.Background()
+	for i := range scenarios.MaxSavedScenarios {
+		mustSave(t, st, scenario(fmt.Sprintf("s-%03d", i)))
+	}
+	if err := st.Delete(ctx, "s-001"); err != nil {
+		t.Fatalf("Delete(s-001): %v", err)
+	}
+	if _, ok := mustGet(t, st, "s-001"); ok {
+		t.Error("Get finds a deleted scenario")
+	}
+	if got := names(t, st); len(got) != scenarios.MaxSavedScenarios-1 || slices.Contains(got, "s-001") || !slices.Contains(got, "s-002") {
+		t.Errorf("after the delete List has %d names (s-001 listed: %v), want the others only", len(got), slices.Contains(got, "s-001"))
+	}
+	if err := st.Delete(ctx, "s-001"); !errors.Is(err, scenarios.ErrNotFound) {
+		t.Errorf("deleting it again: %v, want ErrNotFound", err)
+	}
+	if err := st.Delete(ctx, "never-saved"); !errors.Is(err, scenarios.ErrNotFound) {
+		t.Errorf("deleting a name never saved: %v, want ErrNotFound", err)
+	}
+	replacement := scenario("s-001")
+	replacement.Description = "Saved again."
+	mustSave(t, st, replacement)
+	if got, ok := mustGet(t, st, "s-001"); !ok || got.Description != "Saved again." {
+		t.Errorf("the name saved again reads %+v, %v", got, ok)
 	}
 }
 

@@ -323,3 +323,28 @@ func noStrayNull(t *testing.T, ctx context.Context) {
 		}
 	}
 }
+
+// TestConsoleJournalMarksAClientsOwnClock: an entry of a client whose own
+// clock is ahead of the sandbox's is marked with that offset in the
+// journal, and an entry on the sandbox's clock is not, so the two are not
+// read as times on one clock.
+func TestConsoleJournalMarksAClientsOwnClock(t *testing.T) {
+	_, base := newSandbox(t)
+	if status, _, body := send(t, base, call{method: http.MethodPost, path: "/__sandbox/clock", contentType: "application/json",
+		body: `{"clientId": "sandbox-partner-2", "advance": "1m50s"}`}); status != http.StatusOK {
+		t.Fatalf("move sandbox-partner-2's clock: %d %s", status, body)
+	}
+	ahead, plain := token(t, base, "sandbox-partner-2"), token(t, base, "sandbox-partner")
+	send(t, base, call{path: "/api/v1/referrals/trials", token: ahead, headers: map[string]string{"X-Request-Id": "clock-ahead-1"}})
+	send(t, base, call{path: "/api/v1/referrals/trials", token: plain, headers: map[string]string{"X-Request-Id": "clock-plain-1"}})
+	ctx := newBrowser(t, desktopWidth, desktopHeight)
+	openConsole(t, ctx, base, "journal")
+	mark := func(id string) string {
+		return fmt.Sprintf(`document.querySelector('#journal-rows tr[data-request-id=%s] .clock-mark')`, jsString(id))
+	}
+	row := fmt.Sprintf(`document.querySelector('#journal-rows tr[data-request-id=%s]')`, jsString("clock-plain-1"))
+	waitFor(t, ctx, "the client's own clock marked", mark("clock-ahead-1")+` && `+mark("clock-ahead-1")+`.textContent === '+1m50s' && !!`+row)
+	if eval[bool](t, ctx, `!!`+mark("clock-plain-1")) {
+		t.Error("an entry on the sandbox's clock is marked as on a client's own")
+	}
+}

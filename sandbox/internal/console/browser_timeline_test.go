@@ -103,3 +103,45 @@ func TestConsoleShowsPersonaMoving(t *testing.T) {
 	noStrayNull(t, ctx)
 	saveScreenshot(t, ctx, "console-personas.png", false)
 }
+
+// TestConsoleShowsEndedScenarioAsEnded switches on a timed scenario, moves
+// the sandbox clock past its window, and finds the console showing it as
+// ended with its toggle back to "Switch on", not as still on.
+func TestConsoleShowsEndedScenarioAsEnded(t *testing.T) {
+	_, base := newSandbox(t)
+	if status, _, body := send(t, base, call{method: http.MethodPost, path: "/__sandbox/library/maintenance-window", contentType: "application/json", body: `{}`}); status != http.StatusCreated {
+		t.Fatalf("switch on maintenance-window: %d %s", status, body)
+	}
+	ctx := newBrowser(t, desktopWidth, desktopHeight)
+	openConsole(t, ctx, base, "scenarios")
+	pressed := `document.querySelector('#scenario-list li[data-scenario="maintenance-window"] button[data-action="toggle"]')?.getAttribute('aria-pressed')`
+	waitFor(t, ctx, "the scenario shown on", pressed+` === 'true'`)
+	if status, _, body := send(t, base, call{method: http.MethodPost, path: "/__sandbox/clock", contentType: "application/json", body: `{"advance": "30m"}`}); status != http.StatusOK {
+		t.Fatalf("advance the clock: %d %s", status, body)
+	}
+	waitFor(t, ctx, "the scenario shown ended", pressed+` === 'false' && !!document.querySelector('#scenario-list li[data-scenario="maintenance-window"] .chip.ended')`)
+}
+
+// TestConsoleDeletesSavedScenario finds a Delete button on a scenario saved
+// through the admin API, and none on the built-in ones; deleting it takes
+// it out of the console and the library.
+func TestConsoleDeletesSavedScenario(t *testing.T) {
+	_, base := newSandbox(t)
+	saved := `{"name": "team-outage", "description": "Saved in the test.", "rules": [{"endpoint": "api", "status": 503}]}`
+	if status, _, body := send(t, base, call{method: http.MethodPost, path: "/__sandbox/library", contentType: "application/json", body: saved}); status != http.StatusCreated {
+		t.Fatalf("save a scenario: %d %s", status, body)
+	}
+	ctx := newBrowser(t, desktopWidth, desktopHeight)
+	openConsole(t, ctx, base, "scenarios")
+	item := func(name string) string { return `#scenario-list li[data-scenario="` + name + `"]` }
+	waitFor(t, ctx, "the saved scenario with a Delete button", `!!document.querySelector('`+item("team-outage")+` button[data-action="delete-saved"]')`)
+	if eval[bool](t, ctx, `!!document.querySelector('`+item("flaky")+` button[data-action="delete-saved"]')`) {
+		t.Error("a built-in scenario has a Delete button")
+	}
+	do(t, ctx, "accept the confirmation", chromedp.Evaluate[chromedp.Void](`window.confirm = () => true`))
+	do(t, ctx, "delete it", chromedp.Click(chromedp.CSS(item("team-outage")+` button[data-action="delete-saved"]`)))
+	waitFor(t, ctx, "the scenario gone from the list", `!document.querySelector('`+item("team-outage")+`') && !!document.querySelector('`+item("flaky")+`')`)
+	if status, _, body := send(t, base, call{path: "/__sandbox/library/team-outage"}); status != http.StatusNotFound {
+		t.Errorf("GET the deleted scenario: %d %s, want 404", status, body)
+	}
+}

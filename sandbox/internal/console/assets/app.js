@@ -20,6 +20,8 @@
     library: [],
     rules: [],
     active: [],
+    ended: [],
+    saved: [],
     journal: [], // oldest first
     lastId: 0,
     journalLoaded: false,
@@ -298,14 +300,18 @@
         state.library.length ? null : api('GET', 'library'),
         api('GET', 'scenarios'),
       ]);
-      if (lib) state.library = lib.scenarios || [];
+      if (lib) {
+        state.library = lib.scenarios || [];
+        state.saved = lib.saved || [];
+      }
       state.rules = rules.rules || [];
       state.active = rules.active || [];
+      state.ended = rules.ended || [];
     } catch (err) {
       $('rules').replaceChildren(empty('Could not load the rules: ' + err.message));
       return;
     }
-    if (changed('library', [state.library, state.active, $('scenario-client').value])) keepFocus(renderLibrary);
+    if (changed('library', [state.library, state.active, state.ended, $('scenario-client').value])) keepFocus(renderLibrary);
     if (changed('rules', state.rules)) keepFocus(renderRules);
   }
 
@@ -326,11 +332,26 @@
           attrs: { 'aria-label': 'Switch off ' + sc.name + (a.clientId ? ' for ' + a.clientId : ' for every client'), title: 'Switch off' },
           data: { focusKey: 'off:' + sc.name + ':' + (a.clientId || '') },
         }, () => deactivate(sc.name, a.clientId || ''))));
+      // An activation whose timeline is over is not on; it shows as ended
+      // until it is cleared, so the console never shows a finished incident as running.
+      state.ended.filter((a) => a.name === sc.name).forEach((a) => chips.push(el('span', { class: 'chip ended' },
+        'ended · ' + (a.clientId || 'every client'),
+        button('×', {
+          class: 'chip-off',
+          attrs: { 'aria-label': 'Clear ' + sc.name + (a.clientId ? ' for ' + a.clientId : ' for every client'), title: 'Clear' },
+          data: { focusKey: 'clear:' + sc.name + ':' + (a.clientId || '') },
+        }, () => deactivate(sc.name, a.clientId || '')))));
+      const saved = state.saved.includes(sc.name);
       return el('li', { class: 'scenario' + (acts.length ? ' is-on' : ''), data: { scenario: sc.name } },
         el('div', { class: 'scenario-text' },
           el('h3', { text: sc.name }),
           el('p', { text: sc.description }),
           chips.length ? el('div', { class: 'chips' }, ...chips) : null),
+        saved ? button('Delete', {
+          class: 'danger',
+          data: { action: 'delete-saved', scenario: sc.name, focusKey: 'delete:' + sc.name },
+          attrs: { 'aria-label': 'Delete saved scenario ' + sc.name },
+        }, () => deleteSaved(sc.name)) : null,
         button(on ? 'Switch off' : 'Switch on', {
           class: on ? 'toggle on' : 'toggle',
           data: { action: 'toggle', scenario: sc.name, focusKey: 'toggle:' + sc.name },
@@ -347,6 +368,20 @@
     } catch (err) {
       toast('Could not switch on ' + name + ': ' + err.message, 'error');
     }
+    await loadScenarios();
+  }
+
+  // deleteSaved removes a scenario saved at run time; the sandbox switches
+  // it off first. Built-in ones have no Delete button.
+  async function deleteSaved(name) {
+    if (!window.confirm('Delete saved scenario ' + name + '? It is switched off wherever it is on, and its name is free again.')) return;
+    try {
+      await api('DELETE', 'library/saved/' + encodeURIComponent(name));
+      toast(name + ' deleted', 'ok');
+    } catch (err) {
+      toast('Could not delete ' + name + ': ' + err.message, 'error');
+    }
+    state.library = [];
     await loadScenarios();
   }
 
@@ -579,7 +614,7 @@
       data: { id: e.id, requestId: e.requestId, status: e.status, statusClass: cls },
       on: { click: select },
     },
-    el('td', { class: 'mono nowrap', text: shortTime(e.at) }),
+    el('td', { class: 'mono nowrap' }, shortTime(e.at), clockMark(e)),
     el('td', { class: 'mono', text: e.method }),
     el('td', { class: 'path' }, button(e.path + (e.query ? '?' + e.query : ''), {
       class: 'row-button',
@@ -590,6 +625,30 @@
     el('td', null, el('span', { class: 'badge b-' + cls, text: statusText(e) })),
     el('td', { class: 'num opt', text: e.durationMs.toFixed(1) }),
     el('td', { class: 'opt sub rule', text: e.scenario || e.ruleId || '', attrs: { title: e.scenario || e.ruleId || undefined } }));
+  }
+
+  // clockMark flags an entry whose time is on a client's own clock, not
+  // the sandbox's one the header shows: entries of a client whose clock
+  // was moved sit among the others, and a reader must not take their
+  // times for the same clock's.
+  function clockMark(e) {
+    const sandbox = state.clockDelta / 1000;
+    const own = (e.clockOffsetSeconds || 0) - sandbox;
+    if (Math.abs(own) < 1) return null;
+    const text = (own > 0 ? '+' : '−') + humanSeconds(Math.abs(own));
+    return el('span', {
+      class: 'clock-mark',
+      text: text,
+      attrs: { title: 'On ' + (e.clientId || 'this client') + "'s own clock, " + humanSeconds(Math.abs(own)) + (own > 0 ? ' ahead of' : ' behind') + " the sandbox clock the header shows" },
+    });
+  }
+
+  function humanSeconds(sec) {
+    const s = Math.round(sec);
+    const h = Math.floor(s / 3600);
+    const m = Math.floor((s % 3600) / 60);
+    const r = s % 60;
+    return (h ? h + 'h' : '') + (h || m ? m + 'm' : '') + r + 's';
   }
 
   function renderJournal() {
