@@ -53,19 +53,21 @@ func (c *scriptSends) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 
 // TestSharedRefusedWriteFailsAtOnce: a Redis that refuses writes
 // (maxmemory reached, noeviction) has answered: the refusal is final. A
-// ping whose rate-limit take, or whose scenario rule's count, Redis
-// refuses answers 503 with Retry-After after one send of its script, not
+// ping or API call whose rate-limit take, or whose scenario rule's count,
+// Redis refuses answers 503 with Retry-After after one send of its script, not
 // after sending it again for the whole stall budget (seconds per request),
 // and its problem says what happened: refused by Redis, out of memory.
 func TestSharedRefusedWriteFailsAtOnce(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
+		path   string
 		opts   []sandboxOption
 		rule   bool   // a ping rule is active, so its count is a script call
 		marker string // in the keys of the script whose sends are counted
 	}{
-		{name: "rate-limit take", opts: []sandboxOption{withRateLimit(1000, 2000)}, marker: "ratelimit:"},
-		{name: "scenario rule count", opts: []sandboxOption{withRateLimit(0, 0)}, rule: true, marker: ":call:"},
+		{name: "ping's rate-limit take", path: "/health/ping", opts: []sandboxOption{withRateLimit(1000, 2000)}, marker: "ratelimit:"},
+		{name: "API call's rate-limit take", path: trialsPath, opts: []sandboxOption{withRateLimit(1000, 2000)}, marker: "ratelimit:"},
+		{name: "ping's rule count", path: "/health/ping", opts: []sandboxOption{withRateLimit(0, 0)}, rule: true, marker: ":call:"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := redistest.Start(t)
@@ -85,10 +87,10 @@ func TestSharedRefusedWriteFailsAtOnce(t *testing.T) {
 				sb.addRule(map[string]any{"endpoint": "ping", "status": 500, "after": 1000000})
 			}
 			tok := sb.token(partner)
-			// A ping loads the script, so the counted send is an EVALSHA
+			// A first call loads the script, so the counted send is an EVALSHA
 			// Redis runs, not one it answers NOSCRIPT.
-			if r := sb.do(request{path: "/health/ping", token: tok, plain: true}); r.Status != http.StatusOK {
-				t.Fatalf("ping before writes are refused: %d %s", r.Status, r.Body)
+			if r := sb.do(request{path: tc.path, token: tok, plain: true}); r.Status != http.StatusOK {
+				t.Fatalf("call before writes are refused: %d %s", r.Status, r.Body)
 			}
 			admin := srv.NewClient(t)
 			ctx := t.Context()
@@ -100,11 +102,17 @@ func TestSharedRefusedWriteFailsAtOnce(t *testing.T) {
 			}
 			t.Cleanup(func() { admin.ConfigSet(context.Background(), "maxmemory", "0") })
 
+			// Calls one after another: each is refused on its own send,
+			// none waits behind another's.
+			const pings = 3
 			before := sends.sent(tc.marker)
-			r := sb.do(request{path: "/health/ping", token: tok, plain: true})
-			wantUnavailable(t, "ping with writes refused", r)
-			if got := sends.sent(tc.marker) - before; got != 1 {
-				t.Errorf("the ping sent its script %d times, want once: Redis's refusal is final", got)
+			var r *response
+			for i := range pings {
+				r = sb.do(request{path: tc.path, token: tok, plain: true})
+				wantUnavailable(t, fmt.Sprintf("call %d with writes refused", i+1), r)
+			}
+			if got := sends.sent(tc.marker) - before; got != pings {
+				t.Errorf("%d calls sent their script %d times, want once each: Redis's refusal is final", pings, got)
 			}
 			var p sandbox.Problem
 			r.decode(t, &p)
