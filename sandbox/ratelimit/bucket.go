@@ -163,7 +163,7 @@ func (b *Buckets) Reset(ctx context.Context) error {
 	return nil
 }
 
-// newCallID names one Take, so that a store recognises a retried Swap.
+// newCallID names one Take, so that a store recognises a retried one.
 func newCallID() (string, error) {
 	b := make([]byte, 12)
 	if _, err := rand.Read(b); err != nil {

@@ -7,7 +7,7 @@ import (
 )
 
 // maxRememberedCalls bounds the call ids a Memory store remembers; a
-// retried Swap comes within moments of the first.
+// retried Take comes within moments of the first.
 const maxRememberedCalls = 1024
 
 // Memory is the Store of a sandbox that runs alone: states in a map, at
