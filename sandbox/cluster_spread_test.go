@@ -53,7 +53,7 @@ func TestClusterKeySpread(t *testing.T) {
 		if err := clocks.Advance(ctx, client, time.Hour); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := limits.Swap(ctx, client, "call-"+client, ratelimit.State{}, false, ratelimit.State{Tokens: 1, At: time.Now()}, ratelimit.Decision{Allowed: true}); err != nil {
+		if _, err := limits.Take(ctx, client, "call-"+client, ratelimit.Limit{Rate: 1, Burst: 2}, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 	}

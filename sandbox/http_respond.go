@@ -77,7 +77,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 			s.unconfirmedWrite(w, r)
 			return
 		}
-		s.unavailable(w, r)
+		s.unavailable(w, r, err)
 		return
 	}
 	p := problemFor(err)

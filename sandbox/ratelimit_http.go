@@ -102,7 +102,7 @@ func (s *Server) withRateLimit(next http.Handler) http.Handler {
 		res, err := s.limiter.buckets.Take(r.Context(), key, lim, s.now(id))
 		if err != nil {
 			s.log.Error("rate limit unavailable", "request_id", requestID(r), "err", err)
-			s.unavailable(w, r)
+			s.unavailable(w, r, err)
 			return
 		}
 		if !res.Allowed {

@@ -112,7 +112,7 @@ func (s *Server) withShared(next http.Handler) http.Handler {
 		rulesVersion, err := s.shared.sync()
 		if err != nil {
 			s.log.Error("shared state unavailable", "request_id", requestID(r), "err", err)
-			s.unavailable(w, r)
+			s.unavailable(w, r, err)
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(scenarios.WithRulesVersion(r.Context(), rulesVersion)))
@@ -134,17 +134,24 @@ func needsSharedState(path string) bool {
 	return true
 }
 
-// unavailable answers a request that needs Redis while it is unreachable:
-// 503 with Retry-After, in Entra's shape (temporarily_unavailable) on the
-// token endpoint, problem+json elsewhere.
-func (s *Server) unavailable(w http.ResponseWriter, r *http.Request) {
+// unavailable answers a request that needs Redis while Redis failed it
+// with err: 503 with Retry-After, in Entra's shape (temporarily_unavailable)
+// on the token endpoint, problem+json elsewhere. The problem says what
+// happened: Redis refused the call (out of memory, say: an answer, given
+// at once, in fixed words that quote nothing of Redis's reply), or it
+// cannot be reached.
+func (s *Server) unavailable(w http.ResponseWriter, r *http.Request, err error) {
 	w.Header().Set("Retry-After", strconv.Itoa(sharedRetryAfter))
 	if endpointOf(r) == scenarios.EndpointToken {
 		idp.WriteTokenError(w, r, s.cfg.Clock.Now(), idp.Unavailable())
 		return
 	}
+	what := "cannot be reached"
+	if reason, refused := rediscall.Refusal(err); refused {
+		what = "refused this request's call: " + reason
+	}
 	s.problem(w, r, newProblem(http.StatusServiceUnavailable,
-		"the sandbox's shared state (Redis) cannot be reached; retry after "+strconv.Itoa(sharedRetryAfter)+" second(s)"))
+		"the sandbox's shared state (Redis) "+what+"; retry after "+strconv.Itoa(sharedRetryAfter)+" second(s)"))
 }
 
 // maybeStored reports whether err is that of an API write Redis may have

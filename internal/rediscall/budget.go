@@ -3,6 +3,7 @@ package rediscall
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"time"
 )
@@ -35,15 +36,34 @@ func (b Budget) Ride(ctx context.Context, call func() error) error {
 const resendPause = 100 * time.Millisecond
 
 // Resend runs a call that takes effect once per call id, and sends it again
-// after any error while the budget lasts. No error proves the call did not
-// run: go-redis's own retries may end on a refused connection after its
-// first send ran on a node that then died, as a master killed in a
-// failover. Sent again under its id, the call gets back the answer made,
-// or makes the only one, so something spent always reaches its request.
+// after an error while the budget lasts. No error but a refusal proves
+// the call did not run: go-redis's own retries may end on a refused
+// connection after its first send ran on a node that then died, as a
+// master killed in a failover. Sent again under its id, the call gets back
+// the answer made, or makes the only one, so something spent always
+// reaches its request.
+//
+// A final refusal Redis answered (Refusal: out of memory, say) ends the
+// call at once, as the same answer would come again until the budget was
+// spent: the request fails promptly instead of holding its connection.
+// When an earlier send failed otherwise, its outcome stays unknown (it
+// may still run once Redis resumes), so the refusal is returned wrapped
+// with ErrUnconfirmed.
 func (b Budget) Resend(ctx context.Context, call func() error) error {
+	unknown := false
 	for {
 		err := call()
-		if err == nil || ctx.Err() != nil || time.Now().Add(resendPause).After(b.deadline) {
+		if err == nil {
+			return nil
+		}
+		if Refused(err) {
+			if unknown {
+				return fmt.Errorf("%w: an earlier send may still run: %w", ErrUnconfirmed, err)
+			}
+			return err
+		}
+		unknown = true
+		if ctx.Err() != nil || time.Now().Add(resendPause).After(b.deadline) {
 			return err
 		}
 		select {

@@ -20,6 +20,8 @@ var (
 	errTimeout = &net.OpError{Op: "read", Net: "tcp", Err: os.ErrDeadlineExceeded}
 	errRefused = &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
 	errReply   = errors.New("ERR wrong number of arguments")
+	errOOM     = replyErr("OOM command not allowed when used memory > 'maxmemory'. script: 1f2e, on @user_script:9.")
+	errScript  = replyErr("ERR user_script:3: Script attempted to access nonexistent global variable 'x' script: 1f2e, on @user_script:3.")
 )
 
 // calls is a call that returns errs in turn, then nil; stall, when set,
@@ -103,8 +105,9 @@ func TestRide(t *testing.T) {
 	}
 }
 
-// TestResend pins Budget.Resend: a call is sent again after any error
-// (no error proves it did not run) while the budget lasts, with a pause
+// TestResend pins Budget.Resend: a call is sent again after any error but
+// a final refusal Redis answered (no other error proves it did not run)
+// while the budget lasts, with a pause
 // between two sends; a cancelled request, or a budget that cannot cover
 // the pause, ends it with the call's own error.
 func TestResend(t *testing.T) {
@@ -117,7 +120,10 @@ func TestResend(t *testing.T) {
 		wantErr   error
 	}{
 		{name: "answered at once", budget: time.Minute, wantCalls: 1},
-		{name: "any error is resent", budget: time.Minute, errs: []error{errRefused, errTimeout, errReply}, wantCalls: 4},
+		{name: "any error but a refusal is resent", budget: time.Minute, errs: []error{errRefused, errTimeout, errReply, replyErr("READONLY You can't write against a read only replica.")}, wantCalls: 5},
+		{name: "a refusal Redis answered is final", budget: time.Minute, errs: []error{errOOM, errTimeout}, wantCalls: 1, wantErr: errOOM},
+		{name: "a script's error is final", budget: time.Minute, errs: []error{errScript}, wantCalls: 1, wantErr: errScript},
+		{name: "a refusal after a send whose outcome is unknown is unconfirmed", budget: time.Minute, errs: []error{errTimeout, errOOM}, wantCalls: 2, wantErr: rediscall.ErrUnconfirmed},
 		{name: "a budget shorter than the pause sends once", budget: time.Millisecond, errs: []error{errRefused}, wantCalls: 1, wantErr: errRefused},
 		{name: "a cancelled request is not resent", budget: time.Minute, errs: []error{errRefused}, cancelled: true, wantCalls: 1, wantErr: errRefused},
 	}
@@ -132,6 +138,9 @@ func TestResend(t *testing.T) {
 			err := rediscall.NewBudget(tc.budget).Resend(ctx, c.call)
 			if !errors.Is(err, tc.wantErr) || (tc.wantErr == nil) != (err == nil) {
 				t.Errorf("Resend: %v, want %v", err, tc.wantErr)
+			}
+			if errors.Is(tc.wantErr, errOOM) && errors.Is(err, rediscall.ErrUnconfirmed) {
+				t.Errorf("Resend: %v, a first send refused is no unconfirmed write", err)
 			}
 			if c.n != tc.wantCalls {
 				t.Errorf("Resend sent the call %d times, want %d", c.n, tc.wantCalls)

@@ -45,7 +45,9 @@ var ErrUnconfirmed = errors.New("redis did not confirm the call: it may have tak
 // marked: an error Redis answered that go-redis does not retry (OOM,
 // NOSCRIPT, a script's error: the command did not run, or ran to that
 // error), a cancelled context (the caller left) and a client closed. The
-// sandbox reports those as Redis being unavailable. Mark only the errors
+// sandbox answers them 503 too, and says what Redis refused when it
+// refused (Refusal: out of memory, say) rather than that it cannot be
+// reached. Mark only the errors
 // of calls that change something: a read that failed changed nothing,
 // whatever its error.
 func MarkUnconfirmed(err error) error {

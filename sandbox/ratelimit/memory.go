@@ -3,10 +3,11 @@ package ratelimit
 import (
 	"context"
 	"sync"
+	"time"
 )
 
 // maxRememberedCalls bounds the call ids a Memory store remembers; a
-// retried Swap comes within moments of the first.
+// retried Take comes within moments of the first.
 const maxRememberedCalls = 1024
 
 // Memory is the Store of a sandbox that runs alone: states in a map, at
@@ -31,25 +32,29 @@ func (m *Memory) Get(_ context.Context, key string) (State, bool, error) {
 	return st, ok, nil
 }
 
-// Swap stores next if key's state is still old (see Store).
-func (m *Memory) Swap(_ context.Context, key, call string, old State, found bool, next State, d Decision) (Swapped, error) {
+// Take judges key's bucket and spends a token when it holds one, under
+// m's lock (see Store).
+func (m *Memory) Take(_ context.Context, key, call string, l Limit, now time.Time) (Decision, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if done, ok := m.calls[call]; ok {
-		return Swapped{OK: true, Decision: done}, nil
+		return done, nil
 	}
-	cur, ok := m.states[key]
-	if ok != found || ok && (cur.Tokens != old.Tokens || !cur.At.Equal(old.At)) {
-		return Swapped{Current: cur, Found: ok}, nil
+	cur, found := m.states[key]
+	next, d, changed := take(cur, found, l, now)
+	if !changed {
+		return d, nil
 	}
 	m.states[key] = next
-	m.calls[call] = d
-	m.order = append(m.order, call)
-	if len(m.order) > maxRememberedCalls {
-		delete(m.calls, m.order[0])
-		m.order = m.order[1:]
+	if d.Allowed {
+		m.calls[call] = d
+		m.order = append(m.order, call)
+		if len(m.order) > maxRememberedCalls {
+			delete(m.calls, m.order[0])
+			m.order = m.order[1:]
+		}
 	}
-	return Swapped{OK: true, Decision: d}, nil
+	return d, nil
 }
 
 // Forget drops key's bucket.

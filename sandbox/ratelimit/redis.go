@@ -2,7 +2,6 @@ package ratelimit
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -17,6 +16,10 @@ import (
 
 // Redis is the Store of replicas sharing Redis: one hash per bucket
 // (tokens, at) under a prefix, so every replica spends from one bucket.
+// A take is one script (takeScript) that judges the bucket at the sandbox
+// clock's now, passed in, and spends from it in the same step: takes from
+// any number of callers and replicas never contend, and a client under its
+// rate is never refused for being busy.
 // A bucket's key and its calls' keys carry the hash tag of their client
 // (redisslot.ClientTag), so on a Redis Cluster they share one slot, the
 // one the client's records sit in, and the buckets spread over the shards
@@ -26,20 +29,23 @@ import (
 // unlike the Memory store. There is at most one per client, and a deleted
 // client's is dropped.
 //
-// A Swap takes effect once per call id and reaches its Take: its decision
-// is recorded under the call's key for callTTL, so a Swap go-redis retries
-// (it retries a command whose read timed out, and the first try still runs
-// when Redis resumes) answers the decision already made instead of spending
-// a second token; and a Swap that failed is sent again under its id while
-// a stall budget lasts (rediscall.Budget.Resend), so a token spent by a
-// script whose answer was lost (its master killed before answering, Redis
-// paused past every retry) still reaches the request rather than a 503.
+// A take takes effect once per call id and reaches its request: an
+// allowed take's tokens are recorded under the call's key for callTTL, so
+// a take go-redis retries (it retries a command whose read timed out, and
+// the first try still runs when Redis resumes) answers the decision
+// already made instead of spending a second token; and a take that failed
+// is sent again under its id while a stall budget lasts
+// (rediscall.Budget.Resend), so a token spent by a script whose answer was
+// lost (its master killed before answering, Redis paused past every retry)
+// still reaches the request rather than a 503. A take Redis refused
+// (out of memory under maxmemory, say) is not sent again: the answer is
+// final, and the request fails at once.
 type Redis struct {
 	rdb redis.UniversalClient
 	// prefix starts every bucket's key, calls the keys of recorded calls.
 	prefix, calls string
 	// callTTL is how long a decision is kept for a repeat of its call,
-	// stallBudget how long a Swap is sent again (see rediscall).
+	// stallBudget how long a take is sent again (see rediscall).
 	callTTL, stallBudget time.Duration
 }
 
@@ -64,29 +70,68 @@ func (r *Redis) callKey(key, call string) string {
 	return r.calls + redisslot.ClientTag(key) + call
 }
 
-// swapScript stores a bucket's next state if it is still the one judged,
-// and records the decision under the call's key; a call recorded already
-// answers that decision and changes nothing but the call key's expiry (a
-// write, so a --redis-wait WAIT after it covers the first call's). KEYS: bucket, call. ARGV:
-// '1' when the old state was found, old tokens, old at, next tokens, next
-// at, decision, call memory in ms. It answers {1, decision} or {0, ”} when
-// the bucket changed in between.
-var swapScript = redis.NewScript(`
+// takeScript is take (bucket.go) in one step. KEYS: bucket, call. ARGV:
+// rate, burst, now in nanoseconds since 1970, call memory in ms. It
+// answers {allowed (1 or 0), tokens left}.
+//
+// The arithmetic is at's, operation for operation, so that both stores
+// answer alike to the last bit (the conformance suite pins exact waits):
+// Lua's numbers are float64 as Go's, and the VM rounds after each
+// operation. Nanoseconds since 1970 exceed float64's exact integers, so
+// times are split into seconds and nanoseconds, and the elapsed time is
+// Duration.Seconds's float64(sec) + float64(nsec)/1e9. Tokens travel as
+// %.17g, which reads back as the same float64.
+//
+// The call's record is read before anything is written, so a call that
+// took effect answers its decision even while Redis refuses writes (out
+// of memory), and a refusal proves this call has not spent a token. A
+// refused take whose refill is judged the same later (the clock did not
+// move back) writes nothing. A recorded call's key gets its expiry again
+// (a write, so a --redis-wait WAIT after it covers the first call's).
+var takeScript = redis.NewScript(`
 local done = redis.call('GET', KEYS[2])
 if done then
-  redis.call('PEXPIRE', KEYS[2], ARGV[7])
+  redis.call('PEXPIRE', KEYS[2], ARGV[4])
   return {1, done}
 end
-local cur = redis.call('HMGET', KEYS[1], 'tokens', 'at')
-local stale = {0, cur[1] or '', cur[2] or ''}
-if ARGV[1] == '1' then
-  if cur[1] ~= ARGV[2] or cur[2] ~= ARGV[3] then return stale end
-elseif cur[1] or cur[2] then
-  return stale
+local function split(ns)
+  local sign = 1
+  if string.sub(ns, 1, 1) == '-' then
+    sign = -1
+    ns = string.sub(ns, 2)
+  end
+  return sign * (tonumber(string.sub(ns, 1, -10)) or 0), sign * tonumber(string.sub(ns, -9))
 end
-redis.call('HSET', KEYS[1], 'tokens', ARGV[4], 'at', ARGV[5])
-redis.call('SET', KEYS[2], ARGV[6], 'PX', ARGV[7])
-return {1, ARGV[6]}
+local rate, burst, now = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
+local cur = redis.call('HMGET', KEYS[1], 'tokens', 'at')
+local tokens, back = burst, false
+if cur[1] or cur[2] then
+  tokens = tonumber(cur[1])
+  local nowSec, nowNs = split(now)
+  local atSec, atNs = split(cur[2])
+  local sec, ns = nowSec - atSec, nowNs - atNs
+  if sec > 0 or sec == 0 and ns > 0 then
+    if ns < 0 then
+      sec = sec - 1
+      ns = ns + 1000000000
+    end
+    local elapsed = sec + ns / 1e9
+    tokens = math.min(burst, tokens + elapsed * rate)
+  elseif sec < 0 or ns < 0 then
+    back = true
+  end
+end
+local allowed = tokens >= 1
+if allowed then tokens = tokens - 1 end
+local text = string.format('%.17g', tokens)
+if allowed or back then
+  redis.call('HSET', KEYS[1], 'tokens', text, 'at', now)
+end
+if allowed then
+  redis.call('SET', KEYS[2], text, 'PX', ARGV[4])
+  return {1, text}
+end
+return {0, text}
 `)
 
 // Get returns key's state.
@@ -104,48 +149,40 @@ func (r *Redis) Get(ctx context.Context, key string) (State, bool, error) {
 	return st, err == nil, err
 }
 
-// Swap stores next if key's state is still old (see Store).
-func (r *Redis) Swap(ctx context.Context, key, call string, old State, found bool, next State, d Decision) (Swapped, error) {
-	oldTokens, oldAt := encodeState(old)
-	nextTokens, nextAt := encodeState(next)
-	was := "0"
-	if found {
-		was = "1"
-	}
+// Take judges key's bucket and spends a token when it holds one, in one
+// script (see Store and takeScript).
+func (r *Redis) Take(ctx context.Context, key, call string, l Limit, now time.Time) (Decision, error) {
+	rate := strconv.FormatFloat(l.Rate, 'g', -1, 64)
+	at := strconv.FormatInt(now.UnixNano(), 10)
 	var res []any
 	err := rediscall.NewBudget(r.stallBudget).Resend(ctx, func() error {
-		cmd := swapScript.Run(ctx, r.rdb, []string{r.bucketKey(key), r.callKey(key, call)},
-			was, oldTokens, oldAt, nextTokens, nextAt, encodeDecision(d), r.callTTL.Milliseconds())
+		cmd := takeScript.Run(ctx, r.rdb, []string{r.bucketKey(key), r.callKey(key, call)},
+			rate, l.Burst, at, r.callTTL.Milliseconds())
 		var err error
 		if res, err = cmd.Slice(); rediscall.Unconfirmed(err) {
-			// The master stored the swap and holds the decision; its
+			// The master spent the token and holds the decision; its
 			// replicas did not confirm it in time (--redis-wait). A 503
 			// would leave the token spent and the request refused.
 			res, _ = cmd.Val().([]any)
-			if len(res) > 0 {
+			if len(res) == 2 {
 				err = nil
 			}
 		}
 		return err
 	})
 	if err != nil {
-		return Swapped{}, err
+		return Decision{}, err
 	}
-	if ok, _ := res[0].(int64); ok == 1 && len(res) == 2 {
-		text, _ := res[1].(string)
-		got, err := decodeDecision(text)
-		return Swapped{OK: err == nil, Decision: got}, err
+	if len(res) != 2 {
+		return Decision{}, fmt.Errorf("take script answered %d values", len(res))
 	}
-	if len(res) != 3 {
-		return Swapped{}, fmt.Errorf("swap script answered %d values", len(res))
+	allowed, _ := res[0].(int64)
+	text, _ := res[1].(string)
+	tokens, err := strconv.ParseFloat(text, 64)
+	if err != nil {
+		return Decision{}, fmt.Errorf("take script's tokens %q: %w", text, err)
 	}
-	tokens, _ := res[1].(string)
-	at, _ := res[2].(string)
-	if tokens == "" && at == "" {
-		return Swapped{}, nil
-	}
-	cur, err := decodeState(tokens, at)
-	return Swapped{Current: cur, Found: err == nil}, err
+	return decide(allowed == 1, tokens, l), nil
 }
 
 // Forget drops key's bucket.
@@ -176,12 +213,8 @@ func (r *Redis) eachBucket(ctx context.Context, fn func(ctx context.Context, nod
 	})
 }
 
-// encodeState writes a state exactly: the shortest decimal that reads back
-// as the same float64, and nanoseconds.
-func encodeState(st State) (tokens, at string) {
-	return strconv.FormatFloat(st.Tokens, 'g', -1, 64), strconv.FormatInt(st.At.UnixNano(), 10)
-}
-
+// decodeState reads a state as the take script stores it: tokens as a
+// decimal that reads back exactly, the time in nanoseconds.
 func decodeState(tokens, at string) (State, error) {
 	t, err := strconv.ParseFloat(tokens, 64)
 	if err != nil {
@@ -192,28 +225,6 @@ func decodeState(tokens, at string) (State, error) {
 		return State{}, fmt.Errorf("bucket time %q: %w", at, err)
 	}
 	return State{Tokens: t, At: time.Unix(0, ns).UTC()}, nil
-}
-
-// encodeDecision writes a decision as "allowed tokens retryAfterNs".
-func encodeDecision(d Decision) string {
-	allowed := "0"
-	if d.Allowed {
-		allowed = "1"
-	}
-	return allowed + " " + strconv.FormatFloat(d.Tokens, 'g', -1, 64) + " " + strconv.FormatInt(int64(d.RetryAfter), 10)
-}
-
-func decodeDecision(s string) (Decision, error) {
-	parts := strings.Fields(s)
-	if len(parts) != 3 {
-		return Decision{}, fmt.Errorf("recorded decision %q", s)
-	}
-	tokens, err1 := strconv.ParseFloat(parts[1], 64)
-	wait, err2 := strconv.ParseInt(parts[2], 10, 64)
-	if err := errors.Join(err1, err2); err != nil {
-		return Decision{}, fmt.Errorf("recorded decision %q: %w", s, err)
-	}
-	return Decision{Allowed: parts[0] == "1", Tokens: tokens, RetryAfter: time.Duration(wait)}, nil
 }
 
 // globEscape quotes the characters SCAN's MATCH pattern treats specially,

@@ -9,13 +9,13 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/ratelimit"
 )
 
-// TestTakeResendsASwapWhoseNodeDied: a swap that ran, and whose Redis died
-// before answering (a master killed in a failover), has spent a token;
-// go-redis's own retries meet a refused connection and give up. The swap
-// is sent again under its call id until Redis is back (within the stall
+// TestTakeResendsATakeWhoseNodeDied: a take script that ran, and whose
+// Redis died before answering (a master killed in a failover), has spent a
+// token; go-redis's own retries meet a refused connection and give up. The
+// take is sent again under its call id until Redis is back (within the stall
 // budget), so the request gets the token it spent instead of a 503, and
 // the bucket holds exactly one token fewer.
-func TestTakeResendsASwapWhoseNodeDied(t *testing.T) {
+func TestTakeResendsATakeWhoseNodeDied(t *testing.T) {
 	srv := redistest.Start(t)
 	proxy := redistest.NewFaultProxy(t, srv)
 	rdb := proxy.NewClient(t, time.Second)

@@ -5,6 +5,7 @@
 package ratelimittest
 
 import (
+	"cmp"
 	"context"
 	"sync"
 	"testing"
@@ -18,9 +19,10 @@ func Run(t *testing.T, open func(t *testing.T) ratelimit.Store) {
 	t.Run("ClockMoves", func(t *testing.T) { testClockMoves(t, open(t)) })
 	t.Run("ForgetAndReset", func(t *testing.T) { testForgetAndReset(t, open(t)) })
 	t.Run("RetriedCallTakesEffectOnce", func(t *testing.T) { testRetriedCall(t, open(t)) })
-	t.Run("StaleSwapRefused", func(t *testing.T) { testStaleSwap(t, open(t)) })
+	t.Run("ExactState", func(t *testing.T) { testExactState(t, open(t)) })
 	t.Run("ConcurrentTakes", func(t *testing.T) { testConcurrentTakes(t, open(t)) })
 	t.Run("TwoReplicas", func(t *testing.T) { testTwoReplicas(t, open(t)) })
+	t.Run("ConcurrentCallersUnderTheRate", func(t *testing.T) { testConcurrentCallersUnderTheRate(t, open(t)) })
 }
 
 // testTwoReplicas: two Buckets over one store, as two replicas over one
@@ -119,57 +121,78 @@ func testForgetAndReset(t *testing.T, st ratelimit.Store) {
 	spend(t, b, "b", l, 2)
 }
 
-// testRetriedCall replays a Swap as a client library's retry would: the
-// second try answers the first decision and spends nothing more.
+// testRetriedCall replays a Take as a client library's retry would: the
+// second try answers the first decision and spends nothing more, even
+// after another call changed the bucket; a refused call records nothing.
 func testRetriedCall(t *testing.T, st ratelimit.Store) {
 	ctx := context.Background()
-	next := ratelimit.State{Tokens: 4, At: t0}
-	d := ratelimit.Decision{Allowed: true, Tokens: 4}
+	l := ratelimit.Limit{Rate: 0.001, Burst: 2}
 	for try := range 2 {
-		res, err := st.Swap(ctx, "k", "call-1", ratelimit.State{}, false, next, d)
-		if err != nil || !res.OK || res.Decision != d {
-			t.Fatalf("try %d: %+v %v, want the decision made", try, res, err)
+		d, err := st.Take(ctx, "k", "call-1", l, t0)
+		if err != nil || !d.Allowed || d.Remaining() != 1 {
+			t.Fatalf("try %d: %+v %v, want allowed with 1 left, the first decision", try, d, err)
 		}
 	}
-	// A retry arriving after another call changed the bucket still answers
-	// the first decision, and leaves the other call's state alone.
-	later := ratelimit.State{Tokens: 3, At: t0}
-	if res, err := st.Swap(ctx, "k", "call-2", next, true, later, ratelimit.Decision{Allowed: true, Tokens: 3}); err != nil || !res.OK {
-		t.Fatalf("second call: %+v %v", res, err)
+	if d, err := st.Take(ctx, "k", "call-2", l, t0); err != nil || !d.Allowed || d.Remaining() != 0 {
+		t.Fatalf("second call: %+v %v, want the last token", d, err)
 	}
-	if res, err := st.Swap(ctx, "k", "call-1", ratelimit.State{}, false, next, d); err != nil || !res.OK || res.Decision != d {
-		t.Fatalf("late retry: %+v %v", res, err)
+	if d, err := st.Take(ctx, "k", "call-1", l, t0); err != nil || !d.Allowed || d.Remaining() != 1 {
+		t.Fatalf("late retry: %+v %v, want the first decision again", d, err)
 	}
 	cur, found, err := st.Get(ctx, "k")
-	if err != nil || !found || cur.Tokens != 3 || !cur.At.Equal(t0) {
-		t.Errorf("bucket after a late retry: %+v %v %v, want 3 tokens", cur, found, err)
+	if err != nil || !found || cur.Tokens != 0 || !cur.At.Equal(t0) {
+		t.Errorf("bucket after a late retry: %+v %v %v, want 0 tokens at t0", cur, found, err)
+	}
+	// A refused call spends nothing and is judged again when repeated:
+	// once time has refilled a token, its repeat is allowed.
+	if d, err := st.Take(ctx, "k", "call-3", l, t0); err != nil || d.Allowed {
+		t.Fatalf("a third token of a burst of 2: %+v %v", d, err)
+	}
+	if d, err := st.Take(ctx, "k", "call-3", l, t0.Add(1000*time.Second)); err != nil || !d.Allowed {
+		t.Fatalf("the refused call repeated once a token refilled: %+v %v, want allowed", d, err)
 	}
 }
 
-func testStaleSwap(t *testing.T, st ratelimit.Store) {
+// testExactState pins the state a store keeps and reads back to the bit:
+// tokens that are no short decimal, and times before 1970 and within one
+// second of each other, whose nanoseconds must not be lost.
+func testExactState(t *testing.T, st ratelimit.Store) {
 	ctx := context.Background()
-	a := ratelimit.State{Tokens: 1.5, At: t0}
-	if res, err := st.Swap(ctx, "k", "c1", ratelimit.State{}, false, a, ratelimit.Decision{Allowed: true}); err != nil || !res.OK {
-		t.Fatalf("first swap: %+v %v", res, err)
-	}
-	// A refused swap answers the state stored, exactly.
-	stale := func(what string, res ratelimit.Swapped, err error) {
-		t.Helper()
-		if err != nil || res.OK || !res.Found || res.Current.Tokens != 1.5 || !res.Current.At.Equal(t0) {
-			t.Fatalf("%s: %+v %v, want refused with the state stored", what, res, err)
+	b := ratelimit.New(st)
+	l := ratelimit.Limit{Rate: 3, Burst: 7}
+	for _, start := range []time.Time{t0, time.Unix(-2, 999_999_999).UTC(), time.Unix(0, 7).UTC()} {
+		key := start.String()
+		for i := range l.Burst { // all of it at start: empty
+			if d, err := b.Take(ctx, key, l, start); err != nil || !d.Allowed {
+				t.Fatalf("%s: take %d: %+v %v", key, i, d, err)
+			}
 		}
-	}
-	res, err := st.Swap(ctx, "k", "c2", ratelimit.State{}, false, a, ratelimit.Decision{Allowed: true})
-	stale("swap over a bucket believed absent", res, err)
-	res, err = st.Swap(ctx, "k", "c3", ratelimit.State{Tokens: 2, At: t0}, true, a, ratelimit.Decision{})
-	stale("swap from a stale state", res, err)
-	res, err = st.Swap(ctx, "gone", "c4", a, true, a, ratelimit.Decision{})
-	if err != nil || res.OK || res.Found {
-		t.Fatalf("swap of a bucket that is gone: %+v %v, want refused, no state", res, err)
-	}
-	got, found, err := st.Get(ctx, "k")
-	if err != nil || !found || got.Tokens != 1.5 || !got.At.Equal(t0) {
-		t.Errorf("Get: %+v %v %v, want the exact state stored", got, found, err)
+		// The bucket as stored: a refusal the clock did not move back
+		// from stores nothing, so the next refill counts from storedAt.
+		now, storedAt, stored := start, start, 0.0
+		var want float64
+		for _, step := range []time.Duration{333_333_333, time.Nanosecond, 1_000_000_001, -time.Hour} {
+			now = now.Add(step)
+			want = stored
+			if elapsed := now.Sub(storedAt); elapsed > 0 {
+				want = min(float64(l.Burst), stored+float64(elapsed.Seconds()*l.Rate))
+			}
+			allowed := want >= 1
+			if allowed {
+				want--
+			}
+			if allowed || now.Before(storedAt) {
+				stored, storedAt = want, now
+			}
+			d, err := b.Take(ctx, key, l, now)
+			if err != nil || d.Allowed != allowed || d.Tokens != want {
+				t.Fatalf("%s: take at %v: %+v %v, want allowed %v with %.17g tokens", key, now, d, err, allowed, want)
+			}
+		}
+		got, found, err := st.Get(ctx, key)
+		if err != nil || !found || got.Tokens != stored || !got.At.Equal(storedAt) {
+			t.Errorf("%s: Get: %+v %v %v, want %.17g tokens at %v exactly", key, got, found, err, stored, storedAt)
+		}
 	}
 }
 
@@ -198,5 +221,48 @@ func testConcurrentTakes(t *testing.T, st ratelimit.Store) {
 	wg.Wait()
 	if allowed != l.Burst {
 		t.Errorf("%d of 30 concurrent takes allowed, want the burst, %d", allowed, l.Burst)
+	}
+}
+
+// testConcurrentCallersUnderTheRate: 50 callers of one client, on two
+// replicas (two Buckets over one store), take 12 tokens each at one time,
+// well within the burst. Every take is allowed and none fails: a caller
+// under its rate never gets an error (a 503), however many take at once,
+// and the bucket ends exactly 600 tokens down.
+func testConcurrentCallersUnderTheRate(t *testing.T, st ratelimit.Store) {
+	const callers, takes = 50, 12
+	replicas := []*ratelimit.Buckets{ratelimit.New(st), ratelimit.New(st)}
+	l := ratelimit.Limit{Rate: 1000, Burst: 2000}
+	var (
+		mu              sync.Mutex
+		allowed, failed int
+		firstErr        error
+	)
+	var wg sync.WaitGroup
+	for i := range callers {
+		b := replicas[i%len(replicas)]
+		wg.Go(func() {
+			for range takes {
+				d, err := b.Take(context.Background(), "busy-client", l, t0)
+				mu.Lock()
+				switch {
+				case err != nil:
+					failed++
+					firstErr = cmp.Or(firstErr, err)
+				case d.Allowed:
+					allowed++
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if allowed != callers*takes || failed != 0 {
+		t.Errorf("%d concurrent takes under the rate: %d allowed, %d failed (first: %v); want all allowed, none failed",
+			callers*takes, allowed, failed, firstErr)
+	}
+	left, err := replicas[0].Peek(context.Background(), "busy-client", l, t0)
+	if err != nil || left.Remaining() != l.Burst-allowed {
+		t.Errorf("bucket after %d allowed takes: %d left (%v), want %d", allowed, left.Remaining(), err, l.Burst-allowed)
 	}
 }
