@@ -20,7 +20,7 @@ var errRetry = errors.New("record changed during the update")
 // referral; for a qualified referral it is the entries to append after the
 // total read.
 func (s *RedisStore) cas(gen, kind, clientID, id, oldJSON, newJSON, oldMember, newMember string, total int, audit []string) error {
-	args := []any{gen, kind, escape(id), oldJSON, newJSON, oldMember, newMember, total}
+	args := append([]any{gen, kind, escape(id), oldJSON, newJSON, oldMember, newMember, total}, quotaArgs(s.quota)...)
 	for _, a := range audit {
 		args = append(args, a)
 	}
