@@ -42,6 +42,21 @@ local function charge(base, dn, db)
   if dn ~= 0 then redis.call('HINCRBY', base .. 'u', 'n', dn) end
   if db ~= 0 then redis.call('HINCRBY', base .. 'u', 'b', db) end
 end
+` + luaInOrder
+
+// luaInOrder keeps a trail's times in its order, as the embedded store's
+// appendInOrder does: after(prev, e) is the audit entry JSON e, its at
+// raised to that of prev (the entry before it, false for none) when
+// earlier. Canonical times have one width, so they compare as strings and
+// the entry keeps its length (what the quota counted).
+const luaInOrder = `
+local function after(prev, e)
+  if not prev then return e end
+  local p = string.match(prev, '^{"at":"([^"]*)"')
+  local t = string.match(e, '^{"at":"([^"]*)"')
+  if p and t and #p == #t and p > t then return '{"at":"' .. p .. string.sub(e, 8 + #t) end
+  return e
+end
 `
 
 // writeScript loads records of one client. ARGV: client prefix,
@@ -189,7 +204,7 @@ local a = base .. 'a:' .. eid
 if ARGV[4] ~= '' then
   local refused = refusal(base, 0, #ARGV[4], tonumber(ARGV[6]), tonumber(ARGV[7]))
   if refused then return refused end
-  redis.call('RPUSH', a, ARGV[4])
+  redis.call('RPUSH', a, after(redis.call('LINDEX', a, -1), ARGV[4]))
   charge(base, 0, #ARGV[4])
 end
 local out = {gen, v, redis.call('LLEN', a)}
@@ -222,7 +237,7 @@ for i, m in ipairs(members) do
   out[#out+1] = redis.call('GET', base .. kind .. ':' .. eid) or ''
   if kind == 'q' and i <= limit then
     local a = base .. 'a:' .. eid
-    if ARGV[5] ~= '' then redis.call('RPUSH', a, ARGV[5]) end
+    if ARGV[5] ~= '' then redis.call('RPUSH', a, after(redis.call('LINDEX', a, -1), ARGV[5])) end
     out[#out+1] = redis.call('LLEN', a)
     local trail = redis.call('LRANGE', a, -tonumber(ARGV[6]), -1)
     out[#out+1] = #trail
