@@ -171,7 +171,7 @@ func (s *RedisStore) runOn(script *redis.Script, key, base string, args []any, f
 	if errors.Is(err, redis.Nil) {
 		return nil, ErrNotFound
 	}
-	if refused, ok := quotaRefusal(err); ok {
+	if refused := quotaRefusal(err); refused != nil {
 		return nil, refused
 	}
 	if err != nil {
@@ -211,13 +211,14 @@ func unavailable(err error) bool {
 }
 
 // quotaRefusal turns a script's quota error reply (see luaQuota) into
-// ErrQuota: the script refused the write before it wrote anything.
-func quotaRefusal(err error) (error, bool) {
+// ErrQuota: the script refused the write before it wrote anything. Any
+// other error, and none, give nil.
+func quotaRefusal(err error) error {
 	var reply redis.Error
 	if err == nil || !errors.As(err, &reply) || !redis.HasErrorPrefix(reply, "QUOTA ") {
-		return nil, false
+		return nil
 	}
-	return fmt.Errorf("%w: %s", ErrQuota, strings.TrimPrefix(reply.Error(), "QUOTA ")), true
+	return fmt.Errorf("%w: %s", ErrQuota, strings.TrimPrefix(reply.Error(), "QUOTA "))
 }
 
 // serverStates are the error replies that say what state Redis is in, not
