@@ -22,7 +22,8 @@ const soakClients = 50
 
 // soakDuration is SOAK_DURATION (a Go duration), default 5 s so that the
 // README's test command stays about a minute; CI runs 15 s and a long soak
-// is SOAK_DURATION=10m (see docs/performance.md).
+// is SOAK_DURATION=10m with go test's -timeout raised above it (see
+// docs/performance.md).
 func soakDuration(t *testing.T) time.Duration {
 	t.Helper()
 	if v := os.Getenv("SOAK_DURATION"); v != "" {
@@ -105,15 +106,19 @@ type soakWorker struct {
 	next     int   // next submission number
 	acked    []int // submissions answered 201
 	rejected []int // submissions answered with a forced 503
+	refused  []int // submissions answered 507: the client's store quota is full
 }
 
 // soakTally counts answers across workers and keeps the first failures.
 type soakTally struct {
 	requests, forced atomic.Int64
-	perOp            [len(opNames)]atomic.Int64
-	mu               sync.Mutex
-	failures         []string
-	failureCount     int
+	// quota counts 507 answers: the partner's store quota (serve's
+	// defaults) is full, which a long soak reaches.
+	quota        atomic.Int64
+	perOp        [len(opNames)]atomic.Int64
+	mu           sync.Mutex
+	failures     []string
+	failureCount int
 }
 
 func (s *soakTally) fail(format string, args ...any) {
@@ -129,9 +134,12 @@ func (s *soakTally) fail(format string, args ...any) {
 // SOAK_DURATION, with the flaky scenario on for the middle third, and then
 // checks that nothing was lost: every request got an answer (a transport
 // error is a failure), the only 5xx are the flaky scenario's 503s (with
-// Sandbox-Rule and Retry-After, on the API, while it was on), and every
-// submission answered 201 reads back exactly as sent, while none answered
-// 503 was stored.
+// Sandbox-Rule and Retry-After, on the API, while it was on) and the store
+// quota's 507s (on submissions and on reads, which record a view), and
+// every submission answered 201 is stored exactly as sent, while none
+// answered 503 or 507 was stored. The sandbox runs with serve's default
+// quota, so the soak also shows that the quota holds under load; it ends
+// by logging the sandbox's resident memory.
 //
 // It runs the built binary rather than sandbox.Open in-process: the
 // binary is what partners run (its flags, HTTP server limits and
@@ -167,8 +175,8 @@ func TestSoak(t *testing.T) {
 	toggleFlaky(t, client, sb.base, d, stopAt, window)
 	wg.Wait()
 
-	t.Logf("soak: %d requests (%.0f/s), %d forced 503s; per op %s", tally.requests.Load(),
-		float64(tally.requests.Load())/d.Seconds(), tally.forced.Load(), perOpSummary(tally))
+	t.Logf("soak: %d requests (%.0f/s), %d forced 503s, %d quota 507s; per op %s", tally.requests.Load(),
+		float64(tally.requests.Load())/d.Seconds(), tally.forced.Load(), tally.quota.Load(), perOpSummary(tally))
 	if tally.failureCount > 0 {
 		// The sandbox logs at warn level, so its log holds what net/http
 		// and the handlers said about a connection closed without an answer.
@@ -178,6 +186,7 @@ func TestSoak(t *testing.T) {
 		t.Errorf("the flaky scenario forced no 503 in its third of the soak: was it active?")
 	}
 	verifySubmissions(t, client, sb.base, prefix, workers)
+	t.Logf("soak: the sandbox's resident memory: %s", residentMemory(sb.cmd.Process.Pid))
 	if code := sb.exitedEarly(); code != "" {
 		t.Errorf("the sandbox exited during the soak: %s\nstderr:\n%s", code, sb.stderr)
 	}
@@ -265,6 +274,13 @@ func soakStep(ctx context.Context, c *http.Client, base, prefix string, w *soakW
 		}
 		return
 	}
+	if a.status == http.StatusInsufficientStorage && refusedByQuota(a, op) {
+		tally.quota.Add(1)
+		if op == opSubmit {
+			w.refused = append(w.refused, seq)
+		}
+		return
+	}
 	if a.status != want {
 		tally.fail("%s %s (worker %d): status %d, want %d; Sandbox-Rule %q; body %.300s", method, path, w.id, a.status, want, a.header.Get("Sandbox-Rule"), a.body)
 		return
@@ -300,75 +316,85 @@ func forcedByFlaky(a answer, op soakOp, start, end time.Time, window *flakyWindo
 	return onAPI && a.header.Get("Sandbox-Rule") != "" && a.header.Get("Retry-After") != "" && window.overlaps(start, end)
 }
 
-// verifySubmissions reads every acknowledged submission back by its id and
-// compares it with what was sent, checks that no submission answered 503
-// was stored, and that each partner's list holds exactly the acknowledged
-// ones.
+// refusedByQuota reports whether a 507 is the store quota's: the
+// quota-exceeded problem, on an operation that stores (a submission, or a
+// read of qualified referrals, which records a view).
+func refusedByQuota(a answer, op soakOp) bool {
+	var p struct {
+		Type string `json:"type"`
+	}
+	stores := op == opSubmit || op == opList || op == opReadBack
+	return stores && json.Unmarshal(a.body, &p) == nil && p.Type == "urn:referrals-sandbox:problem:quota-exceeded"
+}
+
+// residentMemory reads a process's resident memory now and at its peak
+// from /proc (Linux), for the soak's last line.
+func residentMemory(pid int) string {
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return "not known here (" + err.Error() + ")"
+	}
+	fields := map[string]string{}
+	for _, line := range strings.Split(string(status), "\n") {
+		if name, value, ok := strings.Cut(line, ":"); ok && (name == "VmRSS" || name == "VmHWM") {
+			fields[name] = strings.TrimSpace(value)
+		}
+	}
+	return fmt.Sprintf("%s now, %s at peak", fields["VmRSS"], fields["VmHWM"])
+}
+
+// verifySubmissions reads every partner's soak records through the admin
+// data listing, which records no view and so never meets the quota, and
+// checks that each acknowledged submission is stored exactly as sent, that
+// none answered 503 or 507 was stored, and that nothing else was.
 func verifySubmissions(t *testing.T, c *http.Client, base, prefix string, workers []*soakWorker) {
 	t.Helper()
-	tokens := map[string]string{}
-	for _, p := range partners {
-		tokens[p.id] = mustToken(t, c, base, p.id, p.secret)
-	}
-	type check struct {
-		w       *soakWorker
-		seq     int
-		wantGet int
-	}
-	checks := make(chan check)
-	tally := &soakTally{}
-	var wg sync.WaitGroup
-	for range 8 {
-		wg.Go(func() {
-			for ch := range checks {
-				sent := submission(prefix, ch.w.id, ch.seq)
-				u := base + "/api/v1/referrals/qualified/" + url.PathEscape(sent.ExternalSourceID)
-				a, err := do(t.Context(), c, http.MethodGet, u, tokens[ch.w.clientID], "", nil, nil)
-				switch {
-				case err != nil:
-					tally.fail("read back %s: %v", sent.ExternalSourceID, err)
-				case a.status != ch.wantGet:
-					tally.fail("read back %s: status %d, want %d: %.300s", sent.ExternalSourceID, a.status, ch.wantGet, a.body)
-				case a.status == http.StatusOK:
-					var got fixtures.QualifiedReferral
-					if err := json.Unmarshal(a.body, &got); err != nil {
-						tally.fail("read back %s: %v", sent.ExternalSourceID, err)
-					} else if diff := sameAsSent(got, sent, ch.w.clientID); diff != "" {
-						tally.fail("read back %s: %s", sent.ExternalSourceID, diff)
-					}
-				}
-			}
-		})
-	}
-	acked := map[string]int{}
 	total := 0
 	for _, w := range workers {
-		for _, seq := range w.acked {
-			checks <- check{w, seq, http.StatusOK}
-		}
-		for _, seq := range w.rejected {
-			checks <- check{w, seq, http.StatusNotFound}
-		}
-		acked[w.clientID] += len(w.acked)
 		total += len(w.acked)
 	}
-	close(checks)
-	wg.Wait()
-	if tally.failureCount > 0 {
-		t.Errorf("%d acknowledged submission(s) did not read back as sent; the first:\n%s", tally.failureCount, joinLines(tally.failures))
-	}
+	type key struct{ clientID, id string }
+	stored := map[key]fixtures.QualifiedReferral{}
 	for _, p := range partners {
-		stored := 0
-		for _, q := range listAllQualified(t, c, base, tokens[p.id], total+10_000) {
+		listURL := base + "/__sandbox/data/qualified?clientId=" + url.QueryEscape(p.id)
+		for _, q := range listAll[fixtures.QualifiedReferral](t, c, listURL, "qualifiedReferrals", "", total+10_000) {
 			if strings.HasPrefix(q.ExternalSourceID, prefix+"-") {
-				stored++
+				stored[key{q.ClientID, q.ExternalSourceID}] = q
 			}
 		}
-		if stored != acked[p.id] {
-			t.Errorf("%s: %d soak submissions stored, %d acknowledged with 201", p.id, stored, acked[p.id])
+	}
+	tally := &soakTally{}
+	for _, w := range workers {
+		for _, seq := range w.acked {
+			sent := submission(prefix, w.id, seq)
+			k := key{w.clientID, sent.ExternalSourceID}
+			got, ok := stored[k]
+			switch {
+			case !ok:
+				tally.fail("%s: answered 201, not stored", sent.ExternalSourceID)
+			default:
+				if diff := sameAsSent(got, sent, w.clientID); diff != "" {
+					tally.fail("%s: %s", sent.ExternalSourceID, diff)
+				}
+			}
+			delete(stored, k)
+		}
+		for what, seqs := range map[string][]int{"503": w.rejected, "507": w.refused} {
+			for _, seq := range seqs {
+				sent := submission(prefix, w.id, seq)
+				if _, ok := stored[key{w.clientID, sent.ExternalSourceID}]; ok {
+					tally.fail("%s: answered %s, yet stored", sent.ExternalSourceID, what)
+				}
+			}
 		}
 	}
-	t.Logf("soak: %d acknowledged submissions read back", total)
+	if tally.failureCount > 0 {
+		t.Errorf("%d acknowledged or refused submission(s) not stored as answered; the first:\n%s", tally.failureCount, joinLines(tally.failures))
+	}
+	if len(stored) > 0 {
+		t.Errorf("%d soak records stored that no submission was answered 201 for", len(stored))
+	}
+	t.Logf("soak: %d acknowledged submissions stored as sent", total)
 }
 
 func perOpSummary(s *soakTally) string {

@@ -198,7 +198,33 @@ func onBackend(t *testing.T, cfg *sandbox.Config) (release func()) {
 // controls): such a test tests its own backend, and runs once, in the
 // memory pass.
 func ownsBackend(cfg sandbox.Config, harnessStore store.Store, harnessRedis redis.UniversalClient) bool {
-	return cfg.Store != harnessStore || cfg.Redis != harnessRedis
+	_, onPass := passStores.Load(cfg.Store)
+	return (cfg.Store != harnessStore && !onPass) || cfg.Redis != harnessRedis
+}
+
+// passStores holds the stores tests opened on the pass's own backend with
+// options of their own (withQuota): such a test still runs in both passes.
+var passStores sync.Map
+
+// withQuota reopens the sandbox's store on the pass's backend, under the
+// same Redis prefix in the Redis pass, bounded by q.
+func withQuota(t *testing.T, q store.Quota) sandboxOption {
+	return func(cfg *sandbox.Config) {
+		var st store.Store
+		var err error
+		if rdb, ok := cfg.Redis.(*redis.Client); ok && cfg.Redis != nil {
+			st, err = store.OpenRedis(rdb, store.WithRedisPrefix(cfg.RedisPrefix), store.WithRedisQuota(q))
+		} else {
+			st, err = store.Open(store.MemoryPath, store.WithQuota(q))
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = cfg.Store.Close() // the harness's, unused: nothing to lose
+		cfg.Store = st
+		passStores.Store(st, true)
+		t.Cleanup(func() { passStores.Delete(st) })
+	}
 }
 
 // memoryOnly skips the test in the Redis pass, saying why: for a test of

@@ -46,6 +46,11 @@ const (
 	ProblemTypeInternalError = problemTypePrefix + "internal-error"
 	// ProblemTypeUnavailable: the service is (simulated to be) unavailable (503).
 	ProblemTypeUnavailable = problemTypePrefix + "unavailable"
+	// ProblemTypeQuotaExceeded: the write would take the client beyond its
+	// store quota (serve --quota-records, --quota-bytes); nothing was
+	// stored (507). Sandbox-only: the real service documents no such
+	// limit, and 507 is a status partners' retry policies do not retry.
+	ProblemTypeQuotaExceeded = problemTypePrefix + "quota-exceeded"
 )
 
 // Problem is an RFC 9457 problem details body.
@@ -104,6 +109,8 @@ func problemType(status int) string {
 		return ProblemTypeInternalError
 	case http.StatusServiceUnavailable:
 		return ProblemTypeUnavailable
+	case http.StatusInsufficientStorage:
+		return ProblemTypeQuotaExceeded
 	default:
 		return "about:blank"
 	}
@@ -173,6 +180,13 @@ func newRequestError(status int, detail string) *requestError {
 	return &requestError{Problem: newProblem(status, detail)}
 }
 
+// quotaDetail explains a 507: what filled up, that nothing changed, and
+// how the room comes back. It names no figure of the client's usage, which
+// the sandbox's log does not need either.
+const quotaDetail = "this client's records and audit trails fill its store quota (serve --quota-records, --quota-bytes); " +
+	"nothing was stored or changed, and reads that record a view are refused too. Resetting the client " +
+	"(POST /__sandbox/reset with its clientId) frees the room"
+
 // problemFor returns the problem to answer err with: the request's own
 // problem for a requestError, otherwise a 500 that does not leak the
 // internal error's text to the partner.
@@ -180,6 +194,9 @@ func problemFor(err error) Problem {
 	var re *requestError
 	if errors.As(err, &re) {
 		return re.Problem
+	}
+	if errors.Is(err, store.ErrQuota) {
+		return newProblem(http.StatusInsufficientStorage, quotaDetail)
 	}
 	if errors.Is(err, store.ErrCorrupt) {
 		return newProblem(http.StatusInternalServerError, "this record is stored in a form the sandbox can no longer read (a damaged or hand-edited data file); the trace id identifies it in the sandbox log")

@@ -81,7 +81,9 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		return
 	}
 	p := problemFor(err)
-	if p.Status >= http.StatusInternalServerError {
+	// A quota refusal is the caller's, and a runaway loop meets one per
+	// request: no log line each.
+	if p.Status >= http.StatusInternalServerError && p.Status != http.StatusInsufficientStorage {
 		s.log.Error("request failed", "method", s.redactor.Log(r.Method), "path", s.redactor.LogPath(r.URL.Path), "request_id", requestID(r), "err", err)
 	}
 	s.problem(w, r, p)

@@ -90,6 +90,11 @@ type Options struct {
 	ContractFile string
 	// Build names this build in the metrics (referrals_sandbox_build_info).
 	Build BuildInfo
+	// Quota bounds what each client may store, records and bytes with
+	// their audit trails (serve --quota-records, --quota-bytes); a write
+	// beyond it is answered 507 and stores nothing. The zero value is no
+	// bound.
+	Quota store.Quota
 }
 
 // Instance is an opened sandbox: the handler and what it was built from.
@@ -275,11 +280,11 @@ func loadFixtures(dir string) (set *fixtures.Set, embedded bool, err error) {
 }
 
 // openStore opens the data file, or an in-memory store without one.
-func openStore(path string, logger *slog.Logger) (*store.BuntStore, error) {
+func openStore(path string, logger *slog.Logger, quota store.Quota) (*store.BuntStore, error) {
 	if path == "" {
 		path = store.MemoryPath
 	}
-	st, err := store.Open(path, store.WithLogger(logger))
+	st, err := store.Open(path, store.WithLogger(logger), store.WithQuota(quota))
 	if err != nil {
 		return nil, fmt.Errorf("data file %s: %w", path, err)
 	}

@@ -23,7 +23,7 @@ const redisPingTimeout = 3 * time.Second
 func (in *Instance) openStore(opts Options) error {
 	if opts.RedisURL == "" && opts.RedisClusterURL == "" {
 		var err error
-		in.store, err = openStore(opts.DataFile, opts.Logger)
+		in.store, err = openStore(opts.DataFile, opts.Logger, opts.Quota)
 		return err
 	}
 	if opts.DataFile != "" {
@@ -53,7 +53,7 @@ func (in *Instance) openStore(opts Options) error {
 		}
 		shared = redisslot.Tag(prefix)
 	}
-	st, err := openRedisStore(client, prefix, opts.RedisTimeout)
+	st, err := openRedisStore(client, prefix, opts.RedisTimeout, store.WithRedisQuota(opts.Quota))
 	if err != nil {
 		return errors.Join(fmt.Errorf("redis at %s: %w", addr, err), client.Close())
 	}
@@ -136,8 +136,8 @@ func waitMarker(opts Options) string {
 }
 
 // openRedisStore opens the record store under prefix.
-func openRedisStore(client redis.UniversalClient, prefix string, timeout time.Duration) (*store.RedisStore, error) {
-	storeOpts := []store.RedisOption{store.WithRedisPrefix(prefix)}
+func openRedisStore(client redis.UniversalClient, prefix string, timeout time.Duration, extra ...store.RedisOption) (*store.RedisStore, error) {
+	storeOpts := append([]store.RedisOption{store.WithRedisPrefix(prefix)}, extra...)
 	if timeout != 0 {
 		storeOpts = append(storeOpts, store.WithRedisTimeout(timeout))
 	}

@@ -111,6 +111,16 @@ type Config struct {
 // DefaultJournalSize is how many requests the journal keeps by default.
 const DefaultJournalSize = 10000
 
+// DefaultQuotaRecords and DefaultQuotaBytes are serve's store quota per
+// client (--quota-records, --quota-bytes): far above what a test suite
+// stores, low enough that a runaway loop fills its own client's quota
+// long before the sandbox's memory (see docs/security.md). Options' zero
+// Quota is no bound.
+const (
+	DefaultQuotaRecords       = 10_000
+	DefaultQuotaBytes   int64 = 32 << 20
+)
+
 // DefaultJournalBytes and MinJournalBytes bound the journal's byte budget
 // (--journal-bytes).
 const (

@@ -143,6 +143,8 @@ func TestUsageErrorsExit2NamingTheCulprit(t *testing.T) {
 		{"log format", nil, []string{"serve", "--log-format", "xml"}, "--log-format"},
 		{"journal bytes below 1 MiB", nil, []string{"serve", "--journal-bytes", "1000"}, "--journal-bytes"},
 		{"journal bytes variable", map[string]string{"SANDBOX_JOURNAL_BYTES": "64MB"}, []string{"serve"}, "SANDBOX_JOURNAL_BYTES"},
+		{"negative quota records", nil, []string{"serve", "--quota-records", "-1"}, "--quota-records"},
+		{"negative quota bytes", map[string]string{"SANDBOX_QUOTA_BYTES": "-1"}, []string{"serve"}, "--quota-bytes"},
 		{"serve argument", nil, []string{"serve", "extra"}, `"extra"`},
 		{"unknown command", nil, []string{"frobnicate"}, `"frobnicate"`},
 		{"token timeout", nil, []string{"token", "--timeout", "forever"}, "timeout"},

@@ -63,6 +63,8 @@ func addServeFlags(o *options, c *serveConfig) {
 	o.Int(&so.RateBurst, "rate-burst", sandbox.DefaultRateBurst, "burst size of each client's rate limit")
 	o.Int(&so.JournalSize, "journal-size", sandbox.DefaultJournalSize, "how many requests the request journal keeps")
 	o.Int64(&so.JournalBytes, "journal-bytes", sandbox.DefaultJournalBytes, "byte budget of the request journal: the oldest requests are dropped beyond it (at least 1048576)")
+	o.Int(&so.Quota.Records, "quota-records", sandbox.DefaultQuotaRecords, "records (referrals and qualified referrals) each client may store; a create beyond it is answered 507 and stores nothing; 0 for no bound")
+	o.Int64(&so.Quota.Bytes, "quota-bytes", sandbox.DefaultQuotaBytes, "bytes each client's records and audit trails may take in the store; a write beyond it (a read that records a view included) is answered 507; 0 for no bound")
 	o.String(&so.AdminToken, "admin-token", "", "bearer token the admin API requires (default: admin API open)")
 	o.ListEnv(&so.AllowedHosts, "allowed-host", envPrefix+"ALLOWED_HOSTS",
 		"host name the admin API also answers to, besides loopback names, the listen address, the --public-url host and --tls-host names (e.g. a compose service name); repeatable, comma-separated in the environment")
@@ -100,6 +102,8 @@ func (c *serveConfig) check() error {
 		return fmt.Errorf("%w: --journal-size must be at least 1", errUsage)
 	case so.JournalBytes < sandbox.MinJournalBytes:
 		return fmt.Errorf("%w: --journal-bytes must be at least %d (1 MiB)", errUsage, sandbox.MinJournalBytes)
+	case so.Quota.Records < 0 || so.Quota.Bytes < 0:
+		return fmt.Errorf("%w: --quota-records and --quota-bytes must not be negative", errUsage)
 	case so.TokenLifetime < time.Second:
 		return fmt.Errorf("%w: --token-lifetime must be at least 1s", errUsage)
 	case so.ClockSkew < 0:

@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -86,6 +87,57 @@ func appendAudit(tx *storeTx, prefix string, entries ...fixtures.AuditEntry) err
 		return err
 	}
 	return storeTrail(tx, prefix, last, entries, nil)
+}
+
+// appendInOrder is appendAudit for entries of what happens now (a view, a
+// status move): an entry whose at is earlier than the entry before it (a
+// client's clock moved back between the two) takes that entry's at, so a
+// trail read oldest first never goes back in time and its order, which is
+// the order the entries were stored in, agrees with their times.
+func appendInOrder(tx *storeTx, prefix string, entries ...fixtures.AuditEntry) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	last, err := lastAuditSeq(tx, prefix)
+	if err != nil {
+		return err
+	}
+	prev := ""
+	if last > 0 {
+		key := auditKey(prefix, last)
+		v, err := tx.Get(key)
+		if err != nil {
+			return fmt.Errorf("read %q: %w", key, err)
+		}
+		prev = entryAt(v)
+	}
+	entries = slices.Clone(entries)
+	for i := range entries {
+		entries[i].At = notBefore(entries[i].At, prev)
+		prev = entries[i].At
+	}
+	return storeTrail(tx, prefix, last, entries, nil)
+}
+
+// entryAt is the at of a stored audit entry's JSON, which json.Marshal
+// starts with it; "" when it does not.
+func entryAt(js string) string {
+	rest, ok := strings.CutPrefix(js, `{"at":"`)
+	if !ok {
+		return ""
+	}
+	at, _, _ := strings.Cut(rest, `"`)
+	return at
+}
+
+// notBefore returns at, or prev when that is later. Both in the store's
+// canonical form (fixed width, UTC) compare as strings; anything else is
+// left as it is.
+func notBefore(at, prev string) string {
+	if canonicalShape(at) && canonicalShape(prev) && prev > at {
+		return prev
+	}
+	return at
 }
 
 // storeTrail stores entries under prefix after seq last, the newest entry

@@ -36,6 +36,10 @@ type BuntStore struct {
 	bad     badKeys
 	// verified lets listings write records through (see encoded.go).
 	verified verifiedRecords
+	// held is what each client holds, by escaped client id, for the
+	// quota (see quota_bunt.go). Writers change it under txMu's write
+	// lock, with the records.
+	held map[string]usage
 }
 
 var _ Store = (*BuntStore)(nil)
@@ -64,6 +68,9 @@ func Open(path string, opts ...Option) (*BuntStore, error) {
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	if s.held, err = countUsage(s.db); err != nil {
+		return nil, errors.Join(fmt.Errorf("open store %s: count usage: %w", path, err), s.Close())
 	}
 	return s, nil
 }
@@ -96,13 +103,26 @@ func (s *BuntStore) viewTx(fn func(tx *storeTx) error) error {
 }
 
 // updateTx runs fn in a write transaction of the current db and index; if
-// the transaction does not commit, the index is rolled back with it.
+// the transaction does not commit, the index is rolled back with it. A
+// transaction that would take a client beyond the store's quota is
+// refused (ErrQuota) and rolled back.
 //
 // Not db.Update, which commits what fn wrote when fn panics: half a write
 // would be stored (and on file, kept), and the index would not follow the
 // records a DeleteAll gathered. Here anything but fn's success and a
 // commit (fn's error, the file's, a panic) rolls both back.
 func (s *BuntStore) updateTx(fn func(tx *storeTx) error) error {
+	return s.writeTx(s.cfg.quota, fn)
+}
+
+// loadTx is updateTx for loading fixtures, which no quota refuses: an
+// operator's fixtures are what the sandbox is for.
+func (s *BuntStore) loadTx(fn func(tx *storeTx) error) error {
+	return s.writeTx(Quota{}, fn)
+}
+
+// writeTx is updateTx under the quota q.
+func (s *BuntStore) writeTx(q Quota, fn func(tx *storeTx) error) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	s.txMu.Lock()
@@ -123,11 +143,26 @@ func (s *BuntStore) updateTx(fn func(tx *storeTx) error) error {
 	if err := fn(t); err != nil {
 		return err
 	}
+	if err := t.checkQuota(q, s.held); err != nil {
+		return err
+	}
 	if err := tx.Commit(); err != nil {
 		return err
 	}
 	committed = true
 	t.flush()
+	if !t.deletedAll {
+		t.applyUsage(s.held)
+		return nil
+	}
+	held, err := countUsage(s.db)
+	if err != nil {
+		// Committed: the records are stored. The quota goes on from the
+		// usage before, which the next open counts afresh.
+		s.cfg.logger.Warn("store: could not count usage after a reset; quotas count from the old usage until the next start", "err", err)
+		return nil
+	}
+	s.held = held
 	return nil
 }
 
@@ -203,7 +238,7 @@ type owner struct {
 func (s *BuntStore) Load(set *fixtures.Set) error {
 	e, err := EncodeSet(set)
 	if err == nil {
-		err = s.updateTx(func(tx *storeTx) error { return loadEncoded(tx, e) })
+		err = s.loadTx(func(tx *storeTx) error { return loadEncoded(tx, e) })
 	}
 	if err != nil {
 		return fmt.Errorf("load fixtures: %w", err)
@@ -236,7 +271,7 @@ func (s *BuntStore) ResetEncoded(e *EncodedSet) error {
 	if s.path != MemoryPath {
 		return s.resetFile(e)
 	}
-	err := s.updateTx(func(tx *storeTx) error {
+	err := s.loadTx(func(tx *storeTx) error {
 		if err := tx.DeleteAll(); err != nil {
 			return err
 		}

@@ -82,7 +82,7 @@ func (s *BuntStore) ResetClient(clientID string, set *fixtures.Set) error {
 // ResetClientEncoded is ResetClient with records already encoded.
 func (s *BuntStore) ResetClientEncoded(clientID string, e *EncodedSet) error {
 	e = e.ofClient(clientID)
-	err := s.updateTx(func(tx *storeTx) error {
+	err := s.loadTx(func(tx *storeTx) error {
 		for _, kind := range []string{referralPrefix, qualifiedPrefix} {
 			var keys []string
 			tx.ascendIndex(kind, clientSortPrefix(clientID), clientSortEnd(clientID), func(k, _ string) bool {

@@ -8,7 +8,8 @@ import (
 )
 
 // Option adjusts how Open configures a file-backed store. Options other
-// than WithLogger have no effect on ":memory:", which never touches a disk.
+// than WithLogger and WithQuota have no effect on ":memory:", which never
+// touches a disk.
 type Option func(*config)
 
 type config struct {
@@ -17,6 +18,7 @@ type config struct {
 	shrinkMinSize  int
 	shrinkDisabled bool
 	logger         *slog.Logger
+	quota          Quota
 }
 
 // defaultConfig is what a file-backed store runs with unless told otherwise.
@@ -94,7 +96,7 @@ func (c config) check() error {
 	if c.shrinkPercent < 0 || c.shrinkMinSize < 0 {
 		return fmt.Errorf("%w: auto-shrink percentage and minimum size must not be negative", ErrInvalid)
 	}
-	return nil
+	return c.quota.check()
 }
 
 // apply copies the configuration onto buntdb's.

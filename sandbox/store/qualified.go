@@ -112,7 +112,7 @@ func recordView(tx *storeTx, key string, rec *fixtures.QualifiedReferral, view f
 	if err := migrateTrail(tx, key, rec); err != nil {
 		return err
 	}
-	return appendAudit(tx, auditKeyPrefix(rec.ClientID, rec.ExternalSourceID), view)
+	return appendInOrder(tx, auditKeyPrefix(rec.ClientID, rec.ExternalSourceID), view)
 }
 
 // UpdateQualified changes the client's qualified referral with fn,
@@ -159,7 +159,7 @@ func (s *BuntStore) UpdateQualified(clientID, externalSourceID string, fn func(*
 				return fmt.Errorf("write %q: %w", key, err)
 			}
 		}
-		if err := appendAudit(tx, auditKeyPrefix(clientID, externalSourceID), rec.AuditTrail[len(given):]...); err != nil {
+		if err := appendInOrder(tx, auditKeyPrefix(clientID, externalSourceID), rec.AuditTrail[len(given):]...); err != nil {
 			return err
 		}
 		// Return what is stored, with the canonical submittedAt.

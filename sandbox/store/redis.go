@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -59,6 +60,7 @@ type RedisStore struct {
 	global  string // prefix of the global keys: P{g}
 	genKey  string
 	timeout time.Duration
+	quota   Quota
 }
 
 var _ Store = (*RedisStore)(nil)
@@ -80,6 +82,17 @@ func WithRedisTimeout(d time.Duration) RedisOption {
 	return func(s *RedisStore) { s.timeout = d }
 }
 
+// WithRedisQuota bounds what each client may store (see Quota), checked
+// in the same script as the write. Default: no bound. Loading fixtures
+// (Load, Seed, Reset, ResetClient) is never refused, but counts.
+func WithRedisQuota(q Quota) RedisOption {
+	return func(s *RedisStore) { s.quota = q }
+}
+
+// quotaArgs are the quota's bounds as the scripts take them (see
+// luaQuota).
+func quotaArgs(q Quota) []any { return []any{q.Records, q.Bytes} }
+
 // OpenRedis opens the store on client, completes a Reset whose flip was
 // interrupted and deletes what an interrupted Reset left behind
 // (generations that are not current and not being built). The store does not own client: Close leaves it open for the other
@@ -94,6 +107,9 @@ func OpenRedis(client redis.UniversalClient, opts ...RedisOption) (*RedisStore, 
 	}
 	if s.timeout <= 0 {
 		return nil, fmt.Errorf("open redis store: %w: timeout must be positive", ErrInvalid)
+	}
+	if err := s.quota.check(); err != nil {
+		return nil, fmt.Errorf("open redis store: %w", err)
 	}
 	s.global = s.prefix + "{g}"
 	s.genKey = s.global + "gen"
@@ -155,6 +171,9 @@ func (s *RedisStore) runOn(script *redis.Script, key, base string, args []any, f
 	if errors.Is(err, redis.Nil) {
 		return nil, ErrNotFound
 	}
+	if refused := quotaRefusal(err); refused != nil {
+		return nil, refused
+	}
 	if err != nil {
 		return nil, fmt.Errorf("redis: %w", failed(err))
 	}
@@ -189,6 +208,17 @@ func unreachableRead(err error) error {
 func unavailable(err error) bool {
 	var reply redis.Error
 	return err != nil && (!errors.As(err, &reply) || serverState(reply))
+}
+
+// quotaRefusal turns a script's quota error reply (see luaQuota) into
+// ErrQuota: the script refused the write before it wrote anything. Any
+// other error, and none, give nil.
+func quotaRefusal(err error) error {
+	var reply redis.Error
+	if err == nil || !errors.As(err, &reply) || !redis.HasErrorPrefix(reply, "QUOTA ") {
+		return nil
+	}
+	return fmt.Errorf("%w: %s", ErrQuota, strings.TrimPrefix(reply.Error(), "QUOTA "))
 }
 
 // serverStates are the error replies that say what state Redis is in, not

@@ -33,7 +33,7 @@ func (s *RedisStore) redisPage(l listing, clientID string, page Page, view strin
 		}
 		maxRange = "(" + member(clientID, line)
 	}
-	res, err := s.runClient(clientID, listScript, l.kind, maxRange, limit, view, TrailInRecord)
+	res, err := s.runClient(clientID, listScript, append([]any{l.kind, maxRange, limit, view, TrailInRecord}, quotaArgs(s.quota)...)...)
 	if err != nil {
 		return nil, "", err
 	}

@@ -95,12 +95,12 @@ func (s *RedisStore) load(set *fixtures.Set) error {
 	}
 	clients, groups := byClient(records)
 	for _, c := range clients {
-		if err := s.write(c, "", false, checkTaken, groups[c]); err != nil {
+		if err := s.write(c, "", false, checkTaken, Quota{}, groups[c]); err != nil {
 			return err
 		}
 	}
 	for _, c := range clients {
-		if err := s.write(c, "", false, refuseTaken, groups[c]); err != nil {
+		if err := s.write(c, "", false, refuseTaken, Quota{}, groups[c]); err != nil {
 			return err
 		}
 	}
@@ -115,7 +115,7 @@ func (s *RedisStore) ResetClient(clientID string, set *fixtures.Set) error {
 		err = fmt.Errorf("%w: empty client id", ErrInvalid)
 	}
 	if err == nil {
-		err = s.write(clientID, "", true, overwriteTaken, records)
+		err = s.write(clientID, "", true, overwriteTaken, Quota{}, records)
 	}
 	if err != nil {
 		return fmt.Errorf("reset client %q: %w", clientID, err)
@@ -167,7 +167,7 @@ func (s *RedisStore) build(gen string, records []redisRecord) error {
 		return err
 	}
 	for _, c := range clients {
-		if err := s.write(c, gen, false, overwriteTaken, groups[c]); err != nil {
+		if err := s.write(c, gen, false, overwriteTaken, Quota{}, groups[c]); err != nil {
 			return err
 		}
 	}

@@ -101,10 +101,13 @@ const maxRegisterAttempts = 100
 // gen ("" for the client's current one). A client not yet in its
 // generation's clients set is added to it first (registerScript), so the
 // set never misses a client owning a record.
-func (s *RedisStore) write(clientID, gen string, clear bool, taken takenKeys, records []redisRecord) error {
+//
+// limit is the quota the write must stay within: the store's for a
+// create, none for loading fixtures.
+func (s *RedisStore) write(clientID, gen string, clear bool, taken takenKeys, limit Quota, records []redisRecord) error {
 	registered := ""
 	for range maxRegisterAttempts {
-		args := []any{gen, "0", string(taken), registered}
+		args := append([]any{gen, "0", string(taken), registered}, quotaArgs(limit)...)
 		if clear {
 			args[1] = "1"
 		}
@@ -139,7 +142,7 @@ func (s *RedisStore) write(clientID, gen string, clear bool, taken takenKeys, re
 func (s *RedisStore) CreateReferral(r fixtures.Referral) error {
 	rec, err := redisReferralRecord(r)
 	if err == nil {
-		err = s.write(r.ClientID, "", false, refuseTakenUnlessSame, []redisRecord{rec})
+		err = s.write(r.ClientID, "", false, refuseTakenUnlessSame, s.quota, []redisRecord{rec})
 	}
 	if err != nil {
 		return fmt.Errorf("create referral %q of client %q: %w", r.OutcomesID, r.ClientID, err)
@@ -151,7 +154,7 @@ func (s *RedisStore) CreateReferral(r fixtures.Referral) error {
 func (s *RedisStore) CreateQualified(q fixtures.QualifiedReferral) error {
 	rec, err := redisQualifiedRecord(q)
 	if err == nil {
-		err = s.write(q.ClientID, "", false, refuseTakenUnlessSame, []redisRecord{rec})
+		err = s.write(q.ClientID, "", false, refuseTakenUnlessSame, s.quota, []redisRecord{rec})
 	}
 	if err != nil {
 		return fmt.Errorf("create qualified referral %q of client %q: %w", q.ExternalSourceID, q.ClientID, err)
@@ -173,7 +176,7 @@ func (s *RedisStore) read(kind, clientID, id, view string) (readReply, error) {
 	if view == "" {
 		run = s.runClientRead
 	}
-	res, err := run(clientID, getScript, kind, escape(id), view, TrailInRecord)
+	res, err := run(clientID, getScript, append([]any{kind, escape(id), view, TrailInRecord}, quotaArgs(s.quota)...)...)
 	if err != nil {
 		return readReply{}, err
 	}

@@ -16,6 +16,47 @@ local C = ARGV[1]
 local gen = redis.call('GET', KEYS[1]) or '0'
 local base = C .. 'g' .. gen .. ':'
 local function idOf(member) return string.match(member, '([^:]*)$') end
+` + luaQuota
+
+// luaQuota keeps the client's usage for its quota (see Quota) in the hash
+// <base>u of its generation: n records, b bytes (each record's JSON and
+// listing member, each audit entry's JSON). A Reset's new generation and a
+// client reset start it afresh with the records they load. refusal
+// answers the error reply a write that grows the usage by dn records and
+// db bytes gets beyond the limits qn and qb (0: none), or nil; charge
+// adds the growth. A script checks before its first write: Redis does not
+// undo what a script wrote before an error.
+const luaQuota = `
+local function refusal(base, dn, db, qn, qb)
+  local held = redis.call('HMGET', base .. 'u', 'n', 'b')
+  local n, b = tonumber(held[1] or '0'), tonumber(held[2] or '0')
+  if qn > 0 and dn > 0 and n + dn > qn then
+    return redis.error_reply('QUOTA the client would hold ' .. (n + dn) .. ' records, its quota is ' .. qn)
+  end
+  if qb > 0 and db > 0 and b + db > qb then
+    return redis.error_reply('QUOTA the client would hold ' .. string.format('%d', b + db) .. ' bytes, its quota is ' .. string.format('%d', qb))
+  end
+  return nil
+end
+local function charge(base, dn, db)
+  if dn ~= 0 then redis.call('HINCRBY', base .. 'u', 'n', dn) end
+  if db ~= 0 then redis.call('HINCRBY', base .. 'u', 'b', db) end
+end
+` + luaInOrder
+
+// luaInOrder keeps a trail's times in its order, as the embedded store's
+// appendInOrder does: after(prev, e) is the audit entry JSON e, its at
+// raised to that of prev (the entry before it, false for none) when
+// earlier. Canonical times have one width, so they compare as strings and
+// the entry keeps its length (what the quota counted).
+const luaInOrder = `
+local function after(prev, e)
+  if not prev then return e end
+  local p = string.match(prev, '^{"at":"([^"]*)"')
+  local t = string.match(e, '^{"at":"([^"]*)"')
+  if p and t and #p == #t and p > t then return '{"at":"' .. p .. string.sub(e, 8 + #t) end
+  return e
+end
 `
 
 // writeScript loads records of one client. ARGV: client prefix,
@@ -23,7 +64,8 @@ local function idOf(member) return string.match(member, '([^:]*)$') end
 // records first, what to do with a record whose key is taken ('0'
 // overwrite, '1' refuse, '2' refuse unless it holds this record, '3'
 // check as '1' and write nothing), the generation whose clients set
-// registerScript just added the client to (” for none), then per record:
+// registerScript just added the client to (” for none), the quota's
+// records and bytes, then per record:
 // kind (r or q), escaped id, index member, JSON, number of audit entries,
 // the entries. It answers {'ok'}, {'conflict', key} having written
 // nothing, or {'register'} having written nothing: the client must first
@@ -36,13 +78,17 @@ local function idOf(member) return string.match(member, '([^:]*)$') end
 // unlists it). So a write to an unlisted client may move it to the
 // registered generation, if newer, with nothing to carry over.
 //
+// The quota (ARGV[6] records, ARGV[7] bytes, '0' for none; see luaQuota)
+// is checked after the conflicts, so a refused write answers the quota
+// error having written nothing. A client reset ('1') is not checked.
+//
 // With '2', records already stored byte for byte as given answer {'ok'}
 // without a write: go-redis retries a script whose reply was lost, and
 // the retry of a create that took effect must not answer the client that
 // its own record conflicts, nor append its audit trail twice. A record and
 // its trail carry the time and the request id of their submission, so two
 // submissions are never byte-identical.
-var writeScript = redis.NewScript(`
+var writeScript = redis.NewScript(luaQuota + `
 local C, mode = ARGV[1], ARGV[4]
 local function idOf(member) return string.match(member, '([^:]*)$') end
 local gen, moved = nil, false
@@ -50,7 +96,7 @@ if ARGV[2] ~= '' then
   gen = ARGV[2]
 else
   local m = redis.call('GET', KEYS[1])
-  if mode == '3' or #ARGV < 6 then
+  if mode == '3' or #ARGV < 8 then
     if not m then return {'ok'} end
     gen = m
   elseif m and redis.call('GET', C .. 'listed') == m then
@@ -63,7 +109,7 @@ else
 end
 local base = C .. 'g' .. gen .. ':'
 local function each(f)
-  local i = 6
+  local i = 8
   while i <= #ARGV do
     local n = tonumber(ARGV[i+4])
     f(ARGV[i], ARGV[i+1], ARGV[i+2], ARGV[i+3], i+5, n)
@@ -90,11 +136,23 @@ if mode ~= '0' then
   if same > 0 then return {'conflict', 'partly written'} end
   if mode == '3' then return {'ok'} end
 end
+local dn, db = 0, 0
+each(function(kind, eid, member, json, first, n)
+  local held = nil
+  if ARGV[3] ~= '1' then held = redis.call('GET', base .. kind .. ':' .. eid) end
+  if held then db = db + #json - #held else dn, db = dn + 1, db + #json + #member end
+  for j = first, first + n - 1 do db = db + #ARGV[j] end
+end)
+if ARGV[3] ~= '1' then
+  local refused = refusal(base, dn, db, tonumber(ARGV[6]), tonumber(ARGV[7]))
+  if refused then return refused end
+end
 if moved then
   redis.call('SET', KEYS[1], gen)
   redis.call('SET', C .. 'listed', gen)
 end
 if ARGV[3] == '1' then
+  redis.call('DEL', base .. 'u')
   for _, kind in ipairs({'r', 'q'}) do
     local idx = base .. kind .. 'i'
     for _, m in ipairs(redis.call('ZRANGE', idx, 0, -1)) do
@@ -111,6 +169,7 @@ each(function(kind, eid, member, json, first, n)
   local a = base .. 'a:' .. eid
   for j = first, first + n - 1 do redis.call('RPUSH', a, ARGV[j]) end
 end)
+charge(base, dn, db)
 return {'ok'}
 `)
 
@@ -131,7 +190,8 @@ return f
 `)
 
 // getScript reads one record. ARGV: client prefix, kind, escaped id,
-// audit entry to append (” for none), how many newest entries to return.
+// audit entry to append (” for none), how many newest entries to return,
+// the quota's records and bytes (an entry beyond it is refused).
 // It answers nil when there is no such record, else {generation, JSON} for
 // a referral and {generation, JSON, trail length, newest entries...} for a
 // qualified referral.
@@ -141,7 +201,12 @@ local v = redis.call('GET', base .. kind .. ':' .. eid)
 if not v then return false end
 if kind == 'r' then return {gen, v} end
 local a = base .. 'a:' .. eid
-if ARGV[4] ~= '' then redis.call('RPUSH', a, ARGV[4]) end
+if ARGV[4] ~= '' then
+  local refused = refusal(base, 0, #ARGV[4], tonumber(ARGV[6]), tonumber(ARGV[7]))
+  if refused then return refused end
+  redis.call('RPUSH', a, after(redis.call('LINDEX', a, -1), ARGV[4]))
+  charge(base, 0, #ARGV[4])
+end
 local out = {gen, v, redis.call('LLEN', a)}
 for _, e in ipairs(redis.call('LRANGE', a, -tonumber(ARGV[5]), -1)) do out[#out+1] = e end
 return out
@@ -150,7 +215,8 @@ return out
 // listScript reads one page. ARGV: client prefix, kind, the
 // ZREVRANGEBYLEX max ('+' or '(' and the cursor's member), page limit,
 // audit entry to append to each returned record (” for none), how many
-// newest entries to return. It reads limit+1 members, the extra one only
+// newest entries to return, the quota's records and bytes (entries beyond
+// it refuse the whole page). It reads limit+1 members, the extra one only
 // telling whether a next page exists (it gets no view), and answers one
 // flat array with, per member: the member, the JSON, the trail's length,
 // the number n of entries that follow, then those n entries (length and n
@@ -158,6 +224,12 @@ return out
 var listScript = redis.NewScript(luaClient + `
 local kind, limit = ARGV[2], tonumber(ARGV[4])
 local members = redis.call('ZREVRANGEBYLEX', base .. kind .. 'i', ARGV[3], '-', 'LIMIT', 0, limit + 1)
+if kind == 'q' and ARGV[5] ~= '' then
+  local db = math.min(#members, limit) * #ARGV[5]
+  local refused = refusal(base, 0, db, tonumber(ARGV[7]), tonumber(ARGV[8]))
+  if refused then return refused end
+  charge(base, 0, db)
+end
 local out = {}
 for i, m in ipairs(members) do
   local eid = idOf(m)
@@ -165,7 +237,7 @@ for i, m in ipairs(members) do
   out[#out+1] = redis.call('GET', base .. kind .. ':' .. eid) or ''
   if kind == 'q' and i <= limit then
     local a = base .. 'a:' .. eid
-    if ARGV[5] ~= '' then redis.call('RPUSH', a, ARGV[5]) end
+    if ARGV[5] ~= '' then redis.call('RPUSH', a, after(redis.call('LINDEX', a, -1), ARGV[5])) end
     out[#out+1] = redis.call('LLEN', a)
     local trail = redis.call('LRANGE', a, -tonumber(ARGV[6]), -1)
     out[#out+1] = #trail
@@ -202,7 +274,8 @@ return redis.call('ZCARD', base .. 'ri') + redis.call('ZCARD', base .. 'qi')
 
 // casScript commits an update. ARGV: client prefix, generation read, kind,
 // escaped id, JSON read, new JSON, member read, new member, trail length
-// read ('-1' for a referral), entries to append. It answers 'ok', 'retry'
+// read ('-1' for a referral), the quota's records and bytes, entries to
+// append. It answers 'ok', 'retry'
 // when the client's generation, the record or its trail changed since the
 // read, or 'notfound'.
 var casScript = redis.NewScript(luaClient + `
@@ -214,13 +287,18 @@ if not v then return 'notfound' end
 if v ~= ARGV[5] then return 'retry' end
 local a = base .. 'a:' .. eid
 if ARGV[9] ~= '-1' and redis.call('LLEN', a) ~= tonumber(ARGV[9]) then return 'retry' end
+local db = #ARGV[6] - #ARGV[5] + #ARGV[8] - #ARGV[7]
+for j = 12, #ARGV do db = db + #ARGV[j] end
+local refused = refusal(base, 0, db, tonumber(ARGV[10]), tonumber(ARGV[11]))
+if refused then return refused end
+charge(base, 0, db)
 if ARGV[6] ~= ARGV[5] then redis.call('SET', key, ARGV[6]) end
 if ARGV[7] ~= ARGV[8] then
   local idx = base .. kind .. 'i'
   redis.call('ZREM', idx, ARGV[7])
   redis.call('ZADD', idx, 0, ARGV[8])
 end
-for j = 10, #ARGV do redis.call('RPUSH', a, ARGV[j]) end
+for j = 12, #ARGV do redis.call('RPUSH', a, ARGV[j]) end
 return 'ok'
 `)
 

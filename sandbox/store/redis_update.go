@@ -20,7 +20,7 @@ var errRetry = errors.New("record changed during the update")
 // referral; for a qualified referral it is the entries to append after the
 // total read.
 func (s *RedisStore) cas(gen, kind, clientID, id, oldJSON, newJSON, oldMember, newMember string, total int, audit []string) error {
-	args := []any{gen, kind, escape(id), oldJSON, newJSON, oldMember, newMember, total}
+	args := append([]any{gen, kind, escape(id), oldJSON, newJSON, oldMember, newMember, total}, quotaArgs(s.quota)...)
 	for _, a := range audit {
 		args = append(args, a)
 	}
@@ -124,7 +124,18 @@ func (s *RedisStore) updateQualified(clientID, id string, fn func(*fixtures.Qual
 		if rec.ClientID != clientID || rec.ExternalSourceID != id {
 			return fixtures.QualifiedReferral{}, fmt.Errorf("%w: the update changed the record's client or identifier", ErrInvalid)
 		}
-		added := rec.AuditTrail[len(given):]
+		// given ends in the newest stored entry (the commit checks that
+		// none was added since), so the new entries are put in order here,
+		// as appendInOrder does.
+		added := slices.Clone(rec.AuditTrail[len(given):])
+		prev := ""
+		if len(given) > 0 {
+			prev = given[len(given)-1].At
+		}
+		for i := range added {
+			added[i].At = notBefore(added[i].At, prev)
+			prev = added[i].At
+		}
 		enc, err := redisQualifiedRecord(withTrail(rec, nil))
 		if err != nil {
 			return fixtures.QualifiedReferral{}, err

@@ -64,7 +64,11 @@ func (s *BuntStore) reopen() error {
 	if err != nil {
 		return fmt.Errorf("open the data file again: %w", err)
 	}
-	s.db, s.idx = db, idx
+	held, err := countUsage(db)
+	if err != nil {
+		return errors.Join(fmt.Errorf("count usage of the data file: %w", err), db.Close())
+	}
+	s.db, s.idx, s.held = db, idx, held
 	return nil
 }
 

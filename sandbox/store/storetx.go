@@ -27,6 +27,10 @@ type storeTx struct {
 	// a pointer to look up, and a variable of the walk's own would be
 	// allocated on every walk.
 	probe indexEntry
+	// usage is how the transaction changes each client's usage (see
+	// quota_bunt.go), by escaped client id; not kept after DeleteAll,
+	// whose transaction has the usage counted afresh.
+	usage map[string]usage
 }
 
 // undoStep reverses one change of the index: an entry added or removed, or
@@ -61,6 +65,7 @@ func (t *storeTx) Set(key, value string, opts *buntdb.SetOptions) (previous stri
 	}
 	if !t.deletedAll {
 		previous, replaced = p, r
+		t.account(key, p, r, value, true)
 	}
 	if tr == nil {
 		return previous, replaced, nil
@@ -91,6 +96,9 @@ func (t *storeTx) Set(key, value string, opts *buntdb.SetOptions) (previous stri
 // entry.
 func (t *storeTx) Delete(key string) (string, error) {
 	value, err := t.Tx.Delete(key)
+	if err == nil && !t.deletedAll {
+		t.account(key, value, true, "", false)
+	}
 	if err != nil || t.idx == nil {
 		return value, err
 	}

@@ -3,6 +3,7 @@ package storetest
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
@@ -119,7 +120,7 @@ func testAuditTrailPaging(t *testing.T, s store.Store) {
 func testAuditAppendOnly(t *testing.T, s store.Store) {
 	must(t, s.CreateQualified(qualified("alice", "Q-1", at(1))))
 	viewed(t, s, 2)
-	moved := fixtures.AuditEntry{At: at(5), Action: fixtures.AuditStatusChanged, Actor: "admin", FromStatus: "received", ToStatus: "reviewing"}
+	moved := fixtures.AuditEntry{At: at(2000), Action: fixtures.AuditStatusChanged, Actor: "admin", FromStatus: "received", ToStatus: "reviewing"}
 	got, err := s.UpdateQualified("alice", "Q-1", func(q *fixtures.QualifiedReferral) error {
 		q.Status = fixtures.StatusReviewing
 		q.AuditTrail = append(q.AuditTrail, moved)
@@ -147,5 +148,50 @@ func testAuditAppendOnly(t *testing.T, s store.Store) {
 	}
 	if q, err := s.GetQualified("alice", "Q-1", nil); err != nil || q.Status != fixtures.StatusReviewing {
 		t.Errorf("a refused update changed the status to %s (err %v)", q.Status, err)
+	}
+}
+
+// testAuditInOrder: entries appended by a view or an update are never
+// earlier than the entry before them (a client's clock moved back between
+// the two): such an entry takes the previous entry's time, so the trail,
+// which lists entries in the order they were stored, never goes back in
+// time. Fixture trails are stored as given.
+func testAuditInOrder(t *testing.T, s store.Store) {
+	must(t, s.CreateQualified(qualified("alice", "Q-1", at(100))))
+	moved, err := s.UpdateQualified("alice", "Q-1", func(q *fixtures.QualifiedReferral) error {
+		q.AuditTrail = append(q.AuditTrail, fixtures.AuditEntry{At: at(50), Action: fixtures.AuditStatusChanged, Actor: "admin",
+			FromStatus: q.Status, ToStatus: fixtures.StatusReviewing})
+		q.Status = fixtures.StatusReviewing
+		return nil
+	})
+	must(t, err)
+	if n := len(moved.AuditTrail); n != 2 || moved.AuditTrail[1].At != at(100) {
+		t.Errorf("the update answers the trail %+v; want the status move second, at %s", moved.AuditTrail, at(100))
+	}
+	early := &fixtures.AuditEntry{At: at(10), Action: fixtures.AuditViewed, Actor: "viewer", RequestID: "early-get"}
+	_, err = s.GetQualified("alice", "Q-1", early)
+	must(t, err)
+	early.RequestID = "early-list"
+	_, _, err = s.ListQualified("alice", store.Page{}, early)
+	must(t, err)
+	later := &fixtures.AuditEntry{At: at(200), Action: fixtures.AuditViewed, Actor: "viewer", RequestID: "later"}
+	_, err = s.GetQualified("alice", "Q-1", later)
+	must(t, err)
+
+	trail, _, err := s.QualifiedAuditTrail("alice", "Q-1", store.Page{})
+	must(t, err)
+	var got []string
+	for _, e := range trail {
+		got = append(got, e.Action+"@"+e.At)
+	}
+	want := []string{
+		fixtures.AuditSubmitted + "@" + at(100),
+		fixtures.AuditStatusChanged + "@" + at(100),
+		fixtures.AuditViewed + "@" + at(100),
+		fixtures.AuditViewed + "@" + at(100),
+		fixtures.AuditViewed + "@" + at(200),
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("trail %v\nwant %v", got, want)
 	}
 }

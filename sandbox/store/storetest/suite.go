@@ -37,6 +37,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"AuditTrailBounded", testAuditTrailBounded},
 		{"AuditTrailPaging", testAuditTrailPaging},
 		{"AuditAppendOnly", testAuditAppendOnly},
+		{"AuditInOrder", testAuditInOrder},
 		{"Update", testUpdate},
 		{"ConcurrentUpdate", testConcurrentUpdate},
 		{"FindReferral", testFindReferral},
