@@ -56,7 +56,7 @@ LABEL org.opencontainers.image.title="referrals-sandbox" \
       org.opencontainers.image.description="Stand-in for the patient-referrals service and its Entra-shaped identity provider, for partners' development, CI and QA" \
       org.opencontainers.image.source="https://github.com/referrals-sandbox/referrals-sandbox" \
       org.opencontainers.image.version="${VERSION}" \
-      org.opencontainers.image.licenses="NOASSERTION"
+      org.opencontainers.image.licenses="Apache-2.0"
 # A scratch image has no directories: rootfs.tar adds /tmp (mode 1777, for
 # the --tls CA directory and the health file) and /data (owned by 65532, so
 # that a fresh named volume mounted there inherits the runtime user).
