@@ -134,7 +134,7 @@ func (img imageUnderTest) checkGitLab(t *testing.T) {
 	waitPort(t, c.hostURL)
 	// Tokens carry the alias URL as their issuer, whatever address the
 	// request came in on.
-	token := hostToken(t, waitServing(t, c.hostURL), http.DefaultClient)
+	token := tokenFrom(t, http.DefaultClient, waitServing(t, c.hostURL), job.Variables["REFERRALS_CLIENT_ID"], job.Variables["REFERRALS_CLIENT_SECRET"])
 	iss, _ := testutil.JWTClaims(t, token)["iss"].(string)
 	if !strings.HasPrefix(iss, public+"/") {
 		t.Errorf("iss %q, want it under %s", iss, public)
