@@ -47,8 +47,13 @@ ARG TARGETPLATFORM
 COPY ${TARGETPLATFORM}/referrals-sandbox /out/referrals-sandbox
 
 # Builders skip the stage BINARY does not name: with BINARY=context the Go
-# image is never pulled.
-FROM ${BINARY} AS binary
+# image is never pulled. The default is repeated here because Buildah
+# (Podman 4.x) resolves a stage named through FROM without the global ARG's
+# default: plain ${BINARY} would look for an image called "build" in a
+# registry. Buildah's warning about a missing TARGETPLATFORM is harmless: it
+# sets it for the stage that uses it (a default there would beat Buildah's
+# own value and copy the wrong architecture's binary).
+FROM ${BINARY:-build} AS binary
 
 FROM scratch
 ARG VERSION=dev

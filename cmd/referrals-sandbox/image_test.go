@@ -57,6 +57,7 @@ func TestImage(t *testing.T) {
 	t.Logf("image built in %s", time.Since(start).Round(time.Millisecond))
 
 	t.Run("metadata", img.checkMetadata)
+	t.Run("podman build with a registry", img.checkDefaultBuild)
 	t.Run("docker run lines of the CI page", img.checkCIPageDockerRun)
 	t.Run("data on a named volume", img.checkDataVolume)
 	t.Run("GitHub Actions service", img.checkGitHubActions)
