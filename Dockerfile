@@ -47,8 +47,13 @@ ARG TARGETPLATFORM
 COPY ${TARGETPLATFORM}/referrals-sandbox /out/referrals-sandbox
 
 # Builders skip the stage BINARY does not name: with BINARY=context the Go
-# image is never pulled.
-FROM ${BINARY} AS binary
+# image is never pulled. The default is repeated here because Buildah
+# (Podman 4.x) resolves a stage named through FROM without the global ARG's
+# default: plain ${BINARY} would look for an image called "build" in a
+# registry. Buildah's warning about a missing TARGETPLATFORM is harmless: it
+# sets it for the stage that uses it (a default there would beat Buildah's
+# own value and copy the wrong architecture's binary).
+FROM ${BINARY:-build} AS binary
 
 FROM scratch
 ARG VERSION=dev
@@ -56,7 +61,7 @@ LABEL org.opencontainers.image.title="referrals-sandbox" \
       org.opencontainers.image.description="Stand-in for the patient-referrals service and its Entra-shaped identity provider, for partners' development, CI and QA" \
       org.opencontainers.image.source="https://github.com/referrals-sandbox/referrals-sandbox" \
       org.opencontainers.image.version="${VERSION}" \
-      org.opencontainers.image.licenses="NOASSERTION"
+      org.opencontainers.image.licenses="Apache-2.0"
 # A scratch image has no directories: rootfs.tar adds /tmp (mode 1777, for
 # the --tls CA directory and the health file) and /data (owned by 65532, so
 # that a fresh named volume mounted there inherits the runtime user).

@@ -54,6 +54,9 @@ type request struct {
 	// captures are variables set from the answer's JSON fields, for the
 	// requests that read what this one created.
 	captures [][2]string // variable, field
+	// example is the success answer the document describes, saved with
+	// the request.
+	example responseExample
 }
 
 // Drills is the folder of failure drills.
@@ -137,6 +140,9 @@ func (d *document) request(op apiOperation, pathParams, captured map[string]bool
 		if err := d.body(&r, op); err != nil {
 			return request{}, fmt.Errorf("%s %s: %w", op.method, op.path, err)
 		}
+	}
+	if r.example, err = d.example(op, status); err != nil {
+		return request{}, fmt.Errorf("%s %s: %w", op.method, op.path, err)
 	}
 	if status == 201 {
 		if err := d.capture(&r, op, pathParams); err != nil {

@@ -149,6 +149,9 @@ func postmanItemOf(r request) postmanItem {
 		}
 	}
 	item := postmanItem{Name: r.name, Request: req, Response: []any{}}
+	if r.example.contentType != "" || r.status == 204 {
+		item.Response = append(item.Response, postmanResponseOf(r, req))
+	}
 	if len(r.unique) > 0 {
 		var exec []string
 		for _, v := range r.unique {

@@ -197,9 +197,12 @@ func TestDockerfile(t *testing.T) {
 	d := parseDockerfile(t, data)
 
 	// Stages: the Go build (a fully qualified image: Podman refuses short
-	// names), the binary built outside, the one BINARY selects, the image.
+	// names), the binary built outside, the one BINARY selects (with its
+	// default repeated: Buildah, as in Podman 4.x, resolves the stage
+	// without the global ARG's default and otherwise looks for an image
+	// named "build" in a registry), the image.
 	froms := d.all("FROM")
-	wantFroms := []string{"docker.io/library/golang:${GO_VERSION} AS build", "scratch AS context", "${BINARY} AS binary", "scratch"}
+	wantFroms := []string{"docker.io/library/golang:${GO_VERSION} AS build", "scratch AS context", "${BINARY:-build} AS binary", "scratch"}
 	if !slices.Equal(froms, wantFroms) {
 		t.Fatalf("FROM %q, want %q", froms, wantFroms)
 	}
@@ -326,7 +329,6 @@ func TestDockerCompose(t *testing.T) {
 	checkVarsAreServeFlags(t, "docker-compose.yml", data)
 	f := parseCompose(t, data)
 	d := parseDockerfile(t, repoFile(t, "Dockerfile"))
-	entrypoint := execForm(t, "ENTRYPOINT", d.final(t, "ENTRYPOINT"))
 	imageEnv := d.imageEnv(t)
 
 	wantHostPorts := map[string]string{"sandbox": "8080", "sandbox-production": "8081"}
@@ -355,11 +357,7 @@ func TestDockerCompose(t *testing.T) {
 			if composeDefaults(svc.Image) != "referrals-sandbox:local" {
 				t.Errorf("image %q, want referrals-sandbox:local by default", svc.Image)
 			}
-			test := svc.Healthcheck.Test
-			if len(test) < 3 || test[0] != "CMD" || test[1] != entrypoint[0] {
-				t.Fatalf("healthcheck test %q, want [CMD %s healthcheck ...] (exec form: no shell)", test, entrypoint[0])
-			}
-			checkCommandLine(t, "compose healthcheck", test[2:])
+			checkComposeUsesImageHealthcheck(t, name, svc)
 			if svc.Healthcheck.Interval == "" || svc.Healthcheck.Timeout == "" || svc.Healthcheck.Retries < 1 {
 				t.Errorf("healthcheck timing incomplete: %+v", svc.Healthcheck)
 			}
@@ -379,6 +377,19 @@ func TestDockerCompose(t *testing.T) {
 				t.Errorf("volume %s: %v", v, err)
 			}
 		}
+	}
+}
+
+// checkComposeUsesImageHealthcheck: a service of the sandbox image gives
+// the health check's timings but no test, so the image's exec-form
+// HEALTHCHECK is used. podman-compose turns every healthcheck.test, exec
+// form included, into `/bin/sh -c ...`, which never passes in an image
+// without a shell; Docker Compose keeps the image's test when the file
+// gives none.
+func checkComposeUsesImageHealthcheck(t *testing.T, name string, svc composeService) {
+	t.Helper()
+	if test := svc.Healthcheck.Test; len(test) > 0 {
+		t.Errorf("%s: healthcheck test %q: podman-compose would run it through /bin/sh, which the image lacks; give only the timings and let the image's HEALTHCHECK run", name, test)
 	}
 }
 

@@ -134,7 +134,7 @@ func (img imageUnderTest) checkGitLab(t *testing.T) {
 	waitPort(t, c.hostURL)
 	// Tokens carry the alias URL as their issuer, whatever address the
 	// request came in on.
-	token := hostToken(t, waitServing(t, c.hostURL), http.DefaultClient)
+	token := tokenFrom(t, http.DefaultClient, waitServing(t, c.hostURL), job.Variables["REFERRALS_CLIENT_ID"], job.Variables["REFERRALS_CLIENT_SECRET"])
 	iss, _ := testutil.JWTClaims(t, token)["iss"].(string)
 	if !strings.HasPrefix(iss, public+"/") {
 		t.Errorf("iss %q, want it under %s", iss, public)
@@ -167,13 +167,15 @@ func waitServing(t *testing.T, root string) string {
 }
 
 // checkCompose brings the compose file's sandbox service up from the image
-// under test with podman-compose, waits for health, calls it and tears it
-// down.
+// under test with podman-compose, waits for the container's own health
+// check to pass, calls it and tears it down.
 //
-// podman-compose 1.0.3 (Debian 12) rewrites the exec-form healthcheck.test
-// into `/bin/sh -c ...`, which never passes in an image without a shell,
-// and has no --wait. So health here is the image's check run exec-form in
-// the container (`podman exec`), as Docker Compose runs it. Docker Compose
+// podman-compose 1.0.3 (Debian 12) rewrites any healthcheck.test, exec
+// form included, into `/bin/sh -c ...`, which never passes in an image
+// without a shell, and has no --wait. The compose file gives no test, only
+// timings, so the container keeps the image's exec-form HEALTHCHECK: the
+// check that must pass here is the container's, run as the CI page's
+// podman-compose wait runs it (`podman healthcheck run`). Docker Compose
 // itself cannot be installed on these machines.
 func (img imageUnderTest) checkCompose(t *testing.T) {
 	compose, err := exec.LookPath("podman-compose")
@@ -206,9 +208,10 @@ func (img imageUnderTest) checkCompose(t *testing.T) {
 	}
 	root := "http://127.0.0.1:" + strconv.Itoa(port)
 	waitServing(t, root)
-	if out, code, stderr := img.p.try(t, "exec", name, "/referrals-sandbox", "healthcheck"); code != 0 {
-		t.Errorf("exec-form health check in the compose container: exit %d %s %s", code, out, stderr)
+	if test := img.p.run(t, "inspect", "--format", "{{json .Config.Healthcheck.Test}}", name); test != `["CMD","/referrals-sandbox","healthcheck"]` {
+		t.Errorf("the compose container's health check is %s, want the image's exec form", test)
 	}
+	(&container{p: img.p, name: name, hostURL: root, started: time.Now()}).waitHealthy(t)
 	callAPI(t, root, http.DefaultClient)
 }
 

@@ -169,6 +169,13 @@ func (c *container) waitHealthy(t *testing.T) time.Duration {
 	}
 }
 
+// waitContainerHealthy waits for the health check of a container started
+// by other means (podman-compose) to pass.
+func waitContainerHealthy(t *testing.T, p *podman, name string) {
+	t.Helper()
+	(&container{p: p, name: name, started: time.Now()}).waitHealthy(t)
+}
+
 // stop sends SIGTERM (podman stop, 10 s before SIGKILL) and returns how
 // long the container took to exit and its exit status.
 func (c *container) stop(t *testing.T) (time.Duration, string) {

@@ -106,3 +106,54 @@ func TestRunCommandServesTokens(t *testing.T) {
 		t.Errorf("stdout lacks the scope:\n%s", out)
 	}
 }
+
+// TestReadyLineInContainer: listening on every interface, as the image
+// does (SANDBOX_ADDR=0.0.0.0:8080), the ready line's 127.0.0.1 URLs are
+// the container's own, not the port published on the host; the line says
+// so and names --public-url. With --public-url, the line's URLs are that
+// address and need no note.
+func TestReadyLineInContainer(t *testing.T) {
+	type line struct {
+		readyLine
+		URLNote string `json:"url_note"`
+	}
+	ready := func(t *testing.T, environ ...string) line {
+		t.Helper()
+		s := startServer(t, t.TempDir(), append(environ, "SANDBOX_LOG_FORMAT=json"))
+		raw := s.lineContaining(t, `"msg":"referrals-sandbox ready"`)
+		var got line
+		if err := json.Unmarshal([]byte(raw), &got); err != nil {
+			t.Fatalf("ready line is not JSON: %v\n%s", err, raw)
+		}
+		if code, _ := s.stop(t); code != 0 {
+			t.Errorf("exit %d after SIGTERM", code)
+		}
+		return got
+	}
+
+	t.Run("every interface, no public URL", func(t *testing.T) {
+		port := closedPort(t)
+		got := ready(t, "SANDBOX_ADDR=0.0.0.0:"+port)
+		if got.RootURL != "http://127.0.0.1:"+port {
+			t.Errorf("root_url %q", got.RootURL)
+		}
+		if !strings.Contains(got.URLNote, "published port") || !strings.Contains(got.URLNote, "--public-url") {
+			t.Errorf("url_note %q: want it to say the published port may differ and name --public-url", got.URLNote)
+		}
+	})
+	t.Run("public URL", func(t *testing.T) {
+		const public = "http://localhost:18080"
+		got := ready(t, "SANDBOX_ADDR=0.0.0.0:"+closedPort(t), "SANDBOX_PUBLIC_URL="+public)
+		if got.RootURL != public || got.BaseURL != public+"/api/v1" || got.TokenURL != public+"/"+idp.DefaultTenant+"/oauth2/v2.0/token" {
+			t.Errorf("ready line %+v, want its URLs under %s", got.readyLine, public)
+		}
+		if got.URLNote != "" {
+			t.Errorf("url_note %q with --public-url set", got.URLNote)
+		}
+	})
+	t.Run("loopback", func(t *testing.T) {
+		if got := ready(t, "SANDBOX_ADDR=127.0.0.1:"+closedPort(t)); got.URLNote != "" {
+			t.Errorf("url_note %q on a loopback address, which is what local clients use", got.URLNote)
+		}
+	})
+}

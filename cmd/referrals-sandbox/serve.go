@@ -274,11 +274,20 @@ func announce(stdout io.Writer, logger *slog.Logger, in *sandbox.Instance, addr 
 	if in.SharedMode != "" {
 		attrs = append(attrs, "shared_mode", in.SharedMode)
 	}
+	if c.opts.PublicURL == "" && addr.IP.IsUnspecified() {
+		attrs = append(attrs, "url_note", publishedPortNote)
+	}
 	logger.Info("referrals-sandbox ready", attrs...)
 	if in.EmbeddedFixtures {
 		printDefaultCredentials(stdout, in.Provider.Clients())
 	}
 }
+
+// publishedPortNote goes on the ready line when the sandbox listens on
+// every interface without --public-url: in a container (the image listens
+// on 0.0.0.0:8080) the URLs above are the container's own, and the port
+// published on the host, or a proxy in front, is what clients use.
+const publishedPortNote = "these URLs are as seen from inside this host or container; clients reach the sandbox at its published port or proxy, which may differ: set --public-url (SANDBOX_PUBLIC_URL) to advertise that address"
 
 // advertisedHost is the host:port a local client uses: a wildcard listen
 // address is reached at 127.0.0.1.

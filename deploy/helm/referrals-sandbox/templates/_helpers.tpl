@@ -29,3 +29,12 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- define "referrals-sandbox.redis" -}}
 {{- or .Values.redis.url .Values.redis.existingSecret -}}
 {{- end -}}
+
+{{/* The URL clients reach the sandbox at: publicURL, or the Ingress's host. */}}
+{{- define "referrals-sandbox.publicURL" -}}
+{{- if .Values.publicURL -}}
+{{- .Values.publicURL -}}
+{{- else if .Values.ingress.enabled -}}
+{{- printf "%s://%s" (ternary "https" "http" (not (empty .Values.ingress.tls))) .Values.ingress.host -}}
+{{- end -}}
+{{- end -}}
