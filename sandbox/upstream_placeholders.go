@@ -94,11 +94,15 @@ func asSlice(v any) []any {
 
 // upstreamCredential is the credential test for one forwarded exchange:
 // what the sandbox's redactor finds (its clients' secrets, every JWT and
-// scheme credential), and the client secret or assertion the partner sent
-// the real service in this request's token form, which the sandbox does
-// not otherwise know.
+// scheme credential), and what the sandbox does not otherwise know: the
+// client secret or assertion the partner sent the real service in this
+// request's token form, and the bearer token it sent (opaque ones too),
+// which a real service may echo anywhere, as a member name included.
 func (s *Server) upstreamCredential(r *http.Request) func(string) bool {
 	var forwarded []string
+	if scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " "); ok && strings.EqualFold(scheme, "bearer") && len(token) >= 6 {
+		forwarded = append(forwarded, strings.TrimSpace(token))
+	}
 	if r.PostForm != nil {
 		for _, name := range []string{"client_secret", "client_assertion", "assertion", "refresh_token", "code"} {
 			if v := r.PostForm.Get(name); len(v) >= 6 {
