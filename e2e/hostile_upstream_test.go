@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -73,6 +74,10 @@ var plantedShapes = []plantedShape{
 	{shape: "the forwarded client_secret echoed in a header and as a member name", where: "token header", name: "X-Echo", value: plantedSecret, planted: []string{plantedSecret}},
 }
 
+// keptBuild is the stand-in's X-Build header, which the proxy is told to
+// keep (--upstream-keep): the one value of its answers a recording holds.
+const keptBuild = "build-kept-42"
+
 // hostileService is a stand-in real service built from plantedShapes.
 func hostileService(t *testing.T) *httptest.Server {
 	t.Helper()
@@ -96,6 +101,7 @@ func hostileService(t *testing.T) *httptest.Server {
 	record = "{" + record + "}"
 	headers := func(w http.ResponseWriter) {
 		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("X-Build", keptBuild)
 		for _, p := range byWhere("header") {
 			w.Header().Set(p.name, p.value)
 		}
@@ -207,7 +213,7 @@ func TestHostileUpstreamLeavesNoValueBehind(t *testing.T) {
 // hostileRun is one run through a proxy started with extra flags.
 func hostileRun(t *testing.T, extra ...string) {
 	real := hostileService(t)
-	proxy := startSandbox(t, append([]string{"--upstream", real.URL, "--upstream-auth-url", real.URL + "/tenant"}, extra...)...)
+	proxy := startSandbox(t, append([]string{"--upstream", real.URL, "--upstream-auth-url", real.URL + "/tenant", "--upstream-keep", "X-Build"}, extra...)...)
 	client := newClient(4)
 	send := func(method, path, contentType, body string, header ...string) {
 		req, err := http.NewRequestWithContext(t.Context(), method, proxy.base+path, strings.NewReader(body))
@@ -267,6 +273,16 @@ func hostileRun(t *testing.T, extra ...string) {
 		t.Fatalf("the journal lacks the recorded exchanges:\n%s", journal)
 	}
 	assertNothingPlanted(t, "the journal", journal)
+	// The recording keeps the form: member names, the kept header, a
+	// 10-digit number in place of the NHS number.
+	for _, form := range []string{`"first_name":"`, `"X-Patient-Name":"`, `"X-Build":"` + keptBuild + `"`} {
+		if !strings.Contains(journal, form) {
+			t.Errorf("the journal lacks %s:\n%s", form, journal)
+		}
+	}
+	if !regexp.MustCompile(`"nhsNumber":[1-9]\d{9}[,}]`).MatchString(journal) {
+		t.Errorf("the NHS number lost its form:\n%s", journal)
+	}
 	assertNothingPlanted(t, "the HAR export", get("/__sandbox/requests.har"))
 	assertNothingPlanted(t, "the metrics", get("/__sandbox/metrics"))
 	assertNothingPlanted(t, "requests --json", cli(t, "requests", "--url", proxy.base, "--json"))
