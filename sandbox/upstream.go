@@ -185,12 +185,8 @@ func (s *Server) record(r *http.Request, rec *journal.Upstream, resp *http.Respo
 	}
 	shown := p.placeholders.Path(s.redactor.Path(r.URL.Path))
 	rec.Divergences = p.validator.divergences(r.Context(), r, shown, resp.StatusCode, resp.Header, body)
-	for i, d := range rec.Divergences {
-		d = p.placeholderDivergence(d)
-		if credential(d) {
-			d = redact.Redacted
-		}
-		rec.Divergences[i] = d
+	p.placeholderDivergences(rec.Divergences, credential)
+	for _, d := range rec.Divergences {
 		s.log.Warn("the real service diverges from the OpenAPI document", "method", r.Method, "path", shown, "divergence", d)
 	}
 }

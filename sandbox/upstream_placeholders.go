@@ -174,6 +174,17 @@ var divergencePointer = regexp.MustCompile(` at (/.*) of its (\d{3}) body`)
 // quoted finds what a divergence's reason quotes.
 var quoted = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
 
+// placeholderDivergences applies placeholderDivergence to each of ds, in
+// place, and redacts one that holds a credential.
+func (p *upstreamProxy) placeholderDivergences(ds []string, credential func(string) bool) {
+	for i, d := range ds {
+		if d = p.placeholderDivergence(d); credential(d) {
+			d = redact.Redacted
+		}
+		ds[i] = d
+	}
+}
+
 // placeholderDivergence replaces, in a divergence message, each member
 // name of the JSON pointer it names and each quoted word by its
 // placeholder: an upstream's member names can be data (a patient's name
