@@ -80,7 +80,7 @@ func addServeFlags(o *options, c *serveConfig) {
 	o.String(&so.RedisPrefix, "redis-prefix", store.DefaultRedisPrefix, "prefix of every key the sandbox writes in Redis, so one Redis database holds several sandboxes")
 	o.Duration(&so.RedisTimeout, "redis-timeout", store.DefaultRedisTimeout, "time limit of each Redis operation")
 	o.Duration(&c.shutdownGrace, "shutdown-grace", 10*time.Second, "how long SIGTERM waits for requests in flight")
-	o.String(&c.upstream, "upstream", "", "recording proxy: forward partner calls to this real service root_url and answer with its answers, journaled with patient data replaced (needs --upstream-auth-url)")
+	o.String(&c.upstream, "upstream", "", "recording proxy: forward partner calls to this real service root_url and answer with its answers, journaled with every value replaced by a placeholder of its form (needs --upstream-auth-url)")
 	o.String(&c.upstreamAuth, "upstream-auth-url", "", "recording proxy: the real service's auth_url; token requests go to AUTH_URL/oauth2/v2.0/token")
 	o.ListEnv(&c.upstreamKeep, "upstream-keep", envPrefix+"UPSTREAM_KEEP",
 		"recording proxy: JSON member or header NAME whose values the journal keeps as the real service sent them, where you know they are never patient data (every other value becomes a placeholder of its form; see docs/security.md); repeatable, comma-separated in the environment")

@@ -195,8 +195,8 @@ var quotedValue = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
 // X-RateLimit-*, Cache-Control, Pragma, Expires, Vary, Age, Date,
 // Last-Modified, GUID-shaped request ids) and the operator's; in form for
 // ETag (weak or strong), WWW-Authenticate (its scheme and parameter names)
-// and Location (the document's path segments); otherwise its placeholder. Credentials are the caller's to
-// redact first.
+// and Location (the document's path segments); otherwise its placeholder.
+// Credentials are the caller's to redact first.
 func (m *Maker) Header(name, value string) string {
 	lower := strings.ToLower(name)
 	switch {
