@@ -160,7 +160,11 @@ func (p *upstreamProxy) placeholderHeaders(x *redact.Redactor, h http.Header, cr
 // service's root as configured, then the path and query by the
 // placeholder rules (credentials already redacted).
 func (p *upstreamProxy) placeholderURL(redacted string) string {
-	for _, root := range []string{p.root, p.auth} {
+	roots := []string{p.root, p.auth}
+	if len(p.auth) > len(p.root) {
+		roots[0], roots[1] = p.auth, p.root // the longer first: AUTH_URL is often under ROOT_URL
+	}
+	for _, root := range roots {
 		if rest, ok := strings.CutPrefix(redacted, root); ok && (rest == "" || rest[0] == '/' || rest[0] == '?') {
 			return root + p.placeholders.Location(rest)
 		}

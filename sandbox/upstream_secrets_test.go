@@ -52,6 +52,10 @@ func TestRecordingProxyRedactsEchoedSecretsAndTokensEverywhere(t *testing.T) {
 	if len(entries) != 2 || !strings.Contains(string(raw), `"[redacted]":true`) {
 		t.Fatalf("journal: %s", raw)
 	}
+	// The configured auth URL is the operator's, kept whole.
+	if got := entries[0].Upstream.URL; got != upstream.URL+"/tenant/oauth2/v2.0/token" {
+		t.Errorf("the token request went to %s", got)
+	}
 	for _, v := range []string{secret, opaque} {
 		if strings.Contains(string(raw), v) {
 			t.Errorf("the journal holds %q:\n%s", v, raw)
