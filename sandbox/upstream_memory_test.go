@@ -13,9 +13,9 @@ import (
 
 // A partner's JSON body is redacted for the journal before anything checks
 // the caller, so its cost must not grow with what the body holds: a 4 MB
-// array of empty objects, the cheapest JSON to send and once about 40
-// times its size to redact, costs the proxy a small multiple of the body
-// (reading it and sending it on), whatever its shape.
+// array of empty objects, the cheapest JSON to send and dozens of times
+// its size once decoded into Go values, costs the proxy a small multiple
+// of the body (reading it and sending it on), whatever its shape.
 func TestRecordingProxyRedactsAHostileBodyInBoundedMemory(t *testing.T) {
 	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)

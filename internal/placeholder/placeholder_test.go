@@ -155,10 +155,10 @@ func TestJSONKeepsStructureAndReplacesEveryValue(t *testing.T) {
 	}
 }
 
-// A hostile body costs a small multiple of itself at most: a 4 MB array
-// of empty objects, the cheapest JSON to send and once the dearest to
-// redact (about 40 times the body), is checked in place and written out
-// only as far as the journal would keep it.
+// A hostile body costs a fraction of itself: a 4 MB array of empty
+// objects, the cheapest JSON to send and dozens of times its size once
+// decoded into Go values, is checked in place and written out only as far
+// as the journal would keep it; so is one long string.
 func TestJSONMemoryIsBoundedWhateverTheBody(t *testing.T) {
 	const bodyBytes = 4 << 20
 	body := append(bytes.Repeat([]byte("{},"), bodyBytes/3), []byte("{}")...)
