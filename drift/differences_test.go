@@ -147,3 +147,30 @@ func containsDuration(list []time.Duration, d time.Duration) bool {
 	}
 	return false
 }
+
+// Data an upstream uses as a member name (a patient's name, a date of
+// birth) never reaches a report: such a name stands for its form.
+func TestMemberNamesThatAreDataStayOutOfReports(t *testing.T) {
+	report, _, _ := standInDrift(t, map[string]func(*http.Response, map[string]any){
+		"ping": func(_ *http.Response, v map[string]any) {
+			v["Marguerite Okonkwo"] = map[string]any{"1961-03-14": true}
+			v["nhsNumber"] = 9434765919
+		},
+	})
+	var out strings.Builder
+	for _, format := range []string{"text", "json", "markdown", "junit"} {
+		if err := report.Write(&out, format); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if strings.Contains(out.String(), "Marguerite") || strings.Contains(out.String(), "1961-03-14") {
+		t.Errorf("a report holds data used as a member name:\n%s", out.String())
+	}
+	keys := map[string]bool{}
+	for _, d := range report.Differences {
+		keys[d.Key] = true
+	}
+	if !keys["ping/body:$[a string name of 18 characters]"] || !keys["ping/body:$.nhsNumber"] {
+		t.Errorf("the members only the upstream sends are not reported by form: %v", keys)
+	}
+}

@@ -8,6 +8,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/referrals-sandbox/referrals-sandbox/internal/placeholder"
 )
 
 // shape is the form of a JSON value, or of every value merged at one place
@@ -177,8 +180,11 @@ func compareMembers(path string, up, sb *shape, add func(aspect, upstream, sandb
 	}
 	sort.Strings(sorted)
 	for _, n := range sorted {
-		mp := memberPath(path, n)
 		um, sm := up.members[n], sb.members[n]
+		mp := memberPath(path, n)
+		if sm == nil && !placeholder.IdentifierLike(n) {
+			mp = path + "[" + unknownName(n) + "]"
+		}
 		switch {
 		case sm == nil:
 			add("body:"+mp, "present", "absent", "a member only the upstream sends")
@@ -201,6 +207,15 @@ func presence(s *shape, name string) string {
 		return "always present"
 	}
 	return "optional"
+}
+
+// unknownName stands for a member name only the upstream sends that is not
+// identifier-like (see placeholder.IdentifierLike): a patient's name, a
+// date or an id used as a key is data, and a report must not carry it. It
+// says the name's form and length, which is what a developer needs to
+// find the member.
+func unknownName(name string) string {
+	return fmt.Sprintf("a %s name of %d characters", stringFormat(name), utf8.RuneCountInString(name))
 }
 
 var simpleName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)

@@ -163,6 +163,9 @@ func (s *Server) journalEntry(r *http.Request, rec *statusRecorder, info *reques
 		e.Location = s.redactor.Path(loc)
 	}
 	e.Submission = info.submission
+	if info.upstream != nil && s.upstream != nil {
+		s.upstream.placeholderEntry(&e)
+	}
 	if obs.ClientID != "" {
 		e.ClientID = obs.ClientID
 	}

@@ -267,7 +267,7 @@ func New(cfg Config) (*Server, error) {
 	s.ownIssuer = cfg.Provider.OwnIssuer
 	s.refusals = logthrottle.New(time.Second, time.Now)
 	s.holds = newHolds(cfg.MaxHeld, cfg.MaxHeldPerClient)
-	if s.upstream, err = newUpstreamProxy(cfg.Upstream); err != nil {
+	if s.upstream, err = newUpstreamProxy(cfg.Upstream, cfg.Contract); err != nil {
 		return nil, err
 	}
 	s.metrics = newMetrics(cfg.Build, s.journal)

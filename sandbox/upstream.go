@@ -10,7 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/referrals-sandbox/referrals-sandbox/internal/placeholder"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redact"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/contractdoc"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
 )
 
@@ -26,6 +28,10 @@ type UpstreamConfig struct {
 	AuthURL string
 	// Transport sends the forwarded requests (default http.DefaultTransport).
 	Transport http.RoundTripper
+	// Keep names the JSON members and headers whose values the journal
+	// keeps as the real service sent them (serve --upstream-keep); every
+	// other value is replaced by a placeholder of its form.
+	Keep []string
 }
 
 const (
@@ -43,10 +49,10 @@ type upstreamProxy struct {
 	root, auth   string
 	client       *http.Client
 	validator    *documentValidator
-	placeholders *journal.Placeholders
+	placeholders *placeholder.Maker
 }
 
-func newUpstreamProxy(cfg *UpstreamConfig) (*upstreamProxy, error) {
+func newUpstreamProxy(cfg *UpstreamConfig, contract *contractdoc.Contract) (*upstreamProxy, error) {
 	if cfg == nil {
 		return nil, nil
 	}
@@ -60,6 +66,10 @@ func newUpstreamProxy(cfg *UpstreamConfig) (*upstreamProxy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
+	placeholders, err := newPlaceholders(contract, cfg.Keep)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
 	transport := cfg.Transport
 	if transport == nil {
 		transport = http.DefaultTransport
@@ -69,7 +79,7 @@ func newUpstreamProxy(cfg *UpstreamConfig) (*upstreamProxy, error) {
 		client: &http.Client{Transport: transport, Timeout: upstreamTimeout,
 			// The partner sees the real service's redirect, not where it leads.
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
-		validator: validator, placeholders: journal.NewPlaceholders(),
+		validator: validator, placeholders: placeholders,
 	}, nil
 }
 
@@ -113,7 +123,7 @@ func (s *Server) withUpstream(next http.Handler) http.Handler {
 // to forward are gone.
 func (s *Server) forward(w http.ResponseWriter, r *http.Request, target string, info *requestInfo, next http.Handler) {
 	p := s.upstream
-	rec := &journal.Upstream{URL: s.redactURL(target)}
+	rec := &journal.Upstream{URL: p.placeholderURL(s.redactURL(target))}
 	info.upstream = rec
 	reqBody, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxForwardedBytes))
 	if r.PostForm != nil {
@@ -130,9 +140,8 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, target string, 
 		s.problem(w, r, newProblem(http.StatusRequestEntityTooLarge, fmt.Sprintf("the body could not be read in full (at most %d bytes are forwarded)", maxForwardedBytes)))
 		return
 	}
-	if body, ok := p.placeholders.RedactJSON(reqBody, s.isCredential); ok && len(body) <= journal.MaxUpstreamBody {
-		rec.RequestBody = body
-	}
+	credential := s.upstreamCredential(r)
+	rec.RequestBody, _ = p.placeholderJSON(reqBody, credential)
 	out, err := http.NewRequestWithContext(r.Context(), r.Method, target, bytes.NewReader(reqBody))
 	if err != nil {
 		rec.Error = "could not build the request"
@@ -156,7 +165,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, target string, 
 		s.problem(w, r, newProblem(http.StatusBadGateway, fmt.Sprintf("the real service's answer could not be read in full (at most %d bytes)", maxForwardedBytes)))
 		return
 	}
-	s.record(r, rec, resp, body)
+	s.record(r, rec, resp, body, credential)
 	for name, values := range resp.Header {
 		if !isHopHeader(name) {
 			w.Header()[name] = values
@@ -168,19 +177,15 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, target string, 
 
 // record fills the journal's view of the answer and logs each way it
 // diverges from the document.
-func (s *Server) record(r *http.Request, rec *journal.Upstream, resp *http.Response, body []byte) {
-	rec.Status, rec.Headers, rec.BodyBytes = resp.StatusCode, s.redactor.Headers(resp.Header), len(body)
-	switch redacted, ok := s.upstream.placeholders.RedactJSON(body, s.isCredential); {
-	case len(body) == 0:
-	case !ok:
-		rec.BodyOmitted = "not JSON"
-	case len(redacted) > journal.MaxUpstreamBody:
-		rec.BodyOmitted = fmt.Sprintf("over %d bytes", journal.MaxUpstreamBody)
-	default:
-		rec.Body = redacted
+func (s *Server) record(r *http.Request, rec *journal.Upstream, resp *http.Response, body []byte, credential func(string) bool) {
+	p := s.upstream
+	rec.Status, rec.Headers, rec.BodyBytes = resp.StatusCode, p.placeholderHeaders(s.redactor, resp.Header, credential), len(body)
+	if len(body) > 0 {
+		rec.Body, rec.BodyOmitted = p.placeholderJSON(body, credential)
 	}
-	shown := s.redactor.Path(r.URL.Path)
-	rec.Divergences = s.upstream.validator.divergences(r.Context(), r, shown, resp.StatusCode, resp.Header, body)
+	shown := p.placeholders.Path(s.redactor.Path(r.URL.Path))
+	rec.Divergences = p.validator.divergences(r.Context(), r, shown, resp.StatusCode, resp.Header, body)
+	p.placeholderDivergences(rec.Divergences, credential)
 	for _, d := range rec.Divergences {
 		s.log.Warn("the real service diverges from the OpenAPI document", "method", r.Method, "path", shown, "divergence", d)
 	}

@@ -19,8 +19,9 @@ import (
 // recordThroughProxy serves a "real service" (a sandbox whose fixtures
 // add the trial TRIAL-REAL-9) behind a recording proxy, sends a partner's
 // calls through the proxy and returns the proxy's root URL and the real
-// service's patient names, which must not leave the recording.
-func recordThroughProxy(t *testing.T) (proxyURL string, realNames []string) {
+// service's patient names, which must not leave the recording. keep is
+// the proxy's --upstream-keep.
+func recordThroughProxy(t *testing.T, keep ...string) (proxyURL string, realNames []string) {
 	t.Helper()
 	set, err := fixtures.Default()
 	if err != nil {
@@ -32,7 +33,7 @@ func recordThroughProxy(t *testing.T) (proxyURL string, realNames []string) {
 		t.Fatal(err)
 	}
 	real := startSandbox(t, sandbox.Options{FixturesDir: dir, RateLimit: sandbox.DefaultRateLimit, RateBurst: sandbox.DefaultRateBurst})
-	proxy := startSandbox(t, sandbox.Options{Upstream: &sandbox.UpstreamConfig{RootURL: real, AuthURL: real + "/" + idp.DefaultTenant}})
+	proxy := startSandbox(t, sandbox.Options{Upstream: &sandbox.UpstreamConfig{RootURL: real, AuthURL: real + "/" + idp.DefaultTenant, Keep: keep}})
 
 	form := url.Values{"grant_type": {"client_credentials"}, "client_id": {"sandbox-partner"}, "client_secret": {"sandbox-partner-secret"}, "scope": {"api://referrals-sandbox/.default"}}
 	resp, err := http.PostForm(proxy+"/"+idp.DefaultTenant+"/oauth2/v2.0/token", form)
@@ -69,7 +70,9 @@ func recordThroughProxy(t *testing.T) (proxyURL string, realNames []string) {
 }
 
 func TestFixturesImportFromARecordingLoadsInTheSandbox(t *testing.T) {
-	proxy, realNames := recordThroughProxy(t)
+	// A team whose code names trials by id keeps their ids in recordings;
+	// every other value is a placeholder, and fake once imported.
+	proxy, realNames := recordThroughProxy(t, "trialId", "altTrialId")
 	dir := filepath.Join(t.TempDir(), "imported")
 	r := runCLI(t, nil, "fixtures", "import", "--from-journal", proxy, dir)
 	if r.code != 0 || !strings.Contains(r.stdout, "wrote 4 trials") {
@@ -82,6 +85,18 @@ func TestFixturesImportFromARecordingLoadsInTheSandbox(t *testing.T) {
 	for _, name := range realNames {
 		if strings.Contains(string(raw), `"`+name+`"`) {
 			t.Errorf("the imported referrals hold the real name %q", name)
+		}
+	}
+	// An import is repeatable: the same recording gives the same files.
+	again := filepath.Join(t.TempDir(), "again")
+	if r := runCLI(t, nil, "fixtures", "import", "--from-journal", proxy, again); r.code != 0 {
+		t.Fatalf("import again: %s", r.stderr)
+	}
+	for _, name := range []string{fixtures.TrialsFile, fixtures.ReferralsFile, fixtures.QualifiedReferralsFile} {
+		first, _ := os.ReadFile(filepath.Join(dir, name))
+		second, err := os.ReadFile(filepath.Join(again, name))
+		if err != nil || string(first) != string(second) {
+			t.Errorf("%s differs between two imports of one recording", name)
 		}
 	}
 	// The sandbox loads the directory (--fixtures DIR) and serves the
@@ -106,7 +121,7 @@ func TestFixturesImportFromARecordingLoadsInTheSandbox(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != 200 || !strings.Contains(string(body), "TRIAL-REAL-9") {
+	if resp.StatusCode != 200 || !strings.Contains(string(body), "TRIAL-REAL-9") || strings.Contains(string(body), "Recorded Trial") {
 		t.Errorf("trials of the imported sandbox: %d %s", resp.StatusCode, body)
 	}
 }

@@ -33,6 +33,8 @@ type serveConfig struct {
 	opts          sandbox.Options
 	// upstream and upstreamAuth make serve a recording proxy.
 	upstream, upstreamAuth string
+	// upstreamKeep lists members and headers whose values a recording keeps.
+	upstreamKeep []string
 }
 
 func serveFlags(e env) (*options, *serveConfig) {
@@ -80,8 +82,10 @@ func addServeFlags(o *options, c *serveConfig) {
 	o.String(&so.RedisPrefix, "redis-prefix", store.DefaultRedisPrefix, "prefix of every key the sandbox writes in Redis, so one Redis database holds several sandboxes")
 	o.Duration(&so.RedisTimeout, "redis-timeout", store.DefaultRedisTimeout, "time limit of each Redis operation")
 	o.Duration(&c.shutdownGrace, "shutdown-grace", 10*time.Second, "how long SIGTERM waits for requests in flight")
-	o.String(&c.upstream, "upstream", "", "recording proxy: forward partner calls to this real service root_url and answer with its answers, journaled with patient data replaced (needs --upstream-auth-url)")
+	o.String(&c.upstream, "upstream", "", "recording proxy: forward partner calls to this real service root_url and answer with its answers, journaled with every value replaced by a placeholder of its form (needs --upstream-auth-url)")
 	o.String(&c.upstreamAuth, "upstream-auth-url", "", "recording proxy: the real service's auth_url; token requests go to AUTH_URL/oauth2/v2.0/token")
+	o.ListEnv(&c.upstreamKeep, "upstream-keep", envPrefix+"UPSTREAM_KEEP",
+		"recording proxy: JSON member or header NAME whose values the journal keeps as the real service sent them, where you know they are never patient data (every other value becomes a placeholder of its form; see docs/security.md); repeatable, comma-separated in the environment")
 	o.String(&so.ContractFile, "contract", "", "OpenAPI 3.0 or 3.1 document (JSON or YAML; 3.1 is taken as its 3.0 translation) whose schemas replace the built-in shapes of the referral operations it describes (see docs/contract.md)")
 	o.String(&c.metricsAddr, "metrics-addr", "", "also serve the Prometheus metrics at /metrics on this address, without the admin token (default: only "+sandbox.MetricsPath+", guarded like the admin API)")
 	o.String(&c.healthFile, "health-file", "", "file serve writes its health URL and CA path to once listening, for healthcheck (the image sets /tmp/referrals-sandbox-health.json)")
@@ -178,7 +182,7 @@ func runServe(ctx context.Context, e env, args []string) error {
 	c.opts.Logger = logger
 	c.opts.ListenAddr = c.addr
 	if c.upstream != "" {
-		c.opts.Upstream = &sandbox.UpstreamConfig{RootURL: c.upstream, AuthURL: c.upstreamAuth}
+		c.opts.Upstream = &sandbox.UpstreamConfig{RootURL: c.upstream, AuthURL: c.upstreamAuth, Keep: c.upstreamKeep}
 		logger.Warn("recording proxy: partner calls go to the real service", "upstream", c.upstream, "upstream_auth_url", c.upstreamAuth)
 	}
 	info, ok := debug.ReadBuildInfo()

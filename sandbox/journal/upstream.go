@@ -8,9 +8,9 @@ const MaxUpstreamBody = 64 << 10
 
 // Upstream is what the real service answered a request the sandbox
 // forwarded (serve --upstream): the answer's status, headers and body,
-// with patient data replaced by placeholders and credentials redacted
-// before it is stored, and every way the answer diverges from the
-// sandbox's OpenAPI document.
+// with every value replaced by a placeholder of its form (see
+// internal/placeholder) and credentials redacted before it is stored, and
+// every way the answer diverges from the sandbox's OpenAPI document.
 type Upstream struct {
 	// URL is where the request went (its query's credentials redacted).
 	URL string `json:"url"`
