@@ -2,6 +2,7 @@ package contractdoc
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -162,8 +163,8 @@ func object(v map[string]any, key string) map[string]any {
 
 // checkServed loads the merged document: a merge the loader refuses is a
 // sandbox bug, reported at start rather than served.
-func checkServed(doc []byte) error {
-	if _, err := loadChecked(doc); err != nil {
+func checkServed(ctx context.Context, doc []byte) error {
+	if _, err := loadChecked(ctx, doc); err != nil {
 		return fmt.Errorf("the served document (the contract with the sandbox's additions) is not valid: %w", err)
 	}
 	return nil
