@@ -152,7 +152,7 @@ func LoadContext(ctx context.Context, data []byte) (*Contract, error) {
 	if len(c.ops) == 0 {
 		return nil, errors.New("/paths: the document describes none of the referral operations (POST and GET /referrals/, GET /referrals/{trial_id}/{outcomes_id}, POST and GET /referrals/qualified, GET /referrals/qualified/{external_source_id}, from the root under /api/v1 or under a servers URL ending in /api/v1)")
 	}
-	if c.builtin = bytes.Equal(c.document, openapi.Document()); !c.builtin {
+	if c.builtin = bytes.Equal(c.document, openapi.Document()) || sameAsBuiltin(c.document); !c.builtin {
 		if c.served, err = merge(c); err != nil {
 			return nil, fmt.Errorf("merge the sandbox's additions: %w", err)
 		}

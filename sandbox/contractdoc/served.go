@@ -115,7 +115,8 @@ func merge(c *Contract) ([]byte, error) {
 				continue
 			}
 			if cop, ok := citem[method].(map[string]any); ok {
-				m.addMissing(cop, bop, shared, c.describes(target, method))
+				declared, _ := citem["parameters"].([]any)
+				m.addMissing(cop, bop, shared, declared, c.describes(target, method))
 				continue
 			}
 			op := m.copy(bop).(map[string]any)
