@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/brianvoe/gofakeit/v7"
+
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/contractdoc"
 )
 
@@ -51,6 +53,28 @@ func TestLoadReusedSchemasIsBounded(t *testing.T) {
 	if len(got) != 1 || got[0].Pointer != "/body/m0/m0/m0/m0/m0/m0/m3" {
 		t.Errorf("Validate = %+v, want one error at /body/m0/m0/m0/m0/m0/m0/m3", got)
 	}
+}
+
+// TestExampleOfReusedSchemasIsBounded: a document reusing a schema with
+// every member required needs an example of 8^7 values; drawing one stops
+// at the bound and says why.
+func TestExampleOfReusedSchemasIsBounded(t *testing.T) {
+	d := strings.ReplaceAll(string(reuseDoc(8, 7)), `"type":"object","properties":{"m0"`, `"type":"object","required":["m0","m1","m2","m3","m4","m5","m6","m7"],"properties":{"m0"`)
+	d = strings.Replace(d, `"properties":{"trialId"`, `"required":["body"],"properties":{"trialId"`, 1)
+	c, err := contractdoc.Load([]byte(d))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bytes := allocated(func() {
+		_, err = c.Op(contractdoc.CreateReferral).Example(gofakeit.New(1), nil)
+	})
+	if err == nil || !strings.Contains(err.Error(), "more than 100000 values") {
+		t.Errorf("Example error %v, want the bound named", err)
+	}
+	if bytes > 64<<20 {
+		t.Errorf("drawing allocated %d bytes, want at most %d", bytes, 64<<20)
+	}
+	t.Logf("%d bytes allocated", bytes)
 }
 
 // TestLoadRefusesAllOfFanOut: reuse inside allOf multiplies the schemas
