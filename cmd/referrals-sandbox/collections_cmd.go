@@ -127,7 +127,7 @@ func servedDocument(ctx context.Context, root string) ([]byte, error) {
 	if body, err = pathsUnderBase(body); err != nil {
 		return nil, err
 	}
-	return withSubmissionExamples(body)
+	return withSubmissionExamples(ctx, body)
 }
 
 // exampleTrialID is the trial a drawn submission names: the built-in
@@ -138,8 +138,8 @@ const exampleTrialID = "TRIAL-CARDIO-001"
 // without an example one drawn from its request schema, as fixtures
 // generate --contract draws them: the collections send each operation's
 // example body.
-func withSubmissionExamples(doc []byte) ([]byte, error) {
-	c, err := contractdoc.Load(doc)
+func withSubmissionExamples(ctx context.Context, doc []byte) ([]byte, error) {
+	c, err := contractdoc.LoadContext(ctx, doc)
 	if err != nil {
 		return nil, fmt.Errorf("the sandbox's document: %w", err)
 	}
