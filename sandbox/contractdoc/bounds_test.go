@@ -98,6 +98,23 @@ func TestLoadRefusesAllOfFanOut(t *testing.T) {
 	}
 }
 
+// TestLoadRefusesLongReuseChains: a 570 KB document whose 1,500 schemas
+// each reuse the one before would cost kin-openapi's validation the square
+// of its size (each schema validated again from every schema above it); it
+// is refused before, at a cost in proportion to the document.
+func TestLoadRefusesLongReuseChains(t *testing.T) {
+	d := reuseDoc(8, 1500)
+	var err error
+	bytes := allocated(func() { _, err = contractdoc.Load(d) })
+	if err == nil || !strings.Contains(err.Error(), "the sandbox refuses a document this costly to load") {
+		t.Fatalf("Load error %v, want the chain refused", err)
+	}
+	t.Logf("a %d-byte chain refused with %d bytes allocated", len(d), bytes)
+	if bytes > 256<<20 {
+		t.Errorf("refusing allocated %d bytes, want at most %d", bytes, 256<<20)
+	}
+}
+
 // TestLoadStopsWhenCancelled: a load whose context has ended stops with
 // the context's error rather than finishing.
 func TestLoadStopsWhenCancelled(t *testing.T) {

@@ -191,6 +191,9 @@ func loadChecked(ctx context.Context, doc []byte) (*openapi3.T, error) {
 	if !strings.HasPrefix(t.OpenAPI, "3.0.") {
 		return nil, fmt.Errorf("/openapi: version %q is not supported: the sandbox takes OpenAPI 3.0 and 3.1 documents", t.OpenAPI)
 	}
+	if err := checkValidationCost(t); err != nil {
+		return nil, err
+	}
 	if err := t.Validate(ctx); err != nil {
 		return nil, fmt.Errorf("not a valid OpenAPI 3.0 document: %w", err)
 	}
