@@ -115,6 +115,26 @@ func TestLoadRefusesLongReuseChains(t *testing.T) {
 	}
 }
 
+// TestLoadRefusesAnnotatedSchemaReusedLevelAfterLevel: a sandbox member
+// annotated in a schema reused 8 ways over 3 levels would be placed 512
+// times in every record; the document is refused, naming the schema.
+func TestLoadRefusesAnnotatedSchemaReusedLevelAfterLevel(t *testing.T) {
+	schemas := []string{`"A0":{"type":"object","properties":{"at":{"type":"string","x-sandbox":"submittedAt"}}}`}
+	for level := 1; level <= 3; level++ {
+		props := make([]string, 8)
+		for i := range props {
+			props[i] = fmt.Sprintf(`"m%d":{"$ref":"#/components/schemas/A%d"}`, i, level-1)
+		}
+		schemas = append(schemas, fmt.Sprintf(`"A%d":{"type":"object","properties":{%s}}`, level, strings.Join(props, ",")))
+	}
+	d := strings.Replace(doc("3.0.3", `{"type":"object","properties":{`+trial+`}}`, strings.Join(schemas, ",")),
+		`"properties":{"status":{"type":"string"}}`, `"properties":{"status":{"type":"string"},"meta":{"$ref":"#/components/schemas/A3"}}`, 1)
+	_, err := contractdoc.Load([]byte(d))
+	if err == nil || !strings.Contains(err.Error(), "more than 256 sandbox members") {
+		t.Fatalf("Load error %v, want the placements refused", err)
+	}
+}
+
 // TestLoadStopsWhenCancelled: a load whose context has ended stops with
 // the context's error rather than finishing.
 func TestLoadStopsWhenCancelled(t *testing.T) {
