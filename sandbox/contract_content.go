@@ -6,16 +6,19 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/contractdoc"
 )
 
 // contractContentErrors applies the content rule of api_content.go to a
 // submission a contract checks: a string (member names included) that is
 // not valid UTF-8, or holds NUL, is refused by JSON Pointer, since
 // encoding/json would silently store U+FFFD in its place. (null is the
-// contract's business: its schemas say what is nullable.)
-func contractContentErrors(body []byte) []FieldError {
+// contract's business: its schemas say what is nullable.) It stops at
+// contractdoc.MaxErrors; more reports that it stopped with strings left.
+func contractContentErrors(body []byte) (errs []FieldError, more bool) {
 	if !bytes.Contains(body, []byte(`\u`)) && utf8.Valid(body) {
-		return nil
+		return nil, false
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	var e fieldErrors
@@ -43,7 +46,10 @@ func contractContentErrors(body []byte) []FieldError {
 		start := dec.InputOffset()
 		tok, err := dec.Token()
 		if err != nil {
-			return e // the body decoded already; the end of input ends the walk
+			return e, false // the body decoded already; the end of input ends the walk
+		}
+		if len(e) >= contractdoc.MaxErrors {
+			return e, true
 		}
 		raw := body[start:dec.InputOffset()]
 		top := len(stack) - 1

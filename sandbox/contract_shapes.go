@@ -198,7 +198,7 @@ func (cs contractShapes) checkFixture(problems *fixtures.Problems, file string, 
 		return
 	}
 	var v any
-	if err := json.Unmarshal(submission, &v); err != nil {
+	if err := decodeNumbers(submission, &v); err != nil {
 		problems.Add(file, entry, "submission", "%v", err)
 		return
 	}

@@ -1,7 +1,9 @@
 package sandbox
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -38,17 +40,22 @@ func (s *Server) readContractSubmission(w http.ResponseWriter, r *http.Request, 
 		s.fail(w, r, duplicateError(dup, dup.Pointer))
 		return nil, nil, now, false
 	}
+	// Numbers as written, so that the contract's int64 and float formats
+	// are checked exactly.
 	var value map[string]any
-	if err := json.Unmarshal(raw, &value); err != nil {
+	if err := decodeNumbers(raw, &value); err != nil {
 		s.fail(w, r, newRequestError(http.StatusBadRequest, "the request body could not be decoded: "+err.Error()))
 		return nil, nil, now, false
 	}
-	e := fieldErrors(contractContentErrors(raw))
+	content, more := contractContentErrors(raw)
+	e := fieldErrors(content)
 	failed := map[string]bool{}
 	for _, fe := range e {
 		failed[fe.Field] = true
 	}
-	for _, fe := range op.Validate(value) {
+	byContract, moreByContract := op.Check(value)
+	more = more || moreByContract
+	for _, fe := range byContract {
 		if failed[fe.Pointer] {
 			continue // its content error says it already
 		}
@@ -74,11 +81,23 @@ func (s *Server) readContractSubmission(w http.ResponseWriter, r *http.Request, 
 		}
 	}
 	if len(e) > 0 {
-		s.problem(w, r, validationProblem(e))
+		p := validationProblem(e)
+		if more {
+			// The check stopped at its cap: more fields may fail.
+			p.Detail = fmt.Sprintf("at least %d field(s) failed validation; see errors", len(e))
+		}
+		s.problem(w, r, p)
 		return nil, nil, now, false
 	}
 	infoFrom(r.Context()).submission = contractSubmissionOf(members[contractdoc.TrialID], value, op)
 	return raw, members, now, true
+}
+
+// decodeNumbers decodes JSON keeping each number as json.Number.
+func decodeNumbers(raw []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	return dec.Decode(v)
 }
 
 // jsonPointerToken escapes a member name as a JSON Pointer token.

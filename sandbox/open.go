@@ -136,6 +136,12 @@ type Instance struct {
 
 // Open builds a sandbox from opts.
 func Open(opts Options) (*Instance, error) {
+	return OpenContext(context.Background(), opts)
+}
+
+// OpenContext is Open, stopped with ctx's error when ctx ends while it
+// loads the contract (the one step of opening that can take long).
+func OpenContext(ctx context.Context, opts Options) (*Instance, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -157,7 +163,7 @@ func Open(opts Options) (*Instance, error) {
 	}
 	var contract *contractdoc.Contract
 	if opts.ContractFile != "" {
-		if contract, err = contractdoc.LoadFile(opts.ContractFile); err != nil {
+		if contract, err = contractdoc.LoadFileContext(ctx, opts.ContractFile); err != nil {
 			return nil, err
 		}
 	}

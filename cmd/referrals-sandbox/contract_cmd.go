@@ -10,7 +10,7 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/contractdoc"
 )
 
-func runContract(_ context.Context, e env, args []string) error {
+func runContract(ctx context.Context, e env, args []string) error {
 	var action, file string
 	o := newOptions("contract",
 		"contract check FILE: check an OpenAPI document for --contract and print which referral operations it takes over "+
@@ -24,7 +24,7 @@ func runContract(_ context.Context, e env, args []string) error {
 	if action != "check" || file == "" {
 		return fmt.Errorf("%w: usage: contract check FILE", errUsage)
 	}
-	c, err := contractdoc.LoadFile(file)
+	c, err := contractdoc.LoadFileContext(ctx, file)
 	if err != nil {
 		return err
 	}

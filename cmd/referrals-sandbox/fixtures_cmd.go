@@ -68,7 +68,7 @@ func (c *generateConfig) options() (fixtures.GenerateOptions, error) {
 	return fixtures.GenerateOptions{Seed: uint64(c.seed), Referrals: c.referrals, Qualified: c.qualified, Now: now}, nil
 }
 
-func runFixturesGenerate(_ context.Context, e env, args []string) error {
+func runFixturesGenerate(ctx context.Context, e env, args []string) error {
 	o, c := generateFlags(e)
 	if err := o.parse(args); err != nil {
 		return err
@@ -85,7 +85,7 @@ func runFixturesGenerate(_ context.Context, e env, args []string) error {
 		return err
 	}
 	if c.contract != "" {
-		doc, err := contractdoc.LoadFile(c.contract)
+		doc, err := contractdoc.LoadFileContext(ctx, c.contract)
 		if err != nil {
 			return err
 		}

@@ -189,8 +189,14 @@ func runServe(ctx context.Context, e env, args []string) error {
 	v := currentVersion(buildVersion{version, commit, date}, info, ok)
 	c.opts.Build = sandbox.BuildInfo{Version: v.version, Commit: v.commit}
 	restoreGC := collectLessWhileOpening(c.opts.DataFile)
-	in, err := sandbox.Open(c.opts)
+	in, err := sandbox.OpenContext(ctx, c.opts)
 	restoreGC()
+	if err != nil && ctx.Err() != nil {
+		// SIGINT or SIGTERM while loading: stop as asked, as a ready
+		// sandbox does.
+		logger.Info("stopped before ready: a signal arrived while opening", "err", err.Error())
+		return nil
+	}
 	if err != nil {
 		return err
 	}

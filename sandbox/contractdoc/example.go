@@ -22,7 +22,12 @@ const maxExampleTries = 20
 func (o *Op) Example(f *gofakeit.Faker, members map[Member]string) (json.RawMessage, error) {
 	var last []FieldError
 	for range maxExampleTries {
-		v, ok := example(f, o.Request, 0).(map[string]any)
+		d := &drawer{f: f, left: maxExampleValues}
+		drawn := d.example(o.Request, 0)
+		if d.left < 0 {
+			return nil, fmt.Errorf("%s: an example of the request schema holds more than %d values (schemas reused through references level after level); the sandbox draws none that large", o.Pointer, maxExampleValues)
+		}
+		v, ok := drawn.(map[string]any)
 		if !ok {
 			return nil, fmt.Errorf("%s: the request schema is not an object", o.Pointer)
 		}
@@ -42,19 +47,31 @@ func (o *Op) Example(f *gofakeit.Faker, members map[Member]string) (json.RawMess
 // only a very deep document reaches it.
 const maxExampleDepth = 32
 
-func example(f *gofakeit.Faker, s *openapi3.Schema, depth int) any {
-	if depth > maxExampleDepth {
+// maxExampleValues bounds the values one drawn example holds: a schema
+// reused at every level of a small document can require an example of
+// millions of values.
+const maxExampleValues = 100_000
+
+// drawer draws one example from f, counting the values it has left.
+type drawer struct {
+	f    *gofakeit.Faker
+	left int
+}
+
+func (d *drawer) example(s *openapi3.Schema, depth int) any {
+	if d.left--; depth > maxExampleDepth || d.left < 0 {
 		return nil
 	}
+	f := d.f
 	if len(s.Enum) > 0 {
 		return s.Enum[f.IntN(len(s.Enum))]
 	}
 	if len(s.OneOf) > 0 {
-		return example(f, s.OneOf[f.IntN(len(s.OneOf))].Value, depth+1)
+		return d.example(s.OneOf[f.IntN(len(s.OneOf))].Value, depth+1)
 	}
 	switch {
 	case len(s.AllOf) > 0 || s.Type.Is("object") || len(s.Properties) > 0:
-		return exampleObject(f, s, depth)
+		return d.exampleObject(s, depth)
 	case s.Type.Is("array"):
 		lo, hi := uint64(1), uint64(3)
 		lo = max(lo, s.MinItems)
@@ -63,9 +80,13 @@ func example(f *gofakeit.Faker, s *openapi3.Schema, depth int) any {
 		}
 		hi = max(hi, lo)
 		n := int(lo) + f.IntN(int(hi-lo)+1)
+		if n > d.left {
+			d.left = -1 // minItems past what one example may hold
+			return nil
+		}
 		items := make([]any, n)
 		for i := range items {
-			items[i] = example(f, s.Items.Value, depth+1)
+			items[i] = d.example(s.Items.Value, depth+1)
 		}
 		return items
 	case s.Type.Is("integer"), s.Type.Is("number"):
@@ -87,7 +108,8 @@ func example(f *gofakeit.Faker, s *openapi3.Schema, depth int) any {
 	return exampleString(f, s)
 }
 
-func exampleObject(f *gofakeit.Faker, s *openapi3.Schema, depth int) map[string]any {
+func (d *drawer) exampleObject(s *openapi3.Schema, depth int) map[string]any {
+	f := d.f
 	out := map[string]any{}
 	props := properties(s)
 	names := make([]string, 0, len(props))
@@ -103,7 +125,7 @@ func exampleObject(f *gofakeit.Faker, s *openapi3.Schema, depth int) map[string]
 	}
 	for _, name := range names {
 		if required[name] || f.IntN(2) == 0 {
-			out[name] = example(f, props[name].Value, depth+1)
+			out[name] = d.example(props[name].Value, depth+1)
 		}
 	}
 	return out

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
@@ -66,6 +67,12 @@ type Shape struct {
 
 // LoadFile reads and loads the contract in path (JSON or YAML).
 func LoadFile(path string) (*Contract, error) {
+	return LoadFileContext(context.Background(), path)
+}
+
+// LoadFileContext is LoadFile, stopped with ctx's error when ctx ends
+// before the load does.
+func LoadFileContext(ctx context.Context, path string) (*Contract, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("contract: %w", err)
@@ -78,7 +85,7 @@ func LoadFile(path string) (*Contract, error) {
 	if buf.Len() > maxDocumentBytes {
 		return nil, fmt.Errorf("contract %s: larger than %d bytes", path, maxDocumentBytes)
 	}
-	c, err := Load(buf.Bytes())
+	c, err := LoadContext(ctx, buf.Bytes())
 	if err != nil {
 		return nil, fmt.Errorf("contract %s: %w", path, err)
 	}
@@ -88,6 +95,19 @@ func LoadFile(path string) (*Contract, error) {
 // Load loads and checks a contract document (JSON or YAML, OpenAPI 3.0 or
 // 3.1; a 3.1 document is translated to 3.0, see translate31).
 func Load(data []byte) (*Contract, error) {
+	return LoadContext(context.Background(), data)
+}
+
+// LoadContext is Load, stopped with ctx's error when ctx ends before the
+// load does: a load is linear in the document, but a large one takes a
+// while, and a process told to stop should not finish it first.
+func LoadContext(ctx context.Context, data []byte) (*Contract, error) {
+	stopped := func() error {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("loading stopped: %w", err)
+		}
+		return nil
+	}
 	doc := data
 	if trimmed := bytes.TrimSpace(data); len(trimmed) == 0 || trimmed[0] != '{' {
 		j, err := yaml.YAMLToJSON(data)
@@ -110,8 +130,14 @@ func Load(data []byte) (*Contract, error) {
 			return nil, err
 		}
 	}
-	t, err := loadChecked(doc)
+	if err := stopped(); err != nil {
+		return nil, err
+	}
+	t, err := loadChecked(ctx, doc)
 	if err != nil {
+		return nil, err
+	}
+	if err := stopped(); err != nil {
 		return nil, err
 	}
 	c := &Contract{document: bytes.Clone(doc), ops: map[Operation]*Op{}, from31: from31}
@@ -120,17 +146,20 @@ func Load(data []byte) (*Contract, error) {
 			c.under = u.Path
 		}
 	}
-	if err := c.collect(t); err != nil {
+	if err := c.collect(newChecker(ctx), t); err != nil {
 		return nil, err
 	}
 	if len(c.ops) == 0 {
 		return nil, errors.New("/paths: the document describes none of the referral operations (POST and GET /referrals/, GET /referrals/{trial_id}/{outcomes_id}, POST and GET /referrals/qualified, GET /referrals/qualified/{external_source_id}, from the root under /api/v1 or under a servers URL ending in /api/v1)")
 	}
-	if c.builtin = bytes.Equal(c.document, openapi.Document()); !c.builtin {
+	if c.builtin = bytes.Equal(c.document, openapi.Document()) || sameAsBuiltin(c.document); !c.builtin {
 		if c.served, err = merge(c); err != nil {
 			return nil, fmt.Errorf("merge the sandbox's additions: %w", err)
 		}
-		if err := checkServed(c.served); err != nil {
+		if err := stopped(); err != nil {
+			return nil, err
+		}
+		if err := checkServed(ctx, c.served); err != nil {
 			return nil, err
 		}
 	}
@@ -151,8 +180,9 @@ func translated(doc []byte) ([]byte, error) {
 }
 
 // loadChecked loads an OpenAPI 3.0 document and validates it.
-func loadChecked(doc []byte) (*openapi3.T, error) {
+func loadChecked(ctx context.Context, doc []byte) (*openapi3.T, error) {
 	loader := openapi3.NewLoader()
+	loader.Context = ctx
 	loader.IsExternalRefsAllowed = false
 	t, err := loader.LoadFromData(doc)
 	if err != nil {
@@ -161,14 +191,17 @@ func loadChecked(doc []byte) (*openapi3.T, error) {
 	if !strings.HasPrefix(t.OpenAPI, "3.0.") {
 		return nil, fmt.Errorf("/openapi: version %q is not supported: the sandbox takes OpenAPI 3.0 and 3.1 documents", t.OpenAPI)
 	}
-	if err := t.Validate(context.Background()); err != nil {
+	if err := checkValidationCost(t); err != nil {
+		return nil, err
+	}
+	if err := t.Validate(ctx); err != nil {
 		return nil, fmt.Errorf("not a valid OpenAPI 3.0 document: %w", err)
 	}
 	return t, nil
 }
 
 // collect finds the referral operations and checks their schemas.
-func (c *Contract) collect(t *openapi3.T) error {
+func (c *Contract) collect(ck *checker, t *openapi3.T) error {
 	paths := t.Paths.InMatchingOrder()
 	sort.Strings(paths) // one fixed order, so an alias path never wins by chance
 	for _, p := range paths {
@@ -186,7 +219,7 @@ func (c *Contract) collect(t *openapi3.T) error {
 				continue
 			}
 			ptr := "/paths/" + escape(p) + "/" + strings.ToLower(r.method)
-			op, err := newOp(r, p, ptr, o)
+			op, err := newOp(ck, r, p, ptr, o)
 			if err != nil {
 				return err
 			}
@@ -218,7 +251,7 @@ func (c *Contract) PathsUnderServer() bool {
 	return strings.HasSuffix(strings.TrimSuffix(c.under, "/"), apiBase)
 }
 
-func newOp(r route, path, ptr string, o *openapi3.Operation) (*Op, error) {
+func newOp(ck *checker, r route, path, ptr string, o *openapi3.Operation) (*Op, error) {
 	op := &Op{Operation: r.op, Method: r.method, Path: path, Pointer: ptr}
 	var prints []string
 	if r.method == http.MethodPost {
@@ -230,7 +263,7 @@ func newOp(r route, path, ptr string, o *openapi3.Operation) (*Op, error) {
 			return nil, fmt.Errorf("%s/requestBody/content: needs an application/json schema", ptr)
 		}
 		at := refPointer(mt.Schema, ptr+"/requestBody/content/application~1json/schema")
-		fp, err := check(mt.Schema, at, nil)
+		fp, err := ck.check(mt.Schema, at)
 		if err != nil {
 			return nil, err
 		}
@@ -251,7 +284,7 @@ func newOp(r route, path, ptr string, o *openapi3.Operation) (*Op, error) {
 	}
 	resp, at := successSchema(o, ptr)
 	if resp != nil {
-		fp, err := check(resp, at, nil)
+		fp, err := ck.check(resp, at)
 		if err != nil {
 			return nil, err
 		}
@@ -295,12 +328,18 @@ func successSchema(o *openapi3.Operation, ptr string) (*openapi3.SchemaRef, stri
 // newShape builds the shape of a record, or of a page whose records
 // (shaped by their own Shape) are its member records.
 func newShape(s *openapi3.Schema, at, records string) (*Shape, error) {
-	root, err := newNode(s, at, 0, false, records)
+	b := &shaper{built: map[shapeKey]*node{}}
+	root, err := b.newNode(s, at, 0, false, records)
 	if err != nil {
 		return nil, err
 	}
 	if root == nil || root.items != nil { // declares no member: every one as sent
 		root = &node{open: true}
+	}
+	// The root is changed below; a node may be shared, so the root is a copy.
+	root = &node{fields: maps.Clone(root.fields), owned: maps.Clone(root.owned), open: root.open, holds: root.holds, placed: root.placed}
+	if root.fields == nil {
+		root.fields = map[string]*node{}
 	}
 	if root.owned == nil {
 		root.owned = map[string]Member{}

@@ -2,6 +2,7 @@ package contractdoc
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -114,7 +115,8 @@ func merge(c *Contract) ([]byte, error) {
 				continue
 			}
 			if cop, ok := citem[method].(map[string]any); ok {
-				m.addMissing(cop, bop, shared, c.describes(target, method))
+				declared, _ := citem["parameters"].([]any)
+				m.addMissing(cop, bop, shared, declared, c.describes(target, method))
 				continue
 			}
 			op := m.copy(bop).(map[string]any)
@@ -162,8 +164,8 @@ func object(v map[string]any, key string) map[string]any {
 
 // checkServed loads the merged document: a merge the loader refuses is a
 // sandbox bug, reported at start rather than served.
-func checkServed(doc []byte) error {
-	if _, err := loadChecked(doc); err != nil {
+func checkServed(ctx context.Context, doc []byte) error {
+	if _, err := loadChecked(ctx, doc); err != nil {
 		return fmt.Errorf("the served document (the contract with the sandbox's additions) is not valid: %w", err)
 	}
 	return nil

@@ -1,6 +1,9 @@
 package contractdoc
 
-import "strings"
+import (
+	"reflect"
+	"strings"
+)
 
 // merger copies parts of the built-in document (bt) into the contract's
 // (ct), with the components they refer to.
@@ -82,6 +85,18 @@ func (m *merger) ref(ref string) string {
 	if t, ok := m.targets[key]; ok {
 		return prefix + parts[0] + "/" + t
 	}
+	section := object(object(m.ct, "components"), parts[0])
+	builtin := object(object(m.bt, "components"), parts[0])[parts[1]]
+	if existing, used := section[parts[1]]; used && existing != nil {
+		// The contract has a component of this name: when it is the
+		// built-in one (a contract that started from the built-in
+		// document), it is shared rather than copied a second time.
+		m.targets[key] = parts[1]
+		if reflect.DeepEqual(withoutTokenURLs(existing), withoutTokenURLs(m.copy(builtin))) {
+			return ref
+		}
+		delete(m.targets, key)
+	}
 	name := parts[1]
 	for {
 		if _, used := object(object(m.ct, "components"), parts[0])[name]; !used {
@@ -90,10 +105,32 @@ func (m *merger) ref(ref string) string {
 		name = "sandbox." + name
 	}
 	m.targets[key] = name
-	section := object(object(m.ct, "components"), parts[0])
 	section[name] = nil // reserved: a component that refers to itself finds its name
-	section[name] = m.copy(object(object(m.bt, "components"), parts[0])[parts[1]])
+	section[name] = m.copy(builtin)
 	return prefix + parts[0] + "/" + name
+}
+
+// withoutTokenURLs is a copy of v without OAuth2 tokenUrls, which differ
+// between a served document and the built-in one, and which the merge
+// points at the sandbox anyway (rewriteTokenURLs).
+func withoutTokenURLs(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			if k != "tokenUrl" {
+				out[k] = withoutTokenURLs(e)
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = withoutTokenURLs(e)
+		}
+		return out
+	}
+	return v
 }
 
 // resolve follows a local reference in doc.

@@ -31,7 +31,7 @@ func (m *merger) contractRefusal() map[string]any {
 
 // addMissing adds to a contract operation the built-in operation's
 // responses and parameters it does not declare.
-func (m *merger) addMissing(cop, bop map[string]any, shared []any, byContract bool) {
+func (m *merger) addMissing(cop, bop map[string]any, shared, declared []any, byContract bool) {
 	responses := object(cop, "responses")
 	for code, r := range bop["responses"].(map[string]any) {
 		if _, ok := responses[code]; ok || strings.HasPrefix(code, "2") {
@@ -43,7 +43,15 @@ func (m *merger) addMissing(cop, bop map[string]any, shared []any, byContract bo
 		responses[code] = m.copy(r)
 	}
 	own, _ := bop["parameters"].([]any)
-	cop["parameters"] = m.union(cop["parameters"], append(slices.Clone(own), shared...), true)
+	// A parameter the contract's path item declares for every operation
+	// is declared already.
+	n := len(declared)
+	list, _ := cop["parameters"].([]any)
+	merged := m.union(append(slices.Clone(declared), list...), append(slices.Clone(own), shared...), true)
+	if len(merged) == n {
+		return // none of its own, none added: left as written
+	}
+	cop["parameters"] = merged[n:]
 }
 
 // union is params plus each of more (built-in, copied) whose name and

@@ -1,12 +1,14 @@
 package contractdoc_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/contractdoc"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/openapi"
 )
 
 // TestServedMergesTheSandboxAdditions: a contract written under a servers
@@ -59,5 +61,61 @@ func TestServedMergesTheSandboxAdditions(t *testing.T) {
 	}
 	if !strings.Contains(doc.Info.Description, "## Served by referrals-sandbox") {
 		t.Error("info.description does not list the sandbox's additions")
+	}
+}
+
+// TestServedBuiltinDocumentAsContract: the document a sandbox serves,
+// supplied back as --contract, is served back as it is (its addresses set
+// for the sandbox), not merged with itself.
+func TestServedBuiltinDocumentAsContract(t *testing.T) {
+	const server, token = "http://127.0.0.1:9999", "http://127.0.0.1:9999/t/oauth2/v2.0/token"
+	served := openapi.Served("http://198.51.100.7:8080", "http://198.51.100.7:8080/t/oauth2/v2.0/token")
+	c, err := contractdoc.Load(served)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := c.Served(server, token), openapi.Served(server, token); !bytes.Equal(got, want) {
+		t.Errorf("served back %d bytes, want the built-in document's %d (sandbox.* components: %d)", len(got), len(want), bytes.Count(got, []byte(`"sandbox.`)))
+	}
+}
+
+// TestServedEditedBuiltinDocumentSharesComponents: a contract started from
+// the built-in document and edited keeps one copy of each component and
+// parameter it shares with the built-in document.
+func TestServedEditedBuiltinDocumentSharesComponents(t *testing.T) {
+	served := openapi.Served("http://198.51.100.7:8080", "http://198.51.100.7:8080/t/oauth2/v2.0/token")
+	edited := bytes.Replace(served, []byte(`"title": "`), []byte(`"title": "Edited `), 1)
+	c, err := contractdoc.Load(edited)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in, out struct {
+		Components map[string]map[string]any
+		Paths      map[string]map[string]json.RawMessage
+	}
+	if err := json.Unmarshal(edited, &in); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(c.Served("http://127.0.0.1:9999", "http://127.0.0.1:9999/t/oauth2/v2.0/token"), &out); err != nil {
+		t.Fatal(err)
+	}
+	for section, components := range out.Components {
+		for name := range components {
+			if _, ok := in.Components[section][name]; !ok {
+				t.Errorf("components/%s/%s added: the contract has the built-in one already", section, name)
+			}
+		}
+	}
+	params := func(op json.RawMessage) int {
+		var o struct{ Parameters []any }
+		_ = json.Unmarshal(op, &o)
+		return len(o.Parameters)
+	}
+	for path, item := range in.Paths {
+		for method, op := range item {
+			if got, want := params(out.Paths[path][method]), params(op); method != "parameters" && got != want {
+				t.Errorf("%s %s: %d parameters served, want the %d it declares", method, path, got, want)
+			}
+		}
 	}
 }

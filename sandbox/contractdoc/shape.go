@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/getkin/kin-openapi/openapi3"
 )
@@ -34,6 +36,7 @@ type node struct {
 	open   bool              // undeclared members are kept as sent
 	items  *node             // an array's items
 	holds  bool              // owned members live in this object or under it
+	placed int               // owned members in this object and under it
 }
 
 // value shapes a stored value: a value of another type than the schema's
@@ -90,19 +93,51 @@ func (n *node) object(sent map[string]json.RawMessage, values map[Member]any) ma
 	return out
 }
 
+// maxPlaced bounds the sandbox members one record holds. A schema
+// annotated with one and reused through references level after level would
+// place it in every reuse, and the sandbox fills each of them in every
+// answer: such a document is refused at load.
+const maxPlaced = 256
+
+// shaper builds the nodes of one shape, each schema once: a schema reused
+// through references shares its node, so building is linear in the
+// document however often it reuses its schemas.
+type shaper struct {
+	built map[shapeKey]*node
+}
+
+// shapeKey is a schema as shaped: under an array's items it refuses sandbox
+// members, so it is built apart from the same schema elsewhere.
+type shapeKey struct {
+	schema  *openapi3.Schema
+	inArray bool
+}
+
 // newNode builds the node of schema s at pointer at; depth stops a very
 // deep document (recursive ones were refused already). inArray is true
 // under an array's items, where a sandbox member has no single place; skip
 // names a member left as it is (a page's records, shaped on their own).
-func newNode(s *openapi3.Schema, at string, depth int, inArray bool, skip string) (*node, error) {
+func (b *shaper) newNode(s *openapi3.Schema, at string, depth int, inArray bool, skip string) (*node, error) {
 	if s == nil || depth > maxExampleDepth {
 		return nil, nil
 	}
+	key := shapeKey{s, inArray}
+	if n, ok := b.built[key]; ok && skip == "" {
+		return n, nil
+	}
+	n, err := b.build(s, at, depth, inArray, skip)
+	if err == nil && skip == "" {
+		b.built[key] = n
+	}
+	return n, err
+}
+
+func (b *shaper) build(s *openapi3.Schema, at string, depth int, inArray bool, skip string) (*node, error) {
 	if s.Type.Is("array") {
 		if s.Items == nil {
 			return nil, nil
 		}
-		items, err := newNode(s.Items.Value, at+"/items", depth+1, true, "")
+		items, err := b.newNode(s.Items.Value, at+"/items", depth+1, true, "")
 		if err != nil || items == nil {
 			return nil, err
 		}
@@ -113,7 +148,8 @@ func newNode(s *openapi3.Schema, at string, depth int, inArray bool, skip string
 		return nil, nil
 	}
 	n := &node{fields: map[string]*node{}, owned: map[string]Member{}, open: allowsOthers(s)}
-	for name, prop := range props {
+	for _, name := range slices.Sorted(maps.Keys(props)) {
+		prop := props[name]
 		if name == skip {
 			n.fields[name] = nil
 			continue
@@ -129,14 +165,21 @@ func newNode(s *openapi3.Schema, at string, depth int, inArray bool, skip string
 			}
 			n.owned[name] = Member(str)
 			n.holds = true
+			n.placed++
 			continue
 		}
-		sub, err := newNode(prop.Value, ptr, depth+1, inArray, "")
+		sub, err := b.newNode(prop.Value, ptr, depth+1, inArray, "")
 		if err != nil {
 			return nil, err
 		}
 		n.fields[name] = sub
-		n.holds = n.holds || sub != nil && sub.holds
+		if sub != nil && sub.holds {
+			n.holds = true
+			n.placed += sub.placed
+		}
+		if n.placed > maxPlaced {
+			return nil, fmt.Errorf("%s: a record here holds more than %d sandbox members (a schema annotated with %s reused through references); the sandbox fills every one in every answer, and refuses a document that places this many", at, maxPlaced, Annotation)
+		}
 	}
 	return n, nil
 }
@@ -195,7 +238,9 @@ func (s *Shape) Members() map[string]Member {
 			out[prefix+name] = m
 		}
 		for name, sub := range n.fields {
-			walk(sub, prefix+name+".")
+			if sub != nil && sub.holds { // only those hold members, and the others may be shared many times over
+				walk(sub, prefix+name+".")
+			}
 		}
 	}
 	walk(s.root, "")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/mail"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -61,35 +62,43 @@ var formats = map[string]openapi3.StringFormatValidator{
 	}),
 }
 
-// Validate checks a decoded submission (encoding/json's any) against the
-// operation's request schema and returns every failing member, at most
+// Validate checks a decoded submission (encoding/json's any, numbers
+// best as json.Number so that int64 ranges are checked exactly) against the
+// operation's request schema and returns the failing members, at most
 // MaxErrors.
 func (o *Op) Validate(body any) []FieldError {
-	err := o.Request.VisitJSON(body,
-		openapi3.MultiErrors(), openapi3.VisitAsRequest(), openapi3.EnableFormatValidation(),
-		openapi3.WithStringFormatValidators(formats))
-	if err == nil {
-		return nil
-	}
-	var out []FieldError
+	errs, _ := o.Check(body)
+	return errs
+}
+
+// Check is Validate, also reporting whether it stopped at MaxErrors with
+// members left unchecked: then at least len(errs) members failed. The
+// walk stops at the cap, so a body with many failing members costs no more
+// than one with MaxErrors of them (see bounded.go).
+func (o *Op) Check(body any) (errs []FieldError, more bool) {
+	v := &validation{}
+	v.visit(o.Request, body, nil)
+	return v.out, v.more
+}
+
+// kinErrors converts an error of kin-openapi's validator into failing
+// members under path, adding them to v.
+func (v *validation) kinErrors(err error, path []string) {
 	add := func(err error) {
-		if len(out) >= MaxErrors {
-			return
-		}
 		var se *openapi3.SchemaError
 		if !errors.As(err, &se) {
-			out = append(out, FieldError{Message: err.Error()})
+			v.add(pointer(path), err.Error())
 			return
 		}
-		path := se.JSONPointer()
+		at := append(slices.Clone(path), se.JSONPointer()...)
 		// kin-openapi names an unexpected member in its reason only.
 		if m := unsupportedMember.FindStringSubmatch(se.Reason); m != nil {
 			if name, err := strconv.Unquote(m[1]); err == nil {
-				out = append(out, FieldError{Pointer: pointer(append(path, name)), Message: "not allowed: the schema declares no such member"})
+				v.add(pointer(append(at, name)), msgUndeclared)
 				return
 			}
 		}
-		out = append(out, FieldError{Pointer: pointer(path), Message: reason(se)})
+		v.add(pointer(at), reason(se))
 	}
 	var multi openapi3.MultiError
 	if errors.As(err, &multi) {
@@ -99,7 +108,6 @@ func (o *Op) Validate(body any) []FieldError {
 	} else {
 		add(err)
 	}
-	return out
 }
 
 // flatten unnests the MultiErrors kin-openapi returns for nested objects.
