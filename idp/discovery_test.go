@@ -138,7 +138,7 @@ func TestDiscoveryRefusals(t *testing.T) {
 	for name, pattern := range paths {
 		t.Run(name+" unknown tenant", func(t *testing.T) {
 			rep := s.get(t, strings.Replace(pattern, "%s", "00000000-1111-2222-3333-444444444444", 1))
-			checkTokenError(t, rep, wantError{http.StatusBadRequest, idp.CodeInvalidRequest, 90002}, fixedTime())
+			checkTokenError(t, rep, wantError{http.StatusBadRequest, idp.CodeInvalidTenant, 90002}, fixedTime())
 		})
 		t.Run(name+" POST", func(t *testing.T) {
 			rep := s.do(t, tokenRequest{path: strings.Replace(pattern, "%s", idp.DefaultTenant, 1)})

@@ -43,5 +43,5 @@ func TestTenantGUIDIgnoresCase(t *testing.T) {
 	// Another GUID is still another tenant, whatever its case.
 	other := "/00000000-AAAA-2222-3333-444444444444/oauth2/v2.0/token"
 	checkTokenError(t, s.do(t, tokenRequest{path: other, form: postForm(partnerID, partnerSecret, defaultScope)}),
-		wantError{http.StatusBadRequest, idp.CodeInvalidRequest, 90002}, fixedTime())
+		wantError{http.StatusBadRequest, idp.CodeInvalidTenant, 90002}, fixedTime())
 }

@@ -39,6 +39,11 @@ type credentials struct {
 
 func (p *Provider) serveToken(w http.ResponseWriter, r *http.Request) {
 	now := p.cfg.Clock.Now()
+	allowCrossOrigin(w, r)
+	if r.Method == http.MethodOptions {
+		answerPreflight(w, r)
+		return
+	}
 	issued, clientID, terr := p.handleToken(r)
 	if terr != nil {
 		p.logRefusal(r, clientID, terr)
@@ -67,7 +72,7 @@ func (p *Provider) serveToken(w http.ResponseWriter, r *http.Request) {
 // id it saw (for logs) even when the request fails.
 func (p *Provider) handleToken(r *http.Request) (Issued, string, *TokenError) {
 	if r.Method != http.MethodPost {
-		return Issued{}, "", errMethodNotAllowed(r.Method)
+		return Issued{}, "", errTokenMethod(r.Method)
 	}
 	tenant, named := mux.Vars(r)["tenant"]
 	tenant = p.canonicalTenant(tenant)
@@ -91,7 +96,7 @@ func (p *Provider) handleToken(r *http.Request) (Issued, string, *TokenError) {
 	case creds.clientID == "":
 		return Issued{}, "", errMissingParameter("client_id")
 	case creds.secret == "":
-		return Issued{}, creds.clientID, errMissingParameter("client_secret")
+		return Issued{}, creds.clientID, errMissingSecret()
 	case strings.TrimSpace(form.Get("scope")) == "":
 		return Issued{}, creds.clientID, errMissingParameter("scope")
 	}
@@ -209,8 +214,12 @@ func secretsEqual(want, got string) bool {
 
 // resourceOf finds the one resource a scope string asks for: exactly one
 // "<resource>/.default" among the OIDC scopes MSAL adds, for a resource the
-// client may use. An error echoes the scope through echo, which hides a
-// credential pasted into it: error bodies never carry one.
+// client may use. Like Entra, a scope that is not "<resource>/.default"
+// (a permission, a bare resource, only OIDC scopes) is AADSTS1002012 and
+// two resources AADSTS700022; a resource the client may not use is
+// AADSTS70011. All are the interface's invalid_scope. An error echoes the
+// scope through echo, which hides a credential pasted into it: error
+// bodies never carry one.
 func resourceOf(scope string, allowed []string, echo func(string) string) (string, *TokenError) {
 	var resources []string
 	for _, s := range strings.Fields(scope) {
@@ -219,12 +228,16 @@ func resourceOf(scope string, allowed []string, echo func(string) string) (strin
 		}
 		resource, ok := strings.CutSuffix(s, "/.default")
 		if !ok || resource == "" {
-			return "", errInvalidScope(echo(s))
+			return "", errScopeNotDefault(echo(s))
 		}
 		resources = append(resources, resource)
 	}
-	if len(resources) != 1 {
-		return "", errInvalidScope(echo(scope))
+	switch len(resources) {
+	case 0:
+		return "", errScopeNotDefault(echo(scope))
+	case 1:
+	default:
+		return "", errMultipleResources(echo(scope))
 	}
 	for _, a := range allowed {
 		if a == resources[0] {

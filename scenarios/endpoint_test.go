@@ -14,7 +14,7 @@ func TestForcible(t *testing.T) {
 		{EndpointAPI, "[401 403 429 500 503]", "[]"},
 		{EndpointPing, "[401 403 429 500 503]", "[]"},
 		{EndpointAny, "[401 403 429 500 503]", "[]"},
-		{EndpointToken, "[503]", "[invalid_client invalid_grant invalid_scope]"},
+		{EndpointToken, "[429 503]", "[invalid_client invalid_grant invalid_scope]"},
 		{"admin", "[]", "[]"},
 	}
 	for _, tt := range tests {
@@ -30,6 +30,30 @@ func TestForcible(t *testing.T) {
 	for code, want := range map[string]int{ErrorInvalidClient: 401, ErrorInvalidScope: 400, ErrorInvalidGrant: 400, "other": 0} {
 		if got := ErrorStatus(code); got != want {
 			t.Errorf("ErrorStatus(%q) = %d, want %d", code, got, want)
+		}
+	}
+}
+
+// TestThrottlingReachesTheTokenEndpointOnlyByName: a 429 rule for "any"
+// endpoint (the rate-limit scenarios) leaves token requests alone; one
+// naming the token endpoint throttles it.
+func TestThrottlingReachesTheTokenEndpointOnlyByName(t *testing.T) {
+	tests := []struct {
+		rule   Endpoint
+		status int
+		got    Endpoint
+		want   bool
+	}{
+		{EndpointToken, 429, EndpointToken, true},
+		{EndpointAny, 429, EndpointToken, false},
+		{"", 429, EndpointToken, false},
+		{EndpointAny, 429, EndpointAPI, true},
+		{EndpointAny, 503, EndpointToken, true},
+		{EndpointAny, 401, EndpointToken, false},
+	}
+	for _, tt := range tests {
+		if got := appliesTo(tt.rule, tt.status, tt.got); got != tt.want {
+			t.Errorf("appliesTo(%q, %d, %q) = %v, want %v", tt.rule, tt.status, tt.got, got, tt.want)
 		}
 	}
 }
