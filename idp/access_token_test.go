@@ -44,9 +44,29 @@ func verifyIndependently(t *testing.T, s *sandbox, raw, audience, iss string) jw
 	return claims
 }
 
+// tokenFormats are Entra's two access-token formats, with what each
+// writes where they differ (entra-docs access-token-claims-reference.md
+// and access-tokens.md): iss, aud (the API's application id in v2.0, the
+// App ID URI asked for in v1.0), the client as azp or appid, and ver.
+var tokenFormats = []struct {
+	version     idp.TokenVersion
+	issuer      func(base string) string
+	audience    func(resource string) string
+	client      [2]string // the client id claim and its authentication claim
+	absent      []string  // the other format's claims
+	ver         string
+	description string
+}{
+	{idp.TokenV2, func(base string) string { return base + "/" + idp.DefaultTenant + "/v2.0" }, idp.ApplicationID,
+		[2]string{"azp", "azpacr"}, []string{"appid", "appidacr"}, "2.0", "v2.0 (default)"},
+	{idp.TokenV1, func(base string) string { return base + "/" + idp.DefaultTenant + "/" }, func(r string) string { return r },
+		[2]string{"appid", "appidacr"}, []string{"azp", "azpacr"}, "1.0", "v1.0"},
+}
+
 func TestAccessTokenVerifiesAgainstServedJWKS(t *testing.T) {
 	t.Parallel()
 	noRoles := fixtures.Client{ClientID: "no-roles", ClientSecret: "no-roles-secret", Resources: []string{idp.DefaultResource}}
+	allRoles := []string{"Trials.Read", "Referrals.Read", "Referrals.Write", "QualifiedReferrals.Read", "QualifiedReferrals.Write"}
 	tests := []struct {
 		name      string
 		publicURL string
@@ -54,61 +74,99 @@ func TestAccessTokenVerifiesAgainstServedJWKS(t *testing.T) {
 		client    string
 		secret    string
 		scope     string
-		wantAud   string
-		wantRoles []string
+		resource  string
+		wantRoles []string // nil: no roles claim, as Entra leaves out a claim without a value
 	}{
-		{"partner", "", tokenPath(), partnerID, partnerSecret, defaultScope, idp.DefaultResource,
-			[]string{"Trials.Read", "Referrals.Read", "Referrals.Write", "QualifiedReferrals.Read", "QualifiedReferrals.Write"}},
-		{"tenant-less path", "", "/oauth2/v2.0/token", partnerID, partnerSecret, defaultScope, idp.DefaultResource,
-			[]string{"Trials.Read", "Referrals.Read", "Referrals.Write", "QualifiedReferrals.Read", "QualifiedReferrals.Write"}},
+		{"partner", "", tokenPath(), partnerID, partnerSecret, defaultScope, idp.DefaultResource, allRoles},
+		{"tenant-less path", "", "/oauth2/v2.0/token", partnerID, partnerSecret, defaultScope, idp.DefaultResource, allRoles},
 		{"other API", "", tokenPath(), otherAPIID, otherAPISecret, otherAPIScope, "api://other-api", []string{"Trials.Read"}},
-		{"client without roles", "", tokenPath(), "no-roles", "no-roles-secret", defaultScope, idp.DefaultResource, []string{}},
-		{"public URL overrides the request's", "https://sandbox.example.test:8443/", tokenPath(), partnerID, partnerSecret, defaultScope, idp.DefaultResource,
-			[]string{"Trials.Read", "Referrals.Read", "Referrals.Write", "QualifiedReferrals.Read", "QualifiedReferrals.Write"}},
+		{"client without roles", "", tokenPath(), "no-roles", "no-roles-secret", defaultScope, idp.DefaultResource, nil},
+		{"public URL overrides the request's", "https://sandbox.example.test:8443/", tokenPath(), partnerID, partnerSecret, defaultScope, idp.DefaultResource, allRoles},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			s := newSandbox(t, withClients(noRoles), func(c *idp.Config) { c.PublicURL = tc.publicURL })
-			wantIss := issuer(s.server.URL)
-			if tc.publicURL != "" {
-				wantIss = "https://sandbox.example.test:8443/" + idp.DefaultTenant + "/v2.0"
-			}
-			form := postForm(tc.client, tc.secret, tc.scope)
-			raw := requireToken(t, s.do(t, tokenRequest{path: tc.path, form: form})).AccessToken
-			claims := verifyIndependently(t, s, raw, tc.wantAud, wantIss)
+	for _, format := range tokenFormats {
+		for _, tc := range tests {
+			t.Run(format.description+"/"+tc.name, func(t *testing.T) {
+				t.Parallel()
+				s := newSandbox(t, withClients(noRoles), func(c *idp.Config) { c.PublicURL, c.TokenVersion = tc.publicURL, format.version })
+				wantIss := format.issuer(s.server.URL)
+				if tc.publicURL != "" {
+					wantIss = format.issuer("https://sandbox.example.test:8443")
+				}
+				wantAud := format.audience(tc.resource)
+				form := postForm(tc.client, tc.secret, tc.scope)
+				raw := requireToken(t, s.do(t, tokenRequest{path: tc.path, form: form})).AccessToken
+				claims := verifyIndependently(t, s, raw, wantAud, wantIss)
 
-			iat := fixedTime().Truncate(time.Second).Unix()
-			wantNumbers := map[string]int64{"iat": iat, "nbf": iat, "exp": iat + 3599}
-			for name, want := range wantNumbers {
-				if got, ok := claims[name].(float64); !ok || int64(got) != want {
-					t.Errorf("%s = %v, want %d", name, claims[name], want)
+				iat := fixedTime().Truncate(time.Second).Unix()
+				wantNumbers := map[string]int64{"iat": iat, "nbf": iat, "exp": iat + 3599}
+				for name, want := range wantNumbers {
+					if got, ok := claims[name].(float64); !ok || int64(got) != want {
+						t.Errorf("%s = %v, want %d", name, claims[name], want)
+					}
 				}
-			}
-			wantStrings := map[string]string{
-				"aud": tc.wantAud, "iss": wantIss, "azp": tc.client, "azpacr": "1",
-				"tid": idp.DefaultTenant, "ver": "2.0", "idtyp": "app",
-			}
-			for name, want := range wantStrings {
-				if got, ok := claims[name].(string); !ok || got != want {
-					t.Errorf("%s = %#v, want the string %q", name, claims[name], want)
+				wantStrings := map[string]string{
+					"aud": wantAud, "iss": wantIss, format.client[0]: tc.client, format.client[1]: "1",
+					"tid": idp.DefaultTenant, "ver": format.ver, "idtyp": "app",
 				}
+				for name, want := range wantStrings {
+					if got, ok := claims[name].(string); !ok || got != want {
+						t.Errorf("%s = %#v, want the string %q", name, claims[name], want)
+					}
+				}
+				for _, name := range format.absent {
+					if v, ok := claims[name]; ok {
+						t.Errorf("%s = %#v in a %s token; that format has no such claim", name, v, format.ver)
+					}
+				}
+				if format.version == idp.TokenV2 && !guidPattern.MatchString(wantAud) {
+					t.Errorf("v2.0 aud %q, want the API's application id (a GUID)", wantAud)
+				}
+				oid, _ := claims["oid"].(string)
+				if !guidPattern.MatchString(oid) || claims["sub"] != oid {
+					t.Errorf("oid %#v sub %#v, want one GUID in both", claims["oid"], claims["sub"])
+				}
+				if uti, _ := claims["uti"].(string); uti == "" {
+					t.Errorf("uti %#v, want a non-empty string", claims["uti"])
+				}
+				rolesJSON, present := segment(t, raw, 1)["roles"]
+				var roles []string
+				switch {
+				case tc.wantRoles == nil && present:
+					t.Errorf("roles %s, want no roles claim: Entra leaves out a claim without a value", rolesJSON)
+				case tc.wantRoles != nil && (json.Unmarshal(rolesJSON, &roles) != nil || !slices.Equal(roles, tc.wantRoles)):
+					t.Errorf("roles %s, want %q as a JSON array", rolesJSON, tc.wantRoles)
+				}
+				// Entra writes aud as a plain string; some resource servers
+				// reject an array.
+				if aud := segment(t, raw, 1)["aud"]; len(aud) == 0 || aud[0] != '"' {
+					t.Errorf("aud is %s in JSON, want a string", aud)
+				}
+				// The sandbox's own API accepts what it issues.
+				if _, err := s.provider.Validate(raw, idp.Expectation{Audience: tc.resource, ApplicationID: idp.ApplicationID(tc.resource),
+					Issuers: []string{issuer(s.server.URL)}, AcceptIssuer: s.provider.OwnIssuer}); err != nil && tc.publicURL == "" {
+					t.Errorf("Validate: %v", err)
+				}
+			})
+		}
+	}
+}
+
+// TestDiscoveryNamesTheTokensIssuer: the discovery document's issuer is the
+// iss of the tokens, in either format, so a client verifying tokens against
+// discovery (jose, openid-client) accepts them.
+func TestDiscoveryNamesTheTokensIssuer(t *testing.T) {
+	t.Parallel()
+	for _, format := range tokenFormats {
+		t.Run(format.description, func(t *testing.T) {
+			s := newSandbox(t, func(c *idp.Config) { c.TokenVersion = format.version })
+			var doc struct {
+				Issuer string `json:"issuer"`
 			}
-			oid, _ := claims["oid"].(string)
-			if !guidPattern.MatchString(oid) || claims["sub"] != oid {
-				t.Errorf("oid %#v sub %#v, want one GUID in both", claims["oid"], claims["sub"])
-			}
-			if uti, _ := claims["uti"].(string); uti == "" {
-				t.Errorf("uti %#v, want a non-empty string", claims["uti"])
-			}
-			var roles []string
-			if err := json.Unmarshal(segment(t, raw, 1)["roles"], &roles); err != nil || roles == nil || !slices.Equal(roles, tc.wantRoles) {
-				t.Errorf("roles %s, want %q as a JSON array", segment(t, raw, 1)["roles"], tc.wantRoles)
-			}
-			// Entra writes aud as a plain string; some resource servers
-			// reject an array.
-			if aud := segment(t, raw, 1)["aud"]; len(aud) == 0 || aud[0] != '"' {
-				t.Errorf("aud is %s in JSON, want a string", aud)
+			mustJSON(t, s.get(t, "/"+idp.DefaultTenant+"/v2.0/.well-known/openid-configuration").body, &doc)
+			var iss string
+			mustJSON(t, segment(t, s.fetchToken(t, partnerID, partnerSecret, defaultScope), 1)["iss"], &iss)
+			if doc.Issuer != iss || iss != format.issuer(s.server.URL) {
+				t.Errorf("discovery issuer %q, token iss %q, want both %q", doc.Issuer, iss, format.issuer(s.server.URL))
 			}
 		})
 	}

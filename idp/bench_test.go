@@ -50,7 +50,7 @@ func benchToken(b *testing.B) (*Provider, string, Expectation) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return p, tok.AccessToken, Expectation{Audience: DefaultResource, Issuers: []string{benchIssuer}}
+	return p, tok.AccessToken, Expectation{Audience: DefaultResource, ApplicationID: ApplicationID(DefaultResource), Issuers: []string{benchIssuer}}
 }
 
 // BenchmarkValidateCached is what every API request pays for its token.

@@ -41,7 +41,7 @@ func (p *Provider) serveOpenIDConfiguration(w http.ResponseWriter, r *http.Reque
 	tenant := p.canonicalTenant(mux.Vars(r)["tenant"])
 	issuer, authURL := p.Issuer(base), base+"/"+tenant
 	if tenantIndependent(tenant) {
-		issuer = base + "/" + issuerTemplateTenant + "/v2.0"
+		issuer = p.issuerFor(base, issuerTemplateTenant)
 	}
 	w.Header().Set("client-request-id", CorrelationID(r))
 	writeJSON(w, openIDConfiguration{

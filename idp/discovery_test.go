@@ -75,7 +75,7 @@ func TestOpenIDConfiguration(t *testing.T) {
 			// The advertised endpoints work, and tokens carry the advertised issuer.
 			tokenURL, _ := url.Parse(doc.TokenEndpoint)
 			raw := requireToken(t, s.do(t, tokenRequest{path: tokenURL.Path, form: postForm(partnerID, partnerSecret, defaultScope)})).AccessToken
-			verifyIndependently(t, s, raw, idp.DefaultResource, doc.Issuer)
+			verifyIndependently(t, s, raw, idp.ApplicationID(idp.DefaultResource), doc.Issuer)
 			jwksURL, _ := url.Parse(doc.JWKSURI)
 			if rep := s.get(t, jwksURL.Path); rep.status != http.StatusOK {
 				t.Errorf("jwks_uri status %d", rep.status)

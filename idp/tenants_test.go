@@ -19,7 +19,7 @@ func TestTenantGUIDIgnoresCase(t *testing.T) {
 	for _, tenant := range []string{upper, strings.ToUpper(idp.DefaultTenant[:8]) + idp.DefaultTenant[8:]} {
 		t.Run(tenant, func(t *testing.T) {
 			raw := requireToken(t, s.do(t, tokenRequest{path: "/" + tenant + "/oauth2/v2.0/token", form: postForm(partnerID, partnerSecret, defaultScope)})).AccessToken
-			verifyIndependently(t, s, raw, idp.DefaultResource, issuer(s.server.URL))
+			verifyIndependently(t, s, raw, idp.ApplicationID(idp.DefaultResource), issuer(s.server.URL))
 
 			rep := s.get(t, "/"+tenant+"/v2.0/.well-known/openid-configuration")
 			if rep.status != http.StatusOK {
