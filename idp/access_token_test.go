@@ -118,6 +118,11 @@ func TestAccessTokenVerifiesAgainstServedJWKS(t *testing.T) {
 						t.Errorf("%s = %#v in a %s token; that format has no such claim", name, v, format.ver)
 					}
 				}
+				// x5t, the key's certificate thumbprint, is a legacy header
+				// of v1.0 tokens only.
+				if _, x5t := segment(t, raw, 0)["x5t"]; x5t != (format.version == idp.TokenV1) {
+					t.Errorf("x5t in the header: %v, want it in v1.0 tokens only", x5t)
+				}
 				if format.version == idp.TokenV2 && !guidPattern.MatchString(wantAud) {
 					t.Errorf("v2.0 aud %q, want the API's application id (a GUID)", wantAud)
 				}

@@ -105,6 +105,13 @@ func (p *Provider) issue(client fixtures.Client, resource, issuer string) (Issue
 	if err := headers.Set(jws.TypeKey, "JWT"); err != nil {
 		return Issued{}, fmt.Errorf("set typ: %w", err)
 	}
+	if p.cfg.TokenVersion == TokenV1 {
+		// A legacy header of v1.0 tokens only: the same key as kid, by its
+		// certificate's thumbprint (access-token-claims-reference.md).
+		if err := headers.Set(jws.X509CertThumbprintKey, p.cfg.Keys.x5t); err != nil {
+			return Issued{}, fmt.Errorf("set x5t: %w", err)
+		}
+	}
 	if err := headers.Set(jws.KeyIDKey, p.cfg.Keys.kid); err != nil {
 		return Issued{}, fmt.Errorf("set kid: %w", err)
 	}
