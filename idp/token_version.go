@@ -64,15 +64,15 @@ func ApplicationID(resource string) string {
 // TokenVersion is the format this provider issues.
 func (p *Provider) TokenVersion() TokenVersion { return p.cfg.TokenVersion }
 
-// Issuer is the iss claim of tokens issued at base, and the issuer the
-// discovery document names: {base}/{tenant}/v2.0 for v2.0 tokens,
-// {base}/{tenant}/ for v1.0 ones.
-func (p *Provider) Issuer(base string) string { return p.issuerFor(base, p.cfg.Tenant) }
-
-// issuerFor is the issuer of tenant at base in this provider's format.
-func (p *Provider) issuerFor(base, tenant string) string {
+// Issuer is the iss claim of tokens issued at base: {base}/{tenant}/v2.0
+// for v2.0 tokens, {base}/{tenant}/ for v1.0 ones.
+func (p *Provider) Issuer(base string) string {
 	if p.cfg.TokenVersion == TokenV1 {
-		return base + "/" + tenant + "/"
+		return base + "/" + p.cfg.Tenant + "/"
 	}
-	return base + "/" + tenant + "/v2.0"
+	return v2Issuer(base, p.cfg.Tenant)
 }
+
+// v2Issuer is Entra's v2.0 issuer of tenant at base, which the v2.0
+// discovery document names.
+func v2Issuer(base, tenant string) string { return base + "/" + tenant + "/v2.0" }
