@@ -76,12 +76,17 @@ func TestAccessTokenVerifiesAgainstServedJWKS(t *testing.T) {
 		scope     string
 		resource  string
 		wantRoles []string // nil: no roles claim, as Entra leaves out a claim without a value
+		byID      bool     // the scope names the API by its application id
 	}{
-		{"partner", "", tokenPath(), partnerID, partnerSecret, defaultScope, idp.DefaultResource, allRoles},
-		{"tenant-less path", "", "/oauth2/v2.0/token", partnerID, partnerSecret, defaultScope, idp.DefaultResource, allRoles},
-		{"other API", "", tokenPath(), otherAPIID, otherAPISecret, otherAPIScope, "api://other-api", []string{"Trials.Read"}},
-		{"client without roles", "", tokenPath(), "no-roles", "no-roles-secret", defaultScope, idp.DefaultResource, nil},
-		{"public URL overrides the request's", "https://sandbox.example.test:8443/", tokenPath(), partnerID, partnerSecret, defaultScope, idp.DefaultResource, allRoles},
+		{"partner", "", tokenPath(), partnerID, partnerSecret, defaultScope, idp.DefaultResource, allRoles, false},
+		{"tenant-less path", "", "/oauth2/v2.0/token", partnerID, partnerSecret, defaultScope, idp.DefaultResource, allRoles, false},
+		{"other API", "", tokenPath(), otherAPIID, otherAPISecret, otherAPIScope, "api://other-api", []string{"Trials.Read"}, false},
+		{"client without roles", "", tokenPath(), "no-roles", "no-roles-secret", defaultScope, idp.DefaultResource, nil, false},
+		{"public URL overrides the request's", "https://sandbox.example.test:8443/", tokenPath(), partnerID, partnerSecret, defaultScope, idp.DefaultResource, allRoles, false},
+		// Entra takes a resource's application id in place of its App ID
+		// URI (entra-docs scopes-oidc.md, "/.default" scope); a v1.0 token's
+		// aud then repeats the id.
+		{"scope naming the API by its application id", "", tokenPath(), partnerID, partnerSecret, idp.ApplicationID(idp.DefaultResource) + "/.default", idp.DefaultResource, allRoles, true},
 	}
 	for _, format := range tokenFormats {
 		for _, tc := range tests {
@@ -93,6 +98,9 @@ func TestAccessTokenVerifiesAgainstServedJWKS(t *testing.T) {
 					wantIss = format.issuer("https://sandbox.example.test:8443")
 				}
 				wantAud := format.audience(tc.resource)
+				if tc.byID {
+					wantAud = idp.ApplicationID(tc.resource)
+				}
 				form := postForm(tc.client, tc.secret, tc.scope)
 				raw := requireToken(t, s.do(t, tokenRequest{path: tc.path, form: form})).AccessToken
 				claims := verifyIndependently(t, s, raw, wantAud, wantIss)

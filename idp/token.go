@@ -86,7 +86,7 @@ type Issued struct {
 
 // issue signs an Entra app-only access token, in the provider's format,
 // for client and resource.
-func (p *Provider) issue(client fixtures.Client, resource, issuer string) (Issued, error) {
+func (p *Provider) issue(client fixtures.Client, resource requestedResource, issuer string) (Issued, error) {
 	lifetime := personaLifetime(client.ClientID, p.cfg.TokenLifetime)
 	if client.TokenLifetimeSeconds > 0 {
 		lifetime = time.Duration(client.TokenLifetimeSeconds) * time.Second
@@ -124,19 +124,19 @@ func (p *Provider) issue(client fixtures.Client, resource, issuer string) (Issue
 }
 
 // encodeClaims writes the claims of a token in the provider's format. A v2.0
-// token's aud is the API's application id; a v1.0 token's is the App ID URI
-// the scope named, as Entra writes them.
-func (p *Provider) encodeClaims(client fixtures.Client, resource, issuer, oid, uti string, now, exp time.Time) ([]byte, error) {
+// token's aud is the API's application id; a v1.0 token's is the resource
+// as the scope named it (App ID URI or application id), as Entra writes them.
+func (p *Provider) encodeClaims(client fixtures.Client, resource requestedResource, issuer, oid, uti string, now, exp time.Time) ([]byte, error) {
 	if p.cfg.TokenVersion == TokenV1 {
 		return json.Marshal(accessClaimsV1{
-			Audience: resource, Issuer: issuer, IssuedAt: now.Unix(), NotBefore: now.Unix(), Expiration: exp.Unix(),
+			Audience: resource.named, Issuer: issuer, IssuedAt: now.Unix(), NotBefore: now.Unix(), Expiration: exp.Unix(),
 			AppID: client.ClientID, AppIDACR: "1", IDType: "app", ObjectID: oid, Roles: client.Roles,
 			Subject: oid, TenantID: p.cfg.Tenant, TokenID: uti, Version: TokenV1.String(),
 			Environment: p.cfg.Environment, Instance: instanceOf(client),
 		})
 	}
 	return json.Marshal(accessClaims{
-		Audience:    ApplicationID(resource), // Entra writes aud as a string
+		Audience:    ApplicationID(resource.appIDURI), // Entra writes aud as a string
 		Issuer:      issuer,
 		IssuedAt:    now.Unix(),
 		NotBefore:   now.Unix(),

@@ -214,13 +214,14 @@ func secretsEqual(want, got string) bool {
 
 // resourceOf finds the one resource a scope string asks for: exactly one
 // "<resource>/.default" among the OIDC scopes MSAL adds, for a resource the
-// client may use. Like Entra, a scope that is not "<resource>/.default"
+// client may use, named by its App ID URI or by its application id (Entra
+// takes either). Like Entra, a scope that is not "<resource>/.default"
 // (a permission, a bare resource, only OIDC scopes) is AADSTS1002012 and
 // two resources AADSTS700022; a resource the client may not use is
 // AADSTS70011. All are the interface's invalid_scope. An error echoes the
 // scope through echo, which hides a credential pasted into it: error
 // bodies never carry one.
-func resourceOf(scope string, allowed []string, echo func(string) string) (string, *TokenError) {
+func resourceOf(scope string, allowed []string, echo func(string) string) (requestedResource, *TokenError) {
 	var resources []string
 	for _, s := range strings.Fields(scope) {
 		if oidcScopes[s] {
@@ -228,23 +229,30 @@ func resourceOf(scope string, allowed []string, echo func(string) string) (strin
 		}
 		resource, ok := strings.CutSuffix(s, "/.default")
 		if !ok || resource == "" {
-			return "", errScopeNotDefault(echo(s))
+			return requestedResource{}, errScopeNotDefault(echo(s))
 		}
 		resources = append(resources, resource)
 	}
 	switch len(resources) {
 	case 0:
-		return "", errScopeNotDefault(echo(scope))
+		return requestedResource{}, errScopeNotDefault(echo(scope))
 	case 1:
 	default:
-		return "", errMultipleResources(echo(scope))
+		return requestedResource{}, errMultipleResources(echo(scope))
 	}
 	for _, a := range allowed {
-		if a == resources[0] {
-			return a, nil
+		if a == resources[0] || ApplicationID(a) == resources[0] {
+			return requestedResource{appIDURI: a, named: resources[0]}, nil
 		}
 	}
-	return "", errInvalidScope(echo(resources[0] + "/.default"))
+	return requestedResource{}, errInvalidScope(echo(resources[0] + "/.default"))
+}
+
+// requestedResource is the API a token request asks for: its App ID URI,
+// and how the scope named it (the App ID URI or the application id), which
+// a v1.0 token's aud repeats.
+type requestedResource struct {
+	appIDURI, named string
 }
 
 // TokenRequester is who a token request says it comes from, read before

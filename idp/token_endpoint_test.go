@@ -130,6 +130,7 @@ func TestTokenEndpointErrors(t *testing.T) {
 		{"resource the client may not use", tokenRequest{form: postForm(otherAPIID, otherAPISecret, defaultScope)}, badScope, ifaceEntra},
 		{"other resource for the partner", tokenRequest{form: postForm(partnerID, partnerSecret, otherAPIScope)}, badScope, ifaceEntra},
 		{"unknown resource", tokenRequest{form: postForm(partnerID, partnerSecret, "api://nowhere/.default")}, badScope, ifaceEntra},
+		{"application id of another API", tokenRequest{form: postForm(partnerID, partnerSecret, idp.ApplicationID("api://other-api")+"/.default")}, badScope, ifaceEntra},
 		{"scope without /.default", tokenRequest{form: postForm(partnerID, partnerSecret, idp.DefaultResource+"/Trials.Read")}, notDefault, defaultSource},
 		{"bare resource", tokenRequest{form: postForm(partnerID, partnerSecret, idp.DefaultResource)}, notDefault, defaultSource},
 		{"only OIDC scopes", tokenRequest{form: postForm(partnerID, partnerSecret, "openid profile offline_access")}, notDefault, defaultSource},
