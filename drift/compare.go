@@ -2,7 +2,9 @@ package drift
 
 import (
 	"encoding/json"
+	"fmt"
 	"strconv"
+	"strings"
 )
 
 // compareAnswers lists every difference in form between the upstream's and
@@ -27,6 +29,11 @@ func compareAnswers(p probe, up, sb answer) []Difference {
 		// here the value is the form.
 		if u, s := entraError(up.body), entraError(sb.body); u != s {
 			add("token-error:error", u, s, "the token endpoint's error code differs")
+		}
+		// So is Entra's AADSTS code, where the sandbox answers as Entra
+		// does; a body without error_codes is a shape difference already.
+		if u, s := entraCodes(up.body), entraCodes(sb.body); u != "" && s != "" && u != s {
+			add("token-error:error_codes", u, s, "the token endpoint's AADSTS code differs")
 		}
 	}
 	return diffs
@@ -53,6 +60,18 @@ func bodyKind(b []byte, isJSON bool) string {
 		return "JSON"
 	}
 	return "not JSON"
+}
+
+// entraCodes is the error_codes of an Entra error body as text, or "" when
+// the body has none.
+func entraCodes(body []byte) string {
+	var v struct {
+		Codes []int `json:"error_codes"`
+	}
+	if json.Unmarshal(body, &v) != nil || len(v.Codes) == 0 {
+		return ""
+	}
+	return strings.Trim(strings.Join(strings.Fields(fmt.Sprint(v.Codes)), ","), "[]")
 }
 
 func entraError(body []byte) string {

@@ -174,3 +174,37 @@ func TestMemberNamesThatAreDataStayOutOfReports(t *testing.T) {
 		t.Errorf("the members only the upstream sends are not reported by form: %v", keys)
 	}
 }
+
+// TestEntraAnswersAreCompared: where the interface is silent the sandbox
+// answers as Entra does, and drift compares those answers, AADSTS code
+// included, so a difference from the real identity provider shows.
+func TestEntraAnswersAreCompared(t *testing.T) {
+	report, _, _ := standInDrift(t, map[string]func(*http.Response, map[string]any){
+		// As the sandbox answered a repeated parameter before it followed
+		// Entra (AADSTS9002313), and a GET with 405.
+		"token.repeated-scope": func(_ *http.Response, v map[string]any) { v["error_codes"] = []any{9002313} },
+		"token.get":            func(r *http.Response, _ map[string]any) { r.StatusCode = http.StatusMethodNotAllowed },
+	})
+	got := map[string]drift.Difference{}
+	probes := map[string]bool{}
+	for _, d := range report.Differences {
+		got[d.Key] = d
+	}
+	for _, p := range report.Probes {
+		probes[p.Name] = true
+	}
+	for _, name := range []string{"token.missing-client-secret", "token.scope-without-default", "token.scope-openid",
+		"token.repeated-scope", "token.unknown-tenant", "token.get", "token.preflight"} {
+		if !probes[name] {
+			t.Errorf("probe %s did not run", name)
+		}
+	}
+	for key, want := range map[string][2]string{
+		"token.repeated-scope/token-error:error_codes": {"9002313", "9000411"},
+		"token.get/status": {"405", "400"},
+	} {
+		if d, ok := got[key]; !ok || d.Upstream != want[0] || d.Sandbox != want[1] {
+			t.Errorf("%s: %+v, want upstream %s, sandbox %s", key, d, want[0], want[1])
+		}
+	}
+}

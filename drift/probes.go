@@ -81,8 +81,36 @@ func tokenProbes() []probe {
 		errorProbe("token.missing-client-id", form(func(f url.Values) { f.Del("client_id") }), ""),
 		errorProbe("token.empty-form", func(*side) []byte { return []byte{} }, ""),
 		errorProbe("token.json-body", func(*side) []byte { return []byte(`{"grant_type":"client_credentials"}`) }, "application/json"),
+		// Where the interface is silent, the sandbox answers as Entra does
+		// (docs/identity-provider.md); these show where it no longer does.
+		errorProbe("token.missing-client-secret", form(func(f url.Values) { f.Del("client_secret") }), ""),
+		errorProbe("token.scope-without-default", form(func(f url.Values) { f.Set("scope", strings.TrimSuffix(f.Get("scope"), "/.default")) }), ""),
+		errorProbe("token.scope-openid", form(func(f url.Values) { f.Set("scope", "openid") }), ""),
+		errorProbe("token.repeated-scope", func(s *side) []byte {
+			c := s.target.Credentials
+			return append(tokenForm(c, nil), "&scope="+url.QueryEscape(c.Scope)...)
+		}, ""),
+		{name: "token.unknown-tenant", kind: tokenErrorProbe, build: func(s *side) (request, string) {
+			u, skip := s.tokenURLOfTenant(unknownTenant)
+			r := formRequest(s, tokenForm(s.target.Credentials, nil))
+			r.url = u
+			return r, skip
+		}},
+		{name: "token.get", kind: tokenErrorProbe, build: func(s *side) (request, string) {
+			return request{method: http.MethodGet, url: s.tokenURL()}, ""
+		}},
+		{name: "token.preflight", kind: apiProbe, build: func(s *side) (request, string) {
+			return request{method: http.MethodOptions, url: s.tokenURL(), header: http.Header{
+				"Origin":                         {"https://drift.example.test"},
+				"Access-Control-Request-Method":  {http.MethodPost},
+				"Access-Control-Request-Headers": {"content-type"},
+			}}, ""
+		}},
 	}
 }
+
+// unknownTenant is a tenant GUID no identity provider should know.
+const unknownTenant = "00000000-0000-4000-8000-00000000d71f"
 
 // operation is one API operation a partner calls.
 type operation struct {

@@ -80,6 +80,18 @@ func (s *side) tokenURL() string {
 	return strings.TrimRight(s.target.AuthURL, "/") + "/oauth2/v2.0/token"
 }
 
+// tokenURLOfTenant is the token endpoint of another tenant on the same
+// identity provider: AuthURL with its last path segment (the tenant)
+// replaced, or a reason to skip when AuthURL names no tenant.
+func (s *side) tokenURLOfTenant(tenant string) (string, string) {
+	auth := strings.TrimRight(s.target.AuthURL, "/")
+	u, err := url.Parse(auth)
+	if err != nil || strings.Trim(u.Path, "/") == "" {
+		return "", "the auth URL names no tenant"
+	}
+	return auth[:strings.LastIndexByte(auth, '/')] + "/" + tenant + "/oauth2/v2.0/token", ""
+}
+
 // ErrRefused is returned when a side refuses the credentials drift was
 // given, so no authenticated probe could run.
 var ErrRefused = errors.New("credentials refused")

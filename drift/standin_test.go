@@ -83,6 +83,10 @@ func (s *standIn) classify(r *http.Request) string {
 	if strings.HasSuffix(r.URL.Path, "/oauth2/v2.0/token") {
 		form, _ := url.ParseQuery(string(body))
 		switch {
+		case r.Method == http.MethodGet:
+			return "token.get"
+		case len(form["scope"]) > 1:
+			return "token.repeated-scope"
 		case form.Get("client_secret") == "drift-wrong-secret":
 			return "token.wrong-secret"
 		case strings.Contains(form.Get("scope"), "drift-no-such-api"):

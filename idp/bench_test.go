@@ -36,7 +36,7 @@ const benchIssuer = "http://127.0.0.1:8080/" + DefaultTenant + "/v2.0"
 func BenchmarkIssue(b *testing.B) {
 	p, client := benchProvider(b)
 	for b.Loop() {
-		if _, err := p.issue(client, DefaultResource, benchIssuer); err != nil {
+		if _, err := p.issue(client, requestedResource{appIDURI: DefaultResource, named: DefaultResource}, benchIssuer); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -46,11 +46,11 @@ func BenchmarkIssue(b *testing.B) {
 func benchToken(b *testing.B) (*Provider, string, Expectation) {
 	b.Helper()
 	p, client := benchProvider(b)
-	tok, err := p.issue(client, DefaultResource, benchIssuer)
+	tok, err := p.issue(client, requestedResource{appIDURI: DefaultResource, named: DefaultResource}, benchIssuer)
 	if err != nil {
 		b.Fatal(err)
 	}
-	return p, tok.AccessToken, Expectation{Audience: DefaultResource, Issuers: []string{benchIssuer}}
+	return p, tok.AccessToken, Expectation{Audience: DefaultResource, ApplicationID: ApplicationID(DefaultResource), Issuers: []string{benchIssuer}}
 }
 
 // BenchmarkValidateCached is what every API request pays for its token.
@@ -80,7 +80,7 @@ func BenchmarkIssueParallel(b *testing.B) {
 	p, client := benchProvider(b)
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			if _, err := p.issue(client, DefaultResource, benchIssuer); err != nil {
+			if _, err := p.issue(client, requestedResource{appIDURI: DefaultResource, named: DefaultResource}, benchIssuer); err != nil {
 				b.Error(err)
 				return
 			}

@@ -39,9 +39,12 @@ func (p *Provider) serveOpenIDConfiguration(w http.ResponseWriter, r *http.Reque
 	// endpoint then refuses client credentials as Entra does) and Entra's
 	// issuer template.
 	tenant := p.canonicalTenant(mux.Vars(r)["tenant"])
-	issuer, authURL := p.Issuer(base), base+"/"+tenant
+	// The v2.0 document names the v2.0 issuer whatever format the tokens
+	// have, as Entra's does: clients such as openid-client require it to
+	// be the URL they discovered from ({authority}/v2.0).
+	issuer, authURL := v2Issuer(base, p.cfg.Tenant), base+"/"+tenant
 	if tenantIndependent(tenant) {
-		issuer = base + "/" + issuerTemplateTenant + "/v2.0"
+		issuer = v2Issuer(base, issuerTemplateTenant)
 	}
 	w.Header().Set("client-request-id", CorrelationID(r))
 	writeJSON(w, openIDConfiguration{

@@ -2,6 +2,9 @@ package idp_test
 
 import (
 	"crypto/rsa"
+	"crypto/sha1"
+	"crypto/x509"
+	"encoding/base64"
 	"net/http"
 	"net/url"
 	"slices"
@@ -31,6 +34,48 @@ func TestJWKSIsTheSandboxPublicKey(t *testing.T) {
 		if strings.Contains(string(rep.body), private+":") {
 			t.Errorf("JWKS publishes private member %s", private)
 		}
+	}
+}
+
+// TestJWKSCarriesTheCertificate: Entra publishes each signing key with its
+// certificate (x5c) and the certificate's SHA-1 thumbprint (x5t)
+// (entra-docs access-tokens.md; shared notes). The sandbox's is a
+// self-signed certificate of the signing key, the same on every start.
+func TestJWKSCarriesTheCertificate(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	var set struct {
+		Keys []struct {
+			Kid string   `json:"kid"`
+			X5t string   `json:"x5t"`
+			X5c []string `json:"x5c"`
+		} `json:"keys"`
+	}
+	mustJSON(t, s.get(t, "/"+idp.DefaultTenant+"/discovery/v2.0/keys").body, &set)
+	if len(set.Keys) != 1 || len(set.Keys[0].X5c) != 1 {
+		t.Fatalf("JWKS %+v, want one key with one certificate in x5c", set)
+	}
+	key := set.Keys[0]
+	der, err := base64.StdEncoding.DecodeString(key.X5c[0])
+	if err != nil {
+		t.Fatalf("x5c is not standard base64: %v", err)
+	}
+	certificate, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatalf("x5c: %v", err)
+	}
+	if err := certificate.CheckSignature(certificate.SignatureAlgorithm, certificate.RawTBSCertificate, certificate.Signature); err != nil {
+		t.Errorf("the certificate is not self-signed by the signing key: %v", err)
+	}
+	if pub, ok := certificate.PublicKey.(*rsa.PublicKey); !ok || !pub.Equal(s.fetchPublicKeys(t)[key.Kid]) {
+		t.Error("the certificate's key is not the key's n and e")
+	}
+	thumb := sha1.Sum(der)
+	if key.X5t != base64.RawURLEncoding.EncodeToString(thumb[:]) {
+		t.Errorf("x5t %q is not the base64url SHA-1 thumbprint of x5c[0]", key.X5t)
+	}
+	if other := newSandbox(t); string(other.get(t, "/"+idp.DefaultTenant+"/discovery/v2.0/keys").body) != string(s.get(t, "/"+idp.DefaultTenant+"/discovery/v2.0/keys").body) {
+		t.Error("a restarted sandbox publishes another JWKS for the same key")
 	}
 }
 
@@ -75,7 +120,7 @@ func TestOpenIDConfiguration(t *testing.T) {
 			// The advertised endpoints work, and tokens carry the advertised issuer.
 			tokenURL, _ := url.Parse(doc.TokenEndpoint)
 			raw := requireToken(t, s.do(t, tokenRequest{path: tokenURL.Path, form: postForm(partnerID, partnerSecret, defaultScope)})).AccessToken
-			verifyIndependently(t, s, raw, idp.DefaultResource, doc.Issuer)
+			verifyIndependently(t, s, raw, idp.ApplicationID(idp.DefaultResource), doc.Issuer)
 			jwksURL, _ := url.Parse(doc.JWKSURI)
 			if rep := s.get(t, jwksURL.Path); rep.status != http.StatusOK {
 				t.Errorf("jwks_uri status %d", rep.status)
@@ -138,7 +183,7 @@ func TestDiscoveryRefusals(t *testing.T) {
 	for name, pattern := range paths {
 		t.Run(name+" unknown tenant", func(t *testing.T) {
 			rep := s.get(t, strings.Replace(pattern, "%s", "00000000-1111-2222-3333-444444444444", 1))
-			checkTokenError(t, rep, wantError{http.StatusBadRequest, idp.CodeInvalidRequest, 90002}, fixedTime())
+			checkTokenError(t, rep, wantError{http.StatusBadRequest, idp.CodeInvalidTenant, 90002}, fixedTime())
 		})
 		t.Run(name+" POST", func(t *testing.T) {
 			rep := s.do(t, tokenRequest{path: strings.Replace(pattern, "%s", idp.DefaultTenant, 1)})

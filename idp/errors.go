@@ -20,6 +20,9 @@ const (
 	CodeInvalidScope           = "invalid_scope"
 	CodeInvalidGrant           = "invalid_grant"
 	CodeTemporarilyUnavailable = "temporarily_unavailable"
+	// CodeInvalidTenant is Entra's own error for an unknown tenant; the
+	// interface names no error for it.
+	CodeInvalidTenant = "invalid_tenant"
 )
 
 // TokenError is one failure of a token request: the HTTP status, the OAuth
@@ -46,13 +49,21 @@ func errWrongContentType(got string) *TokenError {
 		fmt.Sprintf("The request body must be application/x-www-form-urlencoded, not '%s', and must contain the following parameter: 'grant_type'.", got)}
 }
 
-// errRepeatedParameter answers a parameter given more than once. Entra's
-// code for a request it cannot read as one set of parameters is
-// AADSTS9002313 ("Invalid request. Request is malformed or invalid."); the
-// sandbox adds which parameter. The name is the caller's, so it is cut.
+// errRepeatedParameter answers a parameter given more than once as Entra
+// does: AADSTS9000411 naming the parameter (Azure/azure-sdk-for-java#31191,
+// #31733). The name is the caller's, so it is cut.
 func errRepeatedParameter(name string) *TokenError {
-	return &TokenError{http.StatusBadRequest, CodeInvalidRequest, 9002313,
-		fmt.Sprintf("Invalid request. Request is malformed or invalid: the parameter '%s' is given more than once.", cut(name, 64))}
+	return &TokenError{http.StatusBadRequest, CodeInvalidRequest, 9000411,
+		fmt.Sprintf("The request is not properly formatted. The parameter '%s' is duplicated.", cut(name, 64))}
+}
+
+// errMissingSecret is Entra's answer to client credentials without a
+// secret (or assertion): AADSTS7000216 (MicrosoftDocs/azure-docs#30777).
+// Its error field is in no capture; the same message under its earlier
+// code AADSTS90014 came as 400 invalid_request, which the sandbox keeps.
+func errMissingSecret() *TokenError {
+	return &TokenError{http.StatusBadRequest, CodeInvalidRequest, 7000216,
+		"'client_assertion', 'client_secret' or 'request' is required for the 'client_credentials' grant type."}
 }
 
 // cut shortens a caller's value quoted in an error description.
@@ -63,8 +74,12 @@ func cut(s string, n int) string {
 	return strings.ToValidUTF8(s[:n], "") + "…"
 }
 
+// errUnknownTenant is current Entra's answer to a tenant it does not know:
+// invalid_tenant AADSTS90002 (captures of 2023 and 2025 in
+// microsoftgraph/windowsupdates-webapplication-sample#6 and
+// james-gould/azure-keyvault-emulator#324; a 2020 one said invalid_request).
 func errUnknownTenant(tenant string) *TokenError {
-	return &TokenError{http.StatusBadRequest, CodeInvalidRequest, 90002,
+	return &TokenError{http.StatusBadRequest, CodeInvalidTenant, 90002,
 		fmt.Sprintf("Tenant '%s' not found. Check to make sure you have the correct tenant ID and are signing into the correct cloud.", tenant)}
 }
 
@@ -82,19 +97,29 @@ func errSingleTenant(clientID string) *TokenError {
 		fmt.Sprintf("Application '%s' is not configured as a multi-tenant application. Usage of the /organizations endpoint is not supported for such applications. Use a tenant-specific endpoint or configure the application to be multi-tenant.", clientID)}
 }
 
-func errMethodNotAllowed(method string) *TokenError {
-	return &TokenError{http.StatusMethodNotAllowed, CodeInvalidRequest, 900561,
-		fmt.Sprintf("The endpoint only accepts POST requests. Received a %s request.", method)}
+// errTokenMethod is Entra's answer to a method other than POST or OPTIONS
+// on the token endpoint: 400, not 405 (NunoFilipeMota/PublicScripts#5).
+func errTokenMethod(method string) *TokenError {
+	return &TokenError{http.StatusBadRequest, CodeInvalidRequest, 900561,
+		fmt.Sprintf("The endpoint only accepts POST, OPTIONS requests. Received a %s request.", cut(method, 16))}
 }
 
+// errTwoAuthMethods refuses a secret sent both in HTTP Basic and in the
+// form. No capture shows Entra's answer; AADSTS9002313 is the code whose
+// documented meaning fits ("Invalid request. Request is malformed or
+// invalid.").
 func errTwoAuthMethods() *TokenError {
-	return &TokenError{http.StatusBadRequest, CodeInvalidRequest, 9002332,
-		"The request used more than one client authentication method; send the client secret either in HTTP Basic or in the form, not both (RFC 6749 section 2.3)."}
+	return &TokenError{http.StatusBadRequest, CodeInvalidRequest, 9002313,
+		"Invalid request. Request is malformed or invalid: send the client secret either in HTTP Basic or in the form, not both (RFC 6749 section 2.3)."}
 }
 
+// errMalformedBasic refuses an Authorization header that is not valid
+// HTTP Basic credentials: invalid_client 401, as RFC 6749 5.2 asks when
+// the header was used. No capture shows Entra's code; AADSTS9002313
+// ("Request is malformed or invalid") is the one whose meaning fits.
 func errMalformedBasic() *TokenError {
-	return &TokenError{http.StatusUnauthorized, CodeInvalidClient, 7000216,
-		"The client credentials in the Authorization header are not valid HTTP Basic credentials."}
+	return &TokenError{http.StatusUnauthorized, CodeInvalidClient, 9002313,
+		"Invalid request. Request is malformed or invalid: the Authorization header does not hold valid HTTP Basic client credentials."}
 }
 
 func errUnsupportedGrant(grant string) *TokenError {
@@ -119,9 +144,30 @@ func errExpiredSecret(clientID string) *TokenError {
 		fmt.Sprintf("The provided client secret keys for app '%s' are expired. Visit the Azure portal to create new keys for your app: https://aka.ms/NewClientSecret, or consider using certificate credentials for added security: https://aka.ms/certCreds.", clientID)}
 }
 
+// errInvalidScope refuses a scope the client may not have: a resource
+// that is not the client's, or two resources. invalid_scope 400 is the
+// interface's; AADSTS70011 is Entra's code for a scope it cannot grant.
 func errInvalidScope(scope string) *TokenError {
 	return &TokenError{http.StatusBadRequest, CodeInvalidScope, 70011,
 		fmt.Sprintf("The provided request must include a 'scope' input parameter. The provided value for the input parameter 'scope' is not valid. The scope %s is not valid.", scope)}
+}
+
+// errScopeNotDefault refuses a scope without a "<resource>/.default"
+// (a permission, a bare resource, only OIDC scopes) as Entra does for
+// client credentials: AADSTS1002012 (microsoft/CollectServiceFabricData#139,
+// databricks/databricks-sql-nodejs#226, ctron/oidc-cli#7), under the
+// interface's invalid_scope.
+func errScopeNotDefault(scope string) *TokenError {
+	return &TokenError{http.StatusBadRequest, CodeInvalidScope, 1002012,
+		fmt.Sprintf("The provided value for scope %s is not valid. Client credential flows must have a scope value with /.default suffixed to the resource identifier (application ID URI).", scope)}
+}
+
+// errMultipleResources refuses scopes of more than one resource as Entra
+// does: AADSTS700022 (InvalidMultipleResourcesScope in Entra's error code
+// reference), under the interface's invalid_scope.
+func errMultipleResources(scope string) *TokenError {
+	return &TokenError{http.StatusBadRequest, CodeInvalidScope, 700022,
+		fmt.Sprintf("The provided value for the input parameter scope isn't valid because it contains more than one resource. Scope %s is not valid.", scope)}
 }
 
 func errUnavailable() *TokenError {
@@ -159,6 +205,26 @@ func ForcedTokenError(code string, status int) (e *TokenError, ok bool) {
 	return nil, false
 }
 
+// WriteThrottled answers a token request as Entra does when it throttles a
+// client-credentials client: 429 with the body "Too Many Requests" in plain
+// text, not an OAuth error body (AzureAD/microsoft-authentication-library-
+// for-dotnet#2855; MSAL.NET's throttling guide). The caller sets
+// Retry-After, which MSAL honours on 429 and 5xx alike.
+func WriteThrottled(w http.ResponseWriter, r *http.Request) {
+	allowCrossOrigin(w, r)
+	h := w.Header()
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	h.Set("Cache-Control", "no-store, no-cache")
+	h.Set("Pragma", "no-cache")
+	h.Set("client-request-id", CorrelationID(r))
+	h.Set("x-ms-request-id", uuid.NewString())
+	w.WriteHeader(http.StatusTooManyRequests)
+	_, _ = w.Write([]byte(throttledBody)) // the client has gone if this fails
+}
+
+// throttledBody is the whole body of Entra's 429 on the token endpoint.
+const throttledBody = "Too Many Requests"
+
 // ErrorBody is Entra's token error body, as the identity provider writes
 // it and as clients (and tests) read it. error_uri is left out: it would
 // point at Microsoft's site, which knows nothing of sandbox errors.
@@ -194,6 +260,7 @@ func WriteTokenError(w http.ResponseWriter, r *http.Request, now time.Time, e *T
 		TraceID:       traceID,
 		CorrelationID: correlationID,
 	}
+	allowCrossOrigin(w, r)
 	h := w.Header()
 	h.Set("Content-Type", "application/json; charset=utf-8")
 	h.Set("Cache-Control", "no-store, no-cache")
@@ -203,9 +270,6 @@ func WriteTokenError(w http.ResponseWriter, r *http.Request, now time.Time, e *T
 	// No WWW-Authenticate, even after HTTP Basic: RFC 6749 5.2 asks for one,
 	// but Entra sends none, and clients built on the RFC (openid-client)
 	// then raise a challenge error that hides invalid_client.
-	if e.Status == http.StatusMethodNotAllowed && h.Get("Allow") == "" {
-		h.Set("Allow", http.MethodPost)
-	}
 	w.WriteHeader(e.Status)
 	_ = json.NewEncoder(w).Encode(body) // the client has gone if this fails; nothing to do
 }

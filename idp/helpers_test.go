@@ -89,7 +89,7 @@ func issuer(base string) string { return base + "/" + idp.DefaultTenant + "/v2.0
 
 // expectation is what the referrals API would ask Validate for.
 func (s *sandbox) expectation() idp.Expectation {
-	return idp.Expectation{Audience: idp.DefaultResource, Issuers: []string{issuer(s.server.URL)}}
+	return idp.Expectation{Audience: idp.DefaultResource, ApplicationID: idp.ApplicationID(idp.DefaultResource), Issuers: []string{issuer(s.server.URL)}}
 }
 
 // tokenRequest describes one request to the token endpoint; zero fields

@@ -15,6 +15,9 @@ type Keys struct {
 	signing *rsa.PrivateKey
 	public  jwk.Set
 	kid     string
+	// x5t is the signing certificate's thumbprint, which v1.0 tokens
+	// carry in their header.
+	x5t string
 }
 
 // LoadKeys parses an RSA private key in PEM form (PKCS#1 or PKCS#8; text
@@ -44,12 +47,20 @@ func LoadKeys(pemBytes []byte) (*Keys, error) {
 	if err != nil {
 		return nil, fmt.Errorf("derive public key: %w", err)
 	}
+	der, err := signingCertificate(&raw)
+	if err != nil {
+		return nil, err
+	}
+	x5t, err := addCertificate(pub, der)
+	if err != nil {
+		return nil, err
+	}
 	set := jwk.NewSet()
 	if err := set.AddKey(pub); err != nil {
 		return nil, fmt.Errorf("build key set: %w", err)
 	}
 	raw.Precompute()
-	return &Keys{signing: &raw, public: set, kid: key.KeyID()}, nil
+	return &Keys{signing: &raw, public: set, kid: key.KeyID(), x5t: x5t}, nil
 }
 
 // KeyID is the kid of the signing key, as tokens carry it in their header.

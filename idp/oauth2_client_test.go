@@ -96,7 +96,7 @@ func TestOAuth2ClientCredentials(t *testing.T) {
 				if tok.AccessToken == "" || tok.TokenType != "Bearer" || tok.Expiry.IsZero() || tok.Extra("expires_in") != float64(3599) {
 					t.Errorf("token type %q expiry %v expires_in %v, want Bearer with 3599 s", tok.TokenType, tok.Expiry, tok.Extra("expires_in"))
 				}
-				if _, err := s.provider.Validate(tok.AccessToken, idp.Expectation{Audience: idp.DefaultResource, Issuers: []string{issuer(srv.URL)}}); err != nil {
+				if _, err := s.provider.Validate(tok.AccessToken, idp.Expectation{Audience: idp.DefaultResource, ApplicationID: idp.ApplicationID(idp.DefaultResource), Issuers: []string{issuer(srv.URL)}}); err != nil {
 					t.Errorf("Validate the issued token: %v", err)
 				}
 			} else {

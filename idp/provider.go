@@ -47,6 +47,9 @@ type Config struct {
 	// Hosts are the extra host names the sandbox serves (--tls-host); with
 	// the loopback names and the PublicURL host they make HostNames.
 	Hosts []string
+	// TokenVersion is the access-token format, TokenV2 (the default) or
+	// TokenV1.
+	TokenVersion TokenVersion
 	// Clock is the sandbox clock.
 	Clock clock.Clock
 	// ClockSkew is the leeway on exp and nbf; default 0, since the sandbox
@@ -89,6 +92,13 @@ func New(cfg Config) (*Provider, error) {
 	}
 	if cfg.Environment == "" {
 		cfg.Environment = fixtures.EnvironmentDevelopment
+	}
+	switch cfg.TokenVersion {
+	case 0:
+		cfg.TokenVersion = DefaultTokenVersion
+	case TokenV1, TokenV2:
+	default:
+		return nil, fmt.Errorf("idp: token version %d: want 1 or 2", cfg.TokenVersion)
 	}
 	if cfg.TokenLifetime == 0 {
 		cfg.TokenLifetime = DefaultTokenLifetime
@@ -186,9 +196,6 @@ func (p *Provider) IsBaseURL(r *http.Request, base string) bool {
 
 // HostNames is the set of host names this sandbox serves.
 func (p *Provider) HostNames() HostNames { return p.names }
-
-// Issuer is the iss claim for tokens issued at base.
-func (p *Provider) Issuer(base string) string { return base + "/" + p.cfg.Tenant + "/v2.0" }
 
 // AuthURL is the auth_url a partner configures for base.
 func (p *Provider) AuthURL(base string) string { return base + "/" + p.cfg.Tenant }

@@ -27,7 +27,7 @@ func TestCorrelationIDFromQuery(t *testing.T) {
 		{"token endpoint, header and query", tokenRequest{path: tokenPath() + "?client-request-id=" + fromQuery, form: wrong,
 			header: map[string]string{"client-request-id": fromHeader}}, wantError{http.StatusUnauthorized, idp.CodeInvalidClient, 7000215}, true},
 		{"tenant-less token endpoint", tokenRequest{path: "/oauth2/v2.0/token?client-request-id=" + fromQuery, form: wrong}, wantError{http.StatusUnauthorized, idp.CodeInvalidClient, 7000215}, false},
-		{"discovery of an unknown tenant", tokenRequest{method: http.MethodGet, path: "/00000000-1111-2222-3333-444444444444/v2.0/.well-known/openid-configuration?client-request-id=" + fromQuery}, wantError{http.StatusBadRequest, idp.CodeInvalidRequest, 90002}, false},
+		{"discovery of an unknown tenant", tokenRequest{method: http.MethodGet, path: "/00000000-1111-2222-3333-444444444444/v2.0/.well-known/openid-configuration?client-request-id=" + fromQuery}, wantError{http.StatusBadRequest, idp.CodeInvalidTenant, 90002}, false},
 		{"keys, wrong method", tokenRequest{path: "/" + idp.DefaultTenant + "/discovery/v2.0/keys?client-request-id=" + fromQuery}, wantError{http.StatusMethodNotAllowed, idp.CodeInvalidRequest, 0}, false},
 		{"instance discovery, wrong method", tokenRequest{path: "/common/discovery/instance?client-request-id=" + fromQuery}, wantError{http.StatusMethodNotAllowed, idp.CodeInvalidRequest, 0}, false},
 	}
@@ -110,9 +110,9 @@ func TestInstanceDiscoveryRealPortAndTenant(t *testing.T) {
 	// Following the answer for an unknown tenant fails as Entra does.
 	got, _ := instanceDoc(t, s, s.server.URL+"/"+unknown+"/oauth2/v2.0/authorize")
 	rep := s.get(t, strings.TrimPrefix(got, s.server.URL))
-	checkTokenError(t, rep, wantError{http.StatusBadRequest, idp.CodeInvalidRequest, 90002}, fixedTime())
+	checkTokenError(t, rep, wantError{http.StatusBadRequest, idp.CodeInvalidTenant, 90002}, fixedTime())
 	rep = s.do(t, tokenRequest{path: "/" + unknown + "/oauth2/v2.0/token", form: postForm(partnerID, partnerSecret, defaultScope)})
-	checkTokenError(t, rep, wantError{http.StatusBadRequest, idp.CodeInvalidRequest, 90002}, fixedTime())
+	checkTokenError(t, rep, wantError{http.StatusBadRequest, idp.CodeInvalidTenant, 90002}, fixedTime())
 }
 
 // TestTenantIndependentAuthorities: common, organizations and consumers have

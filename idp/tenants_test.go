@@ -19,7 +19,7 @@ func TestTenantGUIDIgnoresCase(t *testing.T) {
 	for _, tenant := range []string{upper, strings.ToUpper(idp.DefaultTenant[:8]) + idp.DefaultTenant[8:]} {
 		t.Run(tenant, func(t *testing.T) {
 			raw := requireToken(t, s.do(t, tokenRequest{path: "/" + tenant + "/oauth2/v2.0/token", form: postForm(partnerID, partnerSecret, defaultScope)})).AccessToken
-			verifyIndependently(t, s, raw, idp.DefaultResource, issuer(s.server.URL))
+			verifyIndependently(t, s, raw, idp.ApplicationID(idp.DefaultResource), issuer(s.server.URL))
 
 			rep := s.get(t, "/"+tenant+"/v2.0/.well-known/openid-configuration")
 			if rep.status != http.StatusOK {
@@ -43,5 +43,5 @@ func TestTenantGUIDIgnoresCase(t *testing.T) {
 	// Another GUID is still another tenant, whatever its case.
 	other := "/00000000-AAAA-2222-3333-444444444444/oauth2/v2.0/token"
 	checkTokenError(t, s.do(t, tokenRequest{path: other, form: postForm(partnerID, partnerSecret, defaultScope)}),
-		wantError{http.StatusBadRequest, idp.CodeInvalidRequest, 90002}, fixedTime())
+		wantError{http.StatusBadRequest, idp.CodeInvalidTenant, 90002}, fixedTime())
 }

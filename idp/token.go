@@ -27,13 +27,14 @@ const (
 	claimInstance    = "sandbox_client"
 )
 
-// accessClaims are an access token's claims, in the order Entra's
+// accessClaims are a v2.0 access token's claims, in the order Entra's
 // documentation lists a v2.0 app-only token's, then the sandbox's own
 // (claimEnvironment and claimInstance, which validate.go reads). They are
 // encoded straight from this struct and signed with jws.Sign: building
 // them in jwx's jwt.Builder and serializing its claim map cost 7% of the
 // signature's own CPU on top of it; this way it costs 3%
-// (docs/performance.md).
+// (docs/performance.md). Like Entra, a claim without a value is left out
+// (no "roles": []).
 type accessClaims struct {
 	Audience    string   `json:"aud"`
 	Issuer      string   `json:"iss"`
@@ -45,10 +46,32 @@ type accessClaims struct {
 	ObjectID    string   `json:"oid"`
 	Subject     string   `json:"sub"`
 	TenantID    string   `json:"tid"`
-	Roles       []string `json:"roles"`
+	Roles       []string `json:"roles,omitempty"`
 	Version     string   `json:"ver"`
 	TokenID     string   `json:"uti"`
 	IDType      string   `json:"idtyp"`
+	Environment string   `json:"sandbox_env"`
+	Instance    string   `json:"sandbox_client"`
+}
+
+// accessClaimsV1 are a v1.0 app-only access token's claims, as Entra's
+// documentation lists them: appid and appidacr where v2.0 has azp and
+// azpacr, then the sandbox's own.
+type accessClaimsV1 struct {
+	Audience    string   `json:"aud"`
+	Issuer      string   `json:"iss"`
+	IssuedAt    int64    `json:"iat"`
+	NotBefore   int64    `json:"nbf"`
+	Expiration  int64    `json:"exp"`
+	AppID       string   `json:"appid"`
+	AppIDACR    string   `json:"appidacr"`
+	IDType      string   `json:"idtyp"`
+	ObjectID    string   `json:"oid"`
+	Roles       []string `json:"roles,omitempty"`
+	Subject     string   `json:"sub"`
+	TenantID    string   `json:"tid"`
+	TokenID     string   `json:"uti"`
+	Version     string   `json:"ver"`
 	Environment string   `json:"sandbox_env"`
 	Instance    string   `json:"sandbox_client"`
 }
@@ -61,8 +84,9 @@ type Issued struct {
 	ExpiresAt   time.Time
 }
 
-// issue signs an Entra v2.0 app-only access token for client and resource.
-func (p *Provider) issue(client fixtures.Client, resource, issuer string) (Issued, error) {
+// issue signs an Entra app-only access token, in the provider's format,
+// for client and resource.
+func (p *Provider) issue(client fixtures.Client, resource requestedResource, issuer string) (Issued, error) {
 	lifetime := personaLifetime(client.ClientID, p.cfg.TokenLifetime)
 	if client.TokenLifetimeSeconds > 0 {
 		lifetime = time.Duration(client.TokenLifetimeSeconds) * time.Second
@@ -73,34 +97,20 @@ func (p *Provider) issue(client fixtures.Client, resource, issuer string) (Issue
 		return Issued{}, err
 	}
 	oid := uuid.NewSHA1(objectNamespace, []byte(client.ClientID)).String()
-	roles := client.Roles
-	if roles == nil {
-		roles = []string{}
-	}
-	payload, err := json.Marshal(accessClaims{
-		Audience:    resource, // Entra writes aud as a string
-		Issuer:      issuer,
-		IssuedAt:    now.Unix(),
-		NotBefore:   now.Unix(),
-		Expiration:  now.Add(lifetime).Unix(),
-		AZP:         client.ClientID,
-		AZPACR:      "1",
-		ObjectID:    oid,
-		Subject:     oid,
-		TenantID:    p.cfg.Tenant,
-		Roles:       roles,
-		Version:     "2.0",
-		TokenID:     uti,
-		IDType:      "app",
-		Environment: p.cfg.Environment,
-		Instance:    instanceOf(client),
-	})
+	payload, err := p.encodeClaims(client, resource, issuer, oid, uti, now, now.Add(lifetime))
 	if err != nil {
 		return Issued{}, fmt.Errorf("encode claims: %w", err)
 	}
 	headers := jws.NewHeaders()
 	if err := headers.Set(jws.TypeKey, "JWT"); err != nil {
 		return Issued{}, fmt.Errorf("set typ: %w", err)
+	}
+	if p.cfg.TokenVersion == TokenV1 {
+		// A legacy header of v1.0 tokens only: the same key as kid, by its
+		// certificate's thumbprint (access-token-claims-reference.md).
+		if err := headers.Set(jws.X509CertThumbprintKey, p.cfg.Keys.x5t); err != nil {
+			return Issued{}, fmt.Errorf("set x5t: %w", err)
+		}
 	}
 	if err := headers.Set(jws.KeyIDKey, p.cfg.Keys.kid); err != nil {
 		return Issued{}, fmt.Errorf("set kid: %w", err)
@@ -111,6 +121,38 @@ func (p *Provider) issue(client fixtures.Client, resource, issuer string) (Issue
 	}
 	p.issued.record(now)
 	return Issued{AccessToken: string(signed), ExpiresIn: int(lifetime / time.Second), TokenID: uti, ExpiresAt: now.Add(lifetime)}, nil
+}
+
+// encodeClaims writes the claims of a token in the provider's format. A v2.0
+// token's aud is the API's application id; a v1.0 token's is the resource
+// as the scope named it (App ID URI or application id), as Entra writes them.
+func (p *Provider) encodeClaims(client fixtures.Client, resource requestedResource, issuer, oid, uti string, now, exp time.Time) ([]byte, error) {
+	if p.cfg.TokenVersion == TokenV1 {
+		return json.Marshal(accessClaimsV1{
+			Audience: resource.named, Issuer: issuer, IssuedAt: now.Unix(), NotBefore: now.Unix(), Expiration: exp.Unix(),
+			AppID: client.ClientID, AppIDACR: "1", IDType: "app", ObjectID: oid, Roles: client.Roles,
+			Subject: oid, TenantID: p.cfg.Tenant, TokenID: uti, Version: TokenV1.String(),
+			Environment: p.cfg.Environment, Instance: instanceOf(client),
+		})
+	}
+	return json.Marshal(accessClaims{
+		Audience:    ApplicationID(resource.appIDURI), // Entra writes aud as a string
+		Issuer:      issuer,
+		IssuedAt:    now.Unix(),
+		NotBefore:   now.Unix(),
+		Expiration:  exp.Unix(),
+		AZP:         client.ClientID,
+		AZPACR:      "1",
+		ObjectID:    oid,
+		Subject:     oid,
+		TenantID:    p.cfg.Tenant,
+		Roles:       client.Roles,
+		Version:     TokenV2.String(),
+		TokenID:     uti,
+		IDType:      "app",
+		Environment: p.cfg.Environment,
+		Instance:    instanceOf(client),
+	})
 }
 
 // newUTI returns a token identifier shaped like Entra's: 16 random bytes,

@@ -39,6 +39,11 @@ type credentials struct {
 
 func (p *Provider) serveToken(w http.ResponseWriter, r *http.Request) {
 	now := p.cfg.Clock.Now()
+	allowCrossOrigin(w, r)
+	if r.Method == http.MethodOptions {
+		answerPreflight(w, r)
+		return
+	}
 	issued, clientID, terr := p.handleToken(r)
 	if terr != nil {
 		p.logRefusal(r, clientID, terr)
@@ -67,7 +72,7 @@ func (p *Provider) serveToken(w http.ResponseWriter, r *http.Request) {
 // id it saw (for logs) even when the request fails.
 func (p *Provider) handleToken(r *http.Request) (Issued, string, *TokenError) {
 	if r.Method != http.MethodPost {
-		return Issued{}, "", errMethodNotAllowed(r.Method)
+		return Issued{}, "", errTokenMethod(r.Method)
 	}
 	tenant, named := mux.Vars(r)["tenant"]
 	tenant = p.canonicalTenant(tenant)
@@ -91,7 +96,7 @@ func (p *Provider) handleToken(r *http.Request) (Issued, string, *TokenError) {
 	case creds.clientID == "":
 		return Issued{}, "", errMissingParameter("client_id")
 	case creds.secret == "":
-		return Issued{}, creds.clientID, errMissingParameter("client_secret")
+		return Issued{}, creds.clientID, errMissingSecret()
 	case strings.TrimSpace(form.Get("scope")) == "":
 		return Issued{}, creds.clientID, errMissingParameter("scope")
 	}
@@ -209,9 +214,14 @@ func secretsEqual(want, got string) bool {
 
 // resourceOf finds the one resource a scope string asks for: exactly one
 // "<resource>/.default" among the OIDC scopes MSAL adds, for a resource the
-// client may use. An error echoes the scope through echo, which hides a
-// credential pasted into it: error bodies never carry one.
-func resourceOf(scope string, allowed []string, echo func(string) string) (string, *TokenError) {
+// client may use, named by its App ID URI or by its application id (Entra
+// takes either). Like Entra, a scope that is not "<resource>/.default"
+// (a permission, a bare resource, only OIDC scopes) is AADSTS1002012 and
+// two resources AADSTS700022; a resource the client may not use is
+// AADSTS70011. All are the interface's invalid_scope. An error echoes the
+// scope through echo, which hides a credential pasted into it: error
+// bodies never carry one.
+func resourceOf(scope string, allowed []string, echo func(string) string) (requestedResource, *TokenError) {
 	var resources []string
 	for _, s := range strings.Fields(scope) {
 		if oidcScopes[s] {
@@ -219,19 +229,30 @@ func resourceOf(scope string, allowed []string, echo func(string) string) (strin
 		}
 		resource, ok := strings.CutSuffix(s, "/.default")
 		if !ok || resource == "" {
-			return "", errInvalidScope(echo(s))
+			return requestedResource{}, errScopeNotDefault(echo(s))
 		}
 		resources = append(resources, resource)
 	}
-	if len(resources) != 1 {
-		return "", errInvalidScope(echo(scope))
+	switch len(resources) {
+	case 0:
+		return requestedResource{}, errScopeNotDefault(echo(scope))
+	case 1:
+	default:
+		return requestedResource{}, errMultipleResources(echo(scope))
 	}
 	for _, a := range allowed {
-		if a == resources[0] {
-			return a, nil
+		if a == resources[0] || ApplicationID(a) == resources[0] {
+			return requestedResource{appIDURI: a, named: resources[0]}, nil
 		}
 	}
-	return "", errInvalidScope(echo(resources[0] + "/.default"))
+	return requestedResource{}, errInvalidScope(echo(resources[0] + "/.default"))
+}
+
+// requestedResource is the API a token request asks for: its App ID URI,
+// and how the scope named it (the App ID URI or the application id), which
+// a v1.0 token's aud repeats.
+type requestedResource struct {
+	appIDURI, named string
 }
 
 // TokenRequester is who a token request says it comes from, read before

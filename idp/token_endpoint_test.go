@@ -88,59 +88,82 @@ func TestTokenEndpointErrors(t *testing.T) {
 		badRequest = func(aadsts int) wantError { return wantError{http.StatusBadRequest, idp.CodeInvalidRequest, aadsts} }
 		badClient  = func(aadsts int) wantError { return wantError{http.StatusUnauthorized, idp.CodeInvalidClient, aadsts} }
 		badScope   = wantError{http.StatusBadRequest, idp.CodeInvalidScope, 70011}
+		notDefault = wantError{http.StatusBadRequest, idp.CodeInvalidScope, 1002012}
 		badGrant   = wantError{http.StatusBadRequest, idp.CodeInvalidGrant, 70003}
+		badTenant  = wantError{http.StatusBadRequest, idp.CodeInvalidTenant, 90002}
+	)
+	// Where each expected answer comes from: the interface's three errors,
+	// or Entra's own answer where the interface is silent (the threads and
+	// pages named here; docs/identity-provider.md lists them).
+	const (
+		ifaceEntra    = "interface 7.1 (error), Entra's code"
+		tenantSource  = "Entra: microsoftgraph/windowsupdates-webapplication-sample#6, james-gould/azure-keyvault-emulator#324"
+		defaultSource = "Entra: microsoft/CollectServiceFabricData#139, databricks/databricks-sql-nodejs#226, ctron/oidc-cli#7"
+		twoResources  = "Entra: reference-error-codes.md AADSTS700022"
+		missingParam  = "Entra: MicrosoftDocs/azure-docs#43780, openid/AppAuth-iOS#671"
+		missingSecret = "Entra: MicrosoftDocs/azure-docs#30777, microsoftgraph/microsoft-graph-docs#6060"
+		duplicated    = "Entra: Azure/azure-sdk-for-java#31191, #31733"
+		malformed     = "no Entra capture: AADSTS9002313 'Request is malformed or invalid'"
+		sandboxBound  = "sandbox bound (docs/security.md)"
 	)
 	tests := []struct {
-		name string
-		req  tokenRequest
-		want wantError
+		name   string
+		req    tokenRequest
+		want   wantError
+		source string
 	}{
-		{"unknown tenant GUID", tokenRequest{path: "/00000000-1111-2222-3333-444444444444/oauth2/v2.0/token", form: good}, badRequest(90002)},
-		{"unknown tenant name", tokenRequest{path: "/contoso.onmicrosoft.com/oauth2/v2.0/token", form: good}, badRequest(90002)},
-		{"unknown client in the form", tokenRequest{form: postForm("nobody", "x", defaultScope)}, badClient(700016)},
-		{"unknown client in Basic", tokenRequest{form: basicForm, authorization: basicAuth("nobody", "x")}, badClient(700016)},
-		{"wrong secret in the form", tokenRequest{form: postForm(partnerID, "wrong", defaultScope)}, badClient(7000215)},
-		{"wrong secret in Basic", tokenRequest{form: basicForm, authorization: basicAuth(partnerID, "wrong")}, badClient(7000215)},
-		{"secret of another client", tokenRequest{form: postForm(partnerID, otherAPISecret, defaultScope)}, badClient(7000215)},
-		{"secret differing by case", tokenRequest{form: postForm(partnerID, strings.ToUpper(partnerSecret), defaultScope)}, badClient(7000215)},
-		{"secret with a suffix", tokenRequest{form: postForm(partnerID, partnerSecret+"x", defaultScope)}, badClient(7000215)},
+		{"unknown tenant GUID", tokenRequest{path: "/00000000-1111-2222-3333-444444444444/oauth2/v2.0/token", form: good}, badTenant, tenantSource},
+		{"unknown tenant name", tokenRequest{path: "/contoso.onmicrosoft.com/oauth2/v2.0/token", form: good}, badTenant, tenantSource},
+		{"unknown client in the form", tokenRequest{form: postForm("nobody", "x", defaultScope)}, badClient(700016), ifaceEntra},
+		{"unknown client in Basic", tokenRequest{form: basicForm, authorization: basicAuth("nobody", "x")}, badClient(700016), ifaceEntra},
+		{"wrong secret in the form", tokenRequest{form: postForm(partnerID, "wrong", defaultScope)}, badClient(7000215), ifaceEntra},
+		{"wrong secret in Basic", tokenRequest{form: basicForm, authorization: basicAuth(partnerID, "wrong")}, badClient(7000215), ifaceEntra},
+		{"secret of another client", tokenRequest{form: postForm(partnerID, otherAPISecret, defaultScope)}, badClient(7000215), ifaceEntra},
+		{"secret differing by case", tokenRequest{form: postForm(partnerID, strings.ToUpper(partnerSecret), defaultScope)}, badClient(7000215), ifaceEntra},
+		{"secret with a suffix", tokenRequest{form: postForm(partnerID, partnerSecret+"x", defaultScope)}, badClient(7000215), ifaceEntra},
 		{"odd secret in Basic not url-encoded ('+' reads as space)", tokenRequest{form: basicForm,
-			authorization: "Basic " + b64(url.QueryEscape(oddID)+":"+strings.ReplaceAll(url.QueryEscape(oddSecret), "%2B", "+"))}, badClient(7000215)},
-		{"client of the other environment", tokenRequest{form: postForm("prod-partner", "prod-partner-secret", defaultScope)}, badClient(700016)},
-		{"Authorization that is not Basic", tokenRequest{form: good, authorization: "Bearer abc"}, badClient(0)},
-		{"both Basic and form secret", tokenRequest{form: good, authorization: basicAuth(partnerID, partnerSecret)}, badRequest(0)},
-		{"Basic and a different form client_id", tokenRequest{form: with(basicForm, "client_id", otherAPIID), authorization: basicAuth(partnerID, partnerSecret)}, badRequest(0)},
-		{"resource the client may not use", tokenRequest{form: postForm(otherAPIID, otherAPISecret, defaultScope)}, badScope},
-		{"other resource for the partner", tokenRequest{form: postForm(partnerID, partnerSecret, otherAPIScope)}, badScope},
-		{"unknown resource", tokenRequest{form: postForm(partnerID, partnerSecret, "api://nowhere/.default")}, badScope},
-		{"scope without /.default", tokenRequest{form: postForm(partnerID, partnerSecret, idp.DefaultResource+"/Trials.Read")}, badScope},
-		{"bare resource", tokenRequest{form: postForm(partnerID, partnerSecret, idp.DefaultResource)}, badScope},
-		{"only OIDC scopes", tokenRequest{form: postForm(partnerID, partnerSecret, "openid profile offline_access")}, badScope},
-		{"two resources", tokenRequest{form: postForm(partnerID, partnerSecret, defaultScope+" "+otherAPIScope)}, badScope},
-		{"a permission beside the resource", tokenRequest{form: postForm(partnerID, partnerSecret, defaultScope+" Trials.Read")}, badScope},
-		{"grant_type password", tokenRequest{form: with(good, "grant_type", "password")}, badGrant},
-		{"grant_type authorization_code", tokenRequest{form: with(good, "grant_type", "authorization_code")}, badGrant},
-		{"grant_type refresh_token", tokenRequest{form: with(good, "grant_type", "refresh_token")}, badGrant},
-		{"missing grant_type", tokenRequest{form: without(good, "grant_type")}, badRequest(900144)},
-		{"missing client_id", tokenRequest{form: without(good, "client_id")}, badRequest(900144)},
-		{"missing client_secret", tokenRequest{form: without(good, "client_secret")}, badRequest(900144)},
-		{"missing scope", tokenRequest{form: without(good, "scope")}, badRequest(900144)},
-		{"blank scope", tokenRequest{form: with(good, "scope", "  ")}, badRequest(900144)},
-		{"empty body", tokenRequest{}, badRequest(900144)},
-		{"credentials in the query string only", tokenRequest{path: tokenPath() + "?" + good.Encode(), form: url.Values{"grant_type": {"client_credentials"}, "scope": {defaultScope}}}, badRequest(900144)},
-		{"JSON body", tokenRequest{contentType: "application/json", body: `{"grant_type":"client_credentials","client_id":"sandbox-partner","client_secret":"sandbox-partner-secret","scope":"api://referrals-sandbox/.default"}`}, badRequest(900144)},
-		{"no content type", tokenRequest{contentType: "none", form: good}, badRequest(900144)},
-		{"multipart body", tokenRequest{contentType: "multipart/form-data; boundary=x", body: "--x--"}, badRequest(900144)},
-		{"text/plain body", tokenRequest{contentType: "text/plain", form: good}, badRequest(900144)},
-		{"repeated scope", tokenRequest{body: good.Encode() + "&scope=" + url.QueryEscape(otherAPIScope)}, badRequest(9002313)},
-		{"repeated client_id", tokenRequest{body: good.Encode() + "&client_id=" + otherAPIID}, badRequest(9002313)},
-		{"repeated client_secret, same value", tokenRequest{body: good.Encode() + "&client_secret=" + partnerSecret}, badRequest(9002313)},
-		{"repeated grant_type", tokenRequest{body: good.Encode() + "&grant_type=client_credentials"}, badRequest(9002313)},
-		{"repeated client_id beside Basic", tokenRequest{body: basicForm.Encode() + "&client_id=" + partnerID + "&client_id=" + partnerID, authorization: basicAuth(partnerID, partnerSecret)}, badRequest(9002313)},
-		{"body over the size limit", tokenRequest{body: good.Encode() + "&pad=" + strings.Repeat("a", 70<<10)}, wantError{http.StatusRequestEntityTooLarge, idp.CodeInvalidRequest, 0}},
+			authorization: "Basic " + b64(url.QueryEscape(oddID)+":"+strings.ReplaceAll(url.QueryEscape(oddSecret), "%2B", "+"))}, badClient(7000215), ifaceEntra},
+		{"client of the other environment", tokenRequest{form: postForm("prod-partner", "prod-partner-secret", defaultScope)}, badClient(700016), ifaceEntra},
+		{"Authorization that is not Basic", tokenRequest{form: good, authorization: "Bearer abc"}, badClient(9002313), malformed},
+		{"both Basic and form secret", tokenRequest{form: good, authorization: basicAuth(partnerID, partnerSecret)}, badRequest(9002313), malformed},
+		{"Basic and a different form client_id", tokenRequest{form: with(basicForm, "client_id", otherAPIID), authorization: basicAuth(partnerID, partnerSecret)}, badRequest(9002313), malformed},
+		{"resource the client may not use", tokenRequest{form: postForm(otherAPIID, otherAPISecret, defaultScope)}, badScope, ifaceEntra},
+		{"other resource for the partner", tokenRequest{form: postForm(partnerID, partnerSecret, otherAPIScope)}, badScope, ifaceEntra},
+		{"unknown resource", tokenRequest{form: postForm(partnerID, partnerSecret, "api://nowhere/.default")}, badScope, ifaceEntra},
+		{"application id of another API", tokenRequest{form: postForm(partnerID, partnerSecret, idp.ApplicationID("api://other-api")+"/.default")}, badScope, ifaceEntra},
+		{"scope without /.default", tokenRequest{form: postForm(partnerID, partnerSecret, idp.DefaultResource+"/Trials.Read")}, notDefault, defaultSource},
+		{"bare resource", tokenRequest{form: postForm(partnerID, partnerSecret, idp.DefaultResource)}, notDefault, defaultSource},
+		{"only OIDC scopes", tokenRequest{form: postForm(partnerID, partnerSecret, "openid profile offline_access")}, notDefault, defaultSource},
+		{"two resources", tokenRequest{form: postForm(partnerID, partnerSecret, defaultScope+" "+otherAPIScope)}, wantError{http.StatusBadRequest, idp.CodeInvalidScope, 700022}, twoResources},
+		{"a permission beside the resource", tokenRequest{form: postForm(partnerID, partnerSecret, defaultScope+" Trials.Read")}, notDefault, defaultSource},
+		{"grant_type password", tokenRequest{form: with(good, "grant_type", "password")}, badGrant, ifaceEntra},
+		{"grant_type authorization_code", tokenRequest{form: with(good, "grant_type", "authorization_code")}, badGrant, ifaceEntra},
+		{"grant_type refresh_token", tokenRequest{form: with(good, "grant_type", "refresh_token")}, badGrant, ifaceEntra},
+		{"missing grant_type", tokenRequest{form: without(good, "grant_type")}, badRequest(900144), missingParam},
+		{"missing client_id", tokenRequest{form: without(good, "client_id")}, badRequest(900144), missingParam},
+		{"missing client_secret", tokenRequest{form: without(good, "client_secret")}, badRequest(7000216), missingSecret},
+		{"missing scope", tokenRequest{form: without(good, "scope")}, badRequest(900144), missingParam},
+		{"blank scope", tokenRequest{form: with(good, "scope", "  ")}, badRequest(900144), missingParam},
+		{"empty body", tokenRequest{}, badRequest(900144), missingParam},
+		{"credentials in the query string only", tokenRequest{path: tokenPath() + "?" + good.Encode(), form: url.Values{"grant_type": {"client_credentials"}, "scope": {defaultScope}}}, badRequest(900144), missingParam},
+		{"JSON body", tokenRequest{contentType: "application/json", body: `{"grant_type":"client_credentials","client_id":"sandbox-partner","client_secret":"sandbox-partner-secret","scope":"api://referrals-sandbox/.default"}`}, badRequest(900144), missingParam},
+		{"no content type", tokenRequest{contentType: "none", form: good}, badRequest(900144), missingParam},
+		{"multipart body", tokenRequest{contentType: "multipart/form-data; boundary=x", body: "--x--"}, badRequest(900144), missingParam},
+		{"text/plain body", tokenRequest{contentType: "text/plain", form: good}, badRequest(900144), missingParam},
+		{"repeated scope", tokenRequest{body: good.Encode() + "&scope=" + url.QueryEscape(otherAPIScope)}, badRequest(9000411), duplicated},
+		{"repeated client_id", tokenRequest{body: good.Encode() + "&client_id=" + otherAPIID}, badRequest(9000411), duplicated},
+		{"repeated client_secret, same value", tokenRequest{body: good.Encode() + "&client_secret=" + partnerSecret}, badRequest(9000411), duplicated},
+		{"repeated grant_type", tokenRequest{body: good.Encode() + "&grant_type=client_credentials"}, badRequest(9000411), duplicated},
+		{"repeated client_id beside Basic", tokenRequest{body: basicForm.Encode() + "&client_id=" + partnerID + "&client_id=" + partnerID, authorization: basicAuth(partnerID, partnerSecret)}, badRequest(9000411), duplicated},
+		{"body over the size limit", tokenRequest{body: good.Encode() + "&pad=" + strings.Repeat("a", 70<<10)}, wantError{http.StatusRequestEntityTooLarge, idp.CodeInvalidRequest, 0}, sandboxBound},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Cleanup(func() {
+				if t.Failed() {
+					t.Logf("the expected answer's source: %s", tc.source)
+				}
+			})
 			rep := s.do(t, tc.req)
 			checkTokenError(t, rep, tc.want, fixedTime())
 			// Entra sends no challenge, even after HTTP Basic; one would make
@@ -155,26 +178,78 @@ func TestTokenEndpointErrors(t *testing.T) {
 // b64 is standard base64, for Basic headers built by hand.
 func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
 
+// TestTokenEndpointWrongMethod: Entra answers any method but POST and
+// OPTIONS with 400 invalid_request AADSTS900561, not 405
+// (NunoFilipeMota/PublicScripts#5).
 func TestTokenEndpointWrongMethod(t *testing.T) {
 	t.Parallel()
 	s := newSandbox(t)
-	for _, method := range []string{http.MethodGet, http.MethodPut, http.MethodDelete, http.MethodPatch, http.MethodOptions, http.MethodHead} {
+	for _, method := range []string{http.MethodGet, http.MethodPut, http.MethodDelete, http.MethodPatch, http.MethodHead} {
 		for _, path := range []string{tokenPath(), "/oauth2/v2.0/token"} {
 			t.Run(method+" "+path, func(t *testing.T) {
 				rep := s.do(t, tokenRequest{method: method, path: path, form: postForm(partnerID, partnerSecret, defaultScope)})
-				if got := rep.header.Get("Allow"); got != http.MethodPost {
-					t.Errorf("Allow %q, want POST", got)
-				}
 				if method == http.MethodHead {
-					if rep.status != http.StatusMethodNotAllowed {
-						t.Errorf("status %d, want 405", rep.status)
+					if rep.status != http.StatusBadRequest {
+						t.Errorf("status %d, want 400", rep.status)
 					}
 					return
 				}
-				checkTokenError(t, rep, wantError{http.StatusMethodNotAllowed, idp.CodeInvalidRequest, 0}, fixedTime())
+				b := checkTokenError(t, rep, wantError{http.StatusBadRequest, idp.CodeInvalidRequest, 900561}, fixedTime())
+				want := "AADSTS900561: The endpoint only accepts POST, OPTIONS requests. Received a " + method + " request."
+				if first := strings.Split(b.ErrorDescription, "\r\n")[0]; first != want {
+					t.Errorf("first description line %q, want %q", first, want)
+				}
 			})
 		}
 	}
+}
+
+// TestTokenEndpointPreflight: Entra's token endpoint accepts OPTIONS (its
+// GET answer says so), so a browser's CORS preflight gets the methods and
+// the headers it asked for, and the POST that follows may be read.
+func TestTokenEndpointPreflight(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	const asked = "content-type, client-request-id, x-client-sku"
+	tests := []struct {
+		name        string
+		askHeaders  string
+		wantHeaders string
+	}{
+		{"headers asked for are allowed", asked, asked},
+		{"no headers asked for", "", ""},
+		{"a list that is not header names is not echoed", "content-type, x(y)", ""},
+		{"an overlong list is not echoed", strings.Repeat("x-a,", 300) + "x-a", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			header := map[string]string{"Origin": "https://app.example.test", "Access-Control-Request-Method": "POST"}
+			if tc.askHeaders != "" {
+				header["Access-Control-Request-Headers"] = tc.askHeaders
+			}
+			rep := s.do(t, tokenRequest{method: http.MethodOptions, contentType: "none", header: header})
+			if rep.status != http.StatusOK || len(rep.body) != 0 {
+				t.Fatalf("preflight: %d %q, want 200 with no body", rep.status, rep.body)
+			}
+			for name, want := range map[string]string{
+				"Access-Control-Allow-Origin":  "*",
+				"Access-Control-Allow-Methods": "POST, OPTIONS",
+				"Access-Control-Allow-Headers": tc.wantHeaders,
+				"Access-Control-Max-Age":       "86400",
+			} {
+				if got := rep.header.Get(name); got != want {
+					t.Errorf("%s %q, want %q", name, got, want)
+				}
+			}
+		})
+	}
+	t.Run("the POST after it may be read", func(t *testing.T) {
+		rep := s.do(t, tokenRequest{form: postForm(partnerID, partnerSecret, defaultScope), header: map[string]string{"Origin": "https://app.example.test"}})
+		requireToken(t, rep)
+		if got := rep.header.Get("Access-Control-Allow-Origin"); got != "*" {
+			t.Errorf("Access-Control-Allow-Origin %q, want *", got)
+		}
+	})
 }
 
 func TestTokenErrorTimestampFollowsTheClock(t *testing.T) {

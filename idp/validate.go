@@ -64,8 +64,12 @@ func (p Principal) HasRole(role string) bool { return slices.Contains(p.Roles, r
 
 // Expectation is what a token must say to be accepted by one API.
 type Expectation struct {
-	// Audience is the API's resource (aud claim).
+	// Audience is the API's App ID URI, the aud of v1.0 tokens.
 	Audience string
+	// ApplicationID is the API's application id, the aud of v2.0 tokens
+	// (ApplicationID(Audience)); either is accepted, whichever format the
+	// sandbox issues, as an API registered in Entra accepts both.
+	ApplicationID string
 	// Issuers are the accepted iss values; the API passes the issuer for the
 	// address the request came in on.
 	Issuers []string
@@ -145,10 +149,15 @@ type tokenEntry struct {
 }
 
 func entryOf(tok jwt.Token) (tokenEntry, *ValidationError) {
+	// The client is azp in a v2.0 token, appid in a v1.0 one.
 	azp, _ := tok.Get("azp")
 	clientID, _ := azp.(string)
 	if clientID == "" {
-		return tokenEntry{}, refuse(ReasonMalformed, "no azp claim")
+		appid, _ := tok.Get("appid")
+		clientID, _ = appid.(string)
+	}
+	if clientID == "" {
+		return tokenEntry{}, refuse(ReasonMalformed, "no azp (or appid) claim")
 	}
 	if tok.Expiration().IsZero() {
 		return tokenEntry{}, refuse(ReasonMalformed, "no exp claim")
@@ -186,7 +195,7 @@ func checkClaims(e tokenEntry, want Expectation, now timing) *ValidationError {
 	if !slices.Contains(want.Issuers, e.issuer) && (want.AcceptIssuer == nil || !want.AcceptIssuer(e.issuer)) {
 		return refuse(ReasonWrongIssuer, "issuer '%s' is not this sandbox", e.issuer)
 	}
-	if !slices.Contains(e.audience, want.Audience) {
+	if !slices.Contains(e.audience, want.Audience) && (want.ApplicationID == "" || !slices.Contains(e.audience, want.ApplicationID)) {
 		return refuse(ReasonWrongAudience, "the token is for '%s', not '%s'", strings.Join(e.audience, " "), want.Audience)
 	}
 	return nil

@@ -195,6 +195,19 @@ func TestValidate(t *testing.T) {
 		{name: "aud of another API signed by hand", make: byHand(func(c map[string]any) { c["aud"] = "api://other-api" }),
 			wantReason: idp.ReasonWrongAudience},
 		{name: "no aud", make: byHand(func(c map[string]any) { delete(c, "aud") }), wantReason: idp.ReasonWrongAudience},
+		{name: "v2.0 aud: the API's application id", make: byHand(func(c map[string]any) { c["aud"] = idp.ApplicationID(idp.DefaultResource) })},
+		{name: "v2.0 aud of another API", make: byHand(func(c map[string]any) { c["aud"] = idp.ApplicationID("api://other-api") }),
+			wantReason: idp.ReasonWrongAudience},
+		{name: "v1.0 token signed by hand (appid, the sts-shaped issuer)", make: byHand(func(c map[string]any) {
+			c["appid"], c["appidacr"], c["ver"] = c["azp"], "1", "1.0"
+			delete(c, "azp")
+			delete(c, "azpacr")
+			c["iss"] = strings.TrimSuffix(c["iss"].(string), "v2.0")
+		}), expect: func(s *sandbox) idp.Expectation {
+			want := s.expectation()
+			want.AcceptIssuer = s.provider.OwnIssuer // as the API asks
+			return want
+		}},
 		{name: "Entra's issuer signed by hand", make: byHand(func(c map[string]any) {
 			c["iss"] = "https://login.microsoftonline.com/" + idp.DefaultTenant + "/v2.0"
 		}), wantReason: idp.ReasonWrongIssuer},

@@ -33,8 +33,9 @@ func (s *Server) authenticated(role string, h apiHandler) http.HandlerFunc {
 		caller, err := idp.Principal{}, infoFrom(r.Context()).tokenErr
 		if err == nil {
 			caller, err = s.cfg.Provider.Validate(bearerToken(r), idp.Expectation{
-				Audience: s.audience,
-				Issuers:  s.issuers(r),
+				Audience:      s.audience,
+				ApplicationID: s.audienceID,
+				Issuers:       s.issuers(r),
 				// A token issued through any name the sandbox serves is
 				// valid through any other, as Entra has one issuer.
 				AcceptIssuer: s.ownIssuer,

@@ -70,7 +70,7 @@ func TestTokenEndpointRefusesBadSandboxHeadersInEntraShape(t *testing.T) {
 	s := newSandbox(t)
 	form := tokenForm(partner, partner+"-secret", apiScope)
 	for header, value := range map[string]string{
-		sandbox.ForceStatusHeader: "429", // the token endpoint cannot give a 429
+		sandbox.ForceStatusHeader: "403", // the token endpoint cannot give a 403
 		sandbox.ScenarioHeader:    "no-such-scenario",
 		sandbox.DelayHeader:       "forever",
 	} {

@@ -196,6 +196,10 @@ func (s *Server) writeForced(w http.ResponseWriter, r *http.Request, endpoint sc
 	if d.RetryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(d.RetryAfter)))
 	}
+	if endpoint == scenarios.EndpointToken && d.Status == http.StatusTooManyRequests {
+		idp.WriteThrottled(w, r)
+		return
+	}
 	if endpoint == scenarios.EndpointToken {
 		e, ok := idp.ForcedTokenError(d.Error, d.Status)
 		if !ok {

@@ -273,6 +273,15 @@ var scenarioChecks = map[string]func(t *testing.T, c libraryCase){
 			t.Errorf("API with a token issued before: %d, want 200", r.Status)
 		}
 	},
+	"token-endpoint-throttled": func(t *testing.T, c libraryCase) {
+		for range 3 {
+			checkThrottled(t, c.s.postToken(tokenForm(partner, partner+"-secret", apiScope), nil), c.ruleIDs[0], 60)
+		}
+		accessTokenOf(t, c.s.postToken(tokenForm(partner, partner+"-secret", apiScope), nil))
+		if r := c.s.do(request{path: trialsPath, token: c.tok}); r.Status != http.StatusOK {
+			t.Errorf("API with a token issued before: %d, want 200", r.Status)
+		}
+	},
 	"token-expired": func(t *testing.T, c libraryCase) {
 		for _, client := range []struct{ id, tok string }{{partner, c.tok}, {partner2, c.tok2}} {
 			r := c.s.do(request{path: trialsPath, token: client.tok})

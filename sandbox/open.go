@@ -29,10 +29,12 @@ import (
 // store, no rate limit, plain HTTP. With TLS, an empty TLSDir means a new
 // private directory for ca.pem (tlsca.PrivateDir), removed by Close.
 type Options struct {
-	PublicURL      string
-	Tenant         string
-	Environment    string
-	TokenLifetime  time.Duration
+	PublicURL     string
+	Tenant        string
+	Environment   string
+	TokenLifetime time.Duration
+	// TokenVersion is the access-token format (idp.TokenV2 by default).
+	TokenVersion   idp.TokenVersion
 	ClockSkew      time.Duration
 	SigningKeyFile string
 	FixturesDir    string
@@ -180,7 +182,7 @@ func OpenContext(ctx context.Context, opts Options) (*Instance, error) {
 	clocks := clock.NewPerClient(opts.Clock)
 	provider, err := idp.New(idp.Config{
 		Tenant: opts.Tenant, Environment: opts.Environment, Clients: set.Clients,
-		TokenLifetime: opts.TokenLifetime, ClockSkew: opts.ClockSkew, Keys: keys, PublicURL: opts.PublicURL, Clock: opts.Clock, Logger: opts.Logger,
+		TokenLifetime: opts.TokenLifetime, TokenVersion: opts.TokenVersion, ClockSkew: opts.ClockSkew, Keys: keys, PublicURL: opts.PublicURL, Clock: opts.Clock, Logger: opts.Logger,
 		Hosts: opts.TLSHosts,
 	})
 	if err != nil {

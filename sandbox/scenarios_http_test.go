@@ -128,6 +128,48 @@ func TestForcedTokenErrors(t *testing.T) {
 	accessTokenOf(t, s.postToken(form, nil))
 }
 
+// TestForcedTokenThrottling forces Entra's throttling answer on the token
+// endpoint by X-Sandbox-Force-Status, by a rule and by the named scenario:
+// 429 with Retry-After and the plain "Too Many Requests" body Entra sends
+// (AzureAD/microsoft-authentication-library-for-dotnet#2855). It failed
+// before the token endpoint could be throttled: 429 was refused there.
+func TestForcedTokenThrottling(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	form := tokenForm(partner, partner+"-secret", apiScope)
+	t.Run("header", func(t *testing.T) {
+		s := s.as(t)
+		checkThrottled(t, s.postToken(form, map[string]string{sandbox.ForceStatusHeader: "429"}), sandbox.ForceStatusHeader, 1)
+	})
+	t.Run("rule", func(t *testing.T) {
+		s := s.as(t)
+		id := s.addRule(map[string]any{"endpoint": "token", "status": 429, "retryAfterSeconds": 7, "times": 1})
+		checkThrottled(t, s.postToken(form, nil), id, 7)
+		accessTokenOf(t, s.postToken(form, nil))
+	})
+	t.Run("named scenario", func(t *testing.T) {
+		s := s.as(t)
+		checkThrottled(t, s.postToken(form, map[string]string{sandbox.ScenarioHeader: "token-endpoint-throttled"}),
+			"token-endpoint-throttled.rules[0]", 60)
+	})
+	t.Run("an API rate limit leaves the token endpoint alone", func(t *testing.T) {
+		s := s.as(t)
+		accessTokenOf(t, s.postToken(form, map[string]string{sandbox.ScenarioHeader: "rate-limited"}))
+	})
+}
+
+// checkThrottled checks Entra's throttling answer on the token endpoint.
+func checkThrottled(t *testing.T, r *response, rule string, retryAfter int) {
+	t.Helper()
+	if r.Status != http.StatusTooManyRequests || string(r.Body) != "Too Many Requests" {
+		t.Fatalf("%d %q, want 429 \"Too Many Requests\"", r.Status, r.Body)
+	}
+	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/plain") {
+		t.Errorf("Content-Type %q, want text/plain", ct)
+	}
+	checkForcedTokenHeaders(t, r, rule, http.StatusTooManyRequests, retryAfter)
+}
+
 // checkForcedTokenHeaders checks the headers of a forced token error.
 func checkForcedTokenHeaders(t *testing.T, r *response, rule string, status, retryAfter int) {
 	t.Helper()
@@ -138,7 +180,7 @@ func checkForcedTokenHeaders(t *testing.T, r *response, rule string, status, ret
 		t.Errorf("Cache-Control %q, want no-store", r.Header.Get("Cache-Control"))
 	}
 	want := ""
-	if status == http.StatusServiceUnavailable {
+	if status == http.StatusServiceUnavailable || status == http.StatusTooManyRequests {
 		want = strconv.Itoa(retryAfter)
 	}
 	if got := r.Header.Get("Retry-After"); got != want {

@@ -254,8 +254,8 @@ func TestTokenErrorsNeverEchoASecret(t *testing.T) {
 		{"secret as grant_type", "/" + idp.DefaultTenant + "/oauth2/v2.0/token", form("grant_type", secret), "invalid_grant", secret},
 		{"secret as scope", "/" + idp.DefaultTenant + "/oauth2/v2.0/token", form("scope", secret), "invalid_scope", secret},
 		{"token as a scope's resource", "/" + idp.DefaultTenant + "/oauth2/v2.0/token", form("scope", tok+"/.default"), "invalid_scope", tok},
-		{"secret as the tenant", "/" + secret + "/oauth2/v2.0/token", form("scope", apiScope), "invalid_request", secret},
-		{"token as the tenant", "/" + tok + "/oauth2/v2.0/token", form("scope", apiScope), "invalid_request", tok},
+		{"secret as the tenant", "/" + secret + "/oauth2/v2.0/token", form("scope", apiScope), "invalid_tenant", secret},
+		{"token as the tenant", "/" + tok + "/oauth2/v2.0/token", form("scope", apiScope), "invalid_tenant", tok},
 	}
 	for _, c := range cases {
 		r := s.do(request{method: http.MethodPost, path: c.path, body: c.form.Encode(),

@@ -135,10 +135,12 @@ type Server struct {
 	cfg Config
 	// records are the fixtures' records, as the store keeps them, to reset
 	// the store to.
-	records    *store.EncodedSet
-	log        *slog.Logger
-	store      store.Store
-	audience   string
+	records  *store.EncodedSet
+	log      *slog.Logger
+	store    store.Store
+	audience string
+	// audienceID is the API's application id, the aud of v2.0 tokens.
+	audienceID string
 	trialsJSON []byte
 	library    *scenarios.Library
 	scenarios  scenarios.Engine
@@ -255,7 +257,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
-		cfg: cfg, records: records, log: cfg.Logger, store: cfg.Store, audience: cfg.Audience, trialsJSON: trialsJSON,
+		cfg: cfg, records: records, log: cfg.Logger, store: cfg.Store, audience: cfg.Audience, audienceID: idp.ApplicationID(cfg.Audience), trialsJSON: trialsJSON,
 		library: cfg.Library, scenarios: cfg.Scenarios, journal: newJournal(cfg),
 	}
 	s.useSharedState()

@@ -51,14 +51,16 @@ func (e Endpoint) matches(got Endpoint) bool {
 
 // ForcibleStatuses lists the HTTP statuses a rule may force on endpoint kind
 // e, ascending. The service documents 401, 403, 429, 500 and 503 for its API
-// and ping; the identity provider's only non-error failure is 503 (its other
-// failures are the error codes of ForcibleErrors). For EndpointAny (or empty)
-// it returns the API list: such a rule simply does not apply to token
-// requests when its status cannot be forced there.
+// and ping; the identity provider's non-error failures are 429 (Entra
+// throttles a client that asks for tokens too often) and 503 (its other
+// failures are the error codes of ForcibleErrors). For EndpointAny (or
+// empty) it returns the API list: such a rule simply does not apply to
+// token requests when its status cannot be forced there, and its 429 stays
+// off the token endpoint (see appliesTo).
 func ForcibleStatuses(e Endpoint) []int {
 	switch e {
 	case EndpointToken:
-		return []int{http.StatusServiceUnavailable}
+		return []int{http.StatusTooManyRequests, http.StatusServiceUnavailable}
 	case "", EndpointAny, EndpointAPI, EndpointPing, EndpointService:
 		return []int{
 			http.StatusUnauthorized,
@@ -69,6 +71,18 @@ func ForcibleStatuses(e Endpoint) []int {
 		}
 	}
 	return nil
+}
+
+// appliesTo reports whether a rule for endpoint kind rule forcing status
+// applies to a request to got. A 429 reaches the token endpoint only from
+// a rule that names it: the API's rate-limit scenarios ("any" endpoint)
+// were written for the API and ping, and throttling the token endpoint
+// too would change what they rehearse.
+func appliesTo(rule Endpoint, status int, got Endpoint) bool {
+	if !canForce(got, status) {
+		return false
+	}
+	return status != http.StatusTooManyRequests || got != EndpointToken || rule == EndpointToken
 }
 
 // ForcibleErrors lists the OAuth error codes a rule may force on endpoint kind

@@ -15,7 +15,7 @@ func TestForcible(t *testing.T) {
 		{EndpointPing, "[401 403 429 500 503]", "[]"},
 		{EndpointAny, "[401 403 429 500 503]", "[]"},
 		{EndpointService, "[401 403 429 500 503]", "[]"},
-		{EndpointToken, "[503]", "[invalid_client invalid_grant invalid_scope]"},
+		{EndpointToken, "[429 503]", "[invalid_client invalid_grant invalid_scope]"},
 		{"admin", "[]", "[]"},
 	}
 	for _, tt := range tests {
@@ -51,6 +51,30 @@ func TestEndpointMatches(t *testing.T) {
 	} {
 		if got := tt.rule.matches(tt.got); got != tt.want {
 			t.Errorf("a %q rule matches a %q request: %v, want %v", tt.rule, tt.got, got, tt.want)
+		}
+	}
+}
+
+// TestThrottlingReachesTheTokenEndpointOnlyByName: a 429 rule for "any"
+// endpoint (the rate-limit scenarios) leaves token requests alone; one
+// naming the token endpoint throttles it.
+func TestThrottlingReachesTheTokenEndpointOnlyByName(t *testing.T) {
+	tests := []struct {
+		rule   Endpoint
+		status int
+		got    Endpoint
+		want   bool
+	}{
+		{EndpointToken, 429, EndpointToken, true},
+		{EndpointAny, 429, EndpointToken, false},
+		{"", 429, EndpointToken, false},
+		{EndpointAny, 429, EndpointAPI, true},
+		{EndpointAny, 503, EndpointToken, true},
+		{EndpointAny, 401, EndpointToken, false},
+	}
+	for _, tt := range tests {
+		if got := appliesTo(tt.rule, tt.status, tt.got); got != tt.want {
+			t.Errorf("appliesTo(%q, %d, %q) = %v, want %v", tt.rule, tt.status, tt.got, got, tt.want)
 		}
 	}
 }

@@ -45,6 +45,14 @@ var scenarioChecks = map[string]func(t *testing.T, e checked){
 		}
 		expectNormal(t, e, apiReq("a"))
 	},
+	"token-endpoint-throttled": func(t *testing.T, e checked) {
+		for i := range 3 {
+			if d, ok := e.Decide(context.Background(), tokenReq); !ok || d.Status != 429 || d.RetryAfter != time.Minute {
+				t.Fatalf("token request %d: %+v, %v", i, d, ok)
+			}
+		}
+		expectNormal(t, e, tokenReq, apiReq("a"), pingReq)
+	},
 	"token-expired": func(t *testing.T, e checked) {
 		for _, c := range []string{"a", "b"} {
 			if d, ok := e.Decide(context.Background(), apiReq(c)); !ok || d.Status != 401 || d.Reason != "expired" {

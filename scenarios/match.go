@@ -94,7 +94,7 @@ func (r *Rule) matchesBesidesPath(req Request) bool {
 	if r.Method != "" && !strings.EqualFold(r.Method, req.Method) {
 		return false
 	}
-	if r.Status != 0 && !canForce(req.Endpoint, r.Status) {
+	if r.Status != 0 && !appliesTo(r.Endpoint, r.Status, req.Endpoint) {
 		return false
 	}
 	if r.Error != "" && req.Endpoint != EndpointToken {

@@ -29,7 +29,7 @@ func TestRuleValidate(t *testing.T) {
 
 		{"does nothing", Rule{Endpoint: EndpointAPI}, "rule", "at least one"},
 		{"teapot", Rule{Endpoint: EndpointAPI, Status: 418}, "status", `418 cannot be forced on endpoint "api"; allowed: 401, 403, 429, 500, 503`},
-		{"401 on token", Rule{Endpoint: EndpointToken, Status: 401}, "status", "allowed: 503"},
+		{"401 on token", Rule{Endpoint: EndpointToken, Status: 401}, "status", "allowed: 429, 503"},
 		{"200 on any", Rule{Status: 200}, "status", `endpoint "any"`},
 		{"error on api", Rule{Endpoint: EndpointAPI, Error: ErrorInvalidClient}, "error", "token endpoint"},
 		{"unknown error", Rule{Endpoint: EndpointToken, Error: "server_error"}, "error", "invalid_client, invalid_grant, invalid_scope"},

@@ -121,6 +121,7 @@ func TestServeFlagErrorsSayWhatIsExpected(t *testing.T) {
 		want string
 	}{
 		{[]string{"--token-lifetime", "forever"}, "want a duration such as 90s"},
+		{[]string{"--token-version", "3"}, "--token-version: token version \"3\": want 1 or 2"},
 		{[]string{"--addr", "127.0.0.1:99999"}, "from 0 to 65535"},
 		{[]string{"--addr", "8080"}, "host:port"},
 	}

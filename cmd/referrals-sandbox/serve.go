@@ -30,6 +30,7 @@ type serveConfig struct {
 	shutdownGrace time.Duration
 	healthFile    string
 	metricsAddr   string
+	tokenVersion  string
 	opts          sandbox.Options
 	// upstream and upstreamAuth make serve a recording proxy.
 	upstream, upstreamAuth string
@@ -55,6 +56,7 @@ func addServeFlags(o *options, c *serveConfig) {
 	o.String(&so.Tenant, "tenant", idp.DefaultTenant, "tenant GUID in the identity provider's paths and tokens")
 	o.String(&so.Environment, "environment", fixtures.EnvironmentDevelopment, "environment the sandbox runs as: development or production (clients of the other do not exist)")
 	o.Duration(&so.TokenLifetime, "token-lifetime", idp.DefaultTokenLifetime, "access token lifetime (a client's tokenLifetimeSeconds overrides it)")
+	o.String(&c.tokenVersion, "token-version", "2", "access-token format: 2 (Entra's v2.0: aud the API's application id) or 1 (Entra's v1.0, what an API registration gets by default: aud the App ID URI, iss {base}/{tenant}/)")
 	o.Duration(&so.ClockSkew, "clock-skew", 0, "leeway on token expiry and not-before for the API (the sandbox issues and checks tokens on one clock, so none by default)")
 	o.String(&so.SigningKeyFile, "signing-key", "", "PEM file with the RSA key that signs tokens (default: the embedded sandbox-only key)")
 	o.String(&so.FixturesDir, "fixtures", "", "fixtures directory replacing the embedded defaults (clients.json and trials.json required)")
@@ -94,6 +96,11 @@ func addServeFlags(o *options, c *serveConfig) {
 // check refuses flag values that parse but make no sense, naming the flag
 // (exit status 2).
 func (c *serveConfig) check() error {
+	version, err := idp.ParseTokenVersion(c.tokenVersion)
+	if err != nil {
+		return fmt.Errorf("%w: --token-version: %v", errUsage, err)
+	}
+	c.opts.TokenVersion = version
 	so := c.opts
 	switch {
 	case so.Environment != fixtures.EnvironmentDevelopment && so.Environment != fixtures.EnvironmentProduction:

@@ -42,8 +42,9 @@ func TestTokenPrintsOnlyTheToken(t *testing.T) {
 			if claims["azp"] != tc.wantClient && claims["appid"] != tc.wantClient {
 				t.Errorf("token for %v/%v, want %s", claims["azp"], claims["appid"], tc.wantClient)
 			}
-			if claims["aud"] != idp.DefaultResource {
-				t.Errorf("aud %v, want %s", claims["aud"], idp.DefaultResource)
+			// A v2.0 token (the default) names the API by its application id.
+			if want := idp.ApplicationID(idp.DefaultResource); claims["aud"] != want {
+				t.Errorf("aud %v, want %s", claims["aud"], want)
 			}
 			// The token works on the API, as it would with curl.
 			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, url+"/api/v1/referrals/trials", nil)

@@ -120,7 +120,7 @@ var (
 	apiErrors  = []int{400, 401, 403, 404, 405, 429, 500, 503}
 	postErrors = []int{400, 401, 403, 404, 405, 413, 415, 422, 429, 500, 503}
 	readErrors = apiErrors
-	tokenCodes = []int{200, 400, 401, 404, 405, 413, 500, 503}
+	tokenCodes = []int{200, 400, 401, 404, 405, 413, 429, 500, 503}
 )
 
 func with(first int, rest []int) []int { return append([]int{first}, rest...) }
@@ -290,6 +290,14 @@ func checkResponse(t *testing.T, name string, o operation, code int, r *openapi3
 		requireHeader(t, name, r, "WWW-Authenticate", true)
 	case code == http.StatusForbidden:
 		requireHeader(t, name, r, "WWW-Authenticate", false)
+	case code == http.StatusTooManyRequests && o.idp:
+		// Entra's throttling answer: Retry-After and a plain-text body,
+		// no rate-limit headers (the token endpoint has no budget).
+		requireHeader(t, name, r, "Retry-After", true)
+		if mt := r.Content["text/plain"]; len(r.Content) != 1 || mt == nil {
+			t.Errorf("%s: want a text/plain body only", name)
+		}
+		return
 	case code == http.StatusTooManyRequests:
 		requireHeader(t, name, r, "Retry-After", true)
 		for _, h := range []string{"RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"} {

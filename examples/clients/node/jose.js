@@ -15,13 +15,18 @@ async function fetchToken(secret) {
   return { status: resp.status, body: await resp.json() };
 }
 
+// An API registered in Entra accepts its App ID URI (the aud of v1.0
+// tokens) and its application id (the aud of v2.0 tokens, the sandbox's
+// default); docs/identity-provider.md gives the sandbox API's id.
+const audience = [env.scope.replace(/\/\.default$/, ""), process.env.SANDBOX_API_APP_ID || "2d9e7739-f309-55e5-8097-ebf5ddb52308"];
+
 const first = await fetchToken(env.clientSecret);
 check(first.status === 200, `token: ${first.status} ${JSON.stringify(first.body)}`);
 const { payload } = await jwtVerify(first.body.access_token, jwks, {
   issuer: discovery.issuer,
-  audience: env.scope.replace(/\/\.default$/, ""),
+  audience,
 });
-check(payload.azp === env.clientId, `azp ${payload.azp}`);
+check((payload.azp ?? payload.appid) === env.clientId, `azp ${payload.azp}, appid ${payload.appid}`);
 pass("token verified with the JWKS");
 await callsSucceed(first.body.access_token, "trials and ping");
 
