@@ -96,6 +96,11 @@ func TestRecordingProxyBoundsAHostileAnswer(t *testing.T) {
 	if n := divergenceLogLines(s, trialsPath); n != 1 {
 		t.Errorf("%d log lines say the answer diverges, want 1", n)
 	}
+	// What the backend holds (memory, or the Redis stream) is the ping's
+	// entry and the hostile one, within MaxEntryBytes.
+	if held, ok := sample(s.scrape(), "referrals_sandbox_journal_bytes", map[string]string{}); !ok || held > float64(journal.MaxEntryBytes+journal.MaxValueBytes*4) {
+		t.Errorf("the journal holds %.0f bytes (found %v), want at most about %d", held, ok, journal.MaxEntryBytes)
+	}
 }
 
 // TestRecordingProxyCountsEveryDivergenceOfASmallAnswer: an answer within
