@@ -9,7 +9,7 @@ const (
 	// least one entry, and further ones only while their sizes sum to at
 	// most this. With MaxEntryBytes, a page's JSON stays well under what
 	// the CLI reads (4 MiB), whatever the entries hold.
-	MaxPageBytes = 1 << 20
+	MaxPageBytes = 2 << 20
 )
 
 // pageLimit applies the page size bounds.
