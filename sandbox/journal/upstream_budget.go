@@ -19,7 +19,10 @@ const (
 // MaxDivergences: more is how many were left out, atLeast says that the
 // count is a lower bound (the answer was not checked to its end).
 func MoreDivergences(more int, atLeast bool) string {
-	if atLeast {
+	switch {
+	case atLeast && more == 0:
+		return "and perhaps more divergences (the rest of the answer was not checked)"
+	case atLeast:
 		return fmt.Sprintf("and at least %d more divergences (the first %d are listed; the rest of the answer was not checked)", more, MaxDivergences)
 	}
 	return fmt.Sprintf("and %d more divergences (the first %d are listed)", more, MaxDivergences)
