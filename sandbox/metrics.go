@@ -61,7 +61,7 @@ func newMetrics(build BuildInfo, log journal.Log) *metrics {
 	m := &metrics{
 		registry: prometheus.NewRegistry(),
 		requests: counterVec("http_requests_total",
-			"Requests answered, by operation (route template), method, status (none when a fault closed the connection) and verified client (other for the rest).",
+			"Requests answered, by operation (route template), method, status (a status net/http does not name counts as its class, such as 2xx, other past 599; none when a fault closed the connection) and verified client (other for the rest).",
 			"operation", "method", "status", "client"),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: metricsNamespace, Name: "http_request_duration_seconds",
@@ -226,17 +226,24 @@ func (c journalCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(journalBytesDesc, prometheus.GaugeValue, float64(bytes))
 }
 
-// statusLabels are the labels of the statuses HTTP defines, made once so
-// that counting a request allocates no label.
+// statusLabels are the labels of the statuses net/http names, each its
+// number, and of the others from 100 to 599, each its class ("2xx"), made
+// once so that counting a request allocates no label. A recording proxy
+// passes on whatever status the real service answers: without the classes
+// every status from 100 to 999 could become a series.
 var statusLabels = func() (l [600]string) {
 	for i := 100; i < len(l); i++ {
-		l[i] = strconv.Itoa(i)
+		if http.StatusText(i) != "" {
+			l[i] = strconv.Itoa(i)
+		} else {
+			l[i] = strconv.Itoa(i/100) + "xx"
+		}
 	}
 	return l
 }()
 
 // statusLabel is the status label of status: "none" when no answer was
-// written.
+// written, otherLabel beyond the classes HTTP defines.
 func statusLabel(status int) string {
 	switch {
 	case status == 0:
@@ -244,5 +251,5 @@ func statusLabel(status int) string {
 	case status >= 100 && status < len(statusLabels):
 		return statusLabels[status]
 	}
-	return strconv.Itoa(status)
+	return otherLabel
 }

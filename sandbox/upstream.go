@@ -175,8 +175,8 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, target string, 
 	_, _ = w.Write(body)
 }
 
-// record fills the journal's view of the answer and logs each way it
-// diverges from the document.
+// record fills the journal's view of the answer and logs, in one line, how
+// it diverges from the document.
 func (s *Server) record(r *http.Request, rec *journal.Upstream, resp *http.Response, body []byte, credential func(string) bool) {
 	p := s.upstream
 	rec.Status, rec.Headers, rec.BodyBytes = resp.StatusCode, p.placeholderHeaders(s.redactor, resp.Header, credential), len(body)
@@ -186,8 +186,10 @@ func (s *Server) record(r *http.Request, rec *journal.Upstream, resp *http.Respo
 	shown := p.placeholders.Path(s.redactor.Path(r.URL.Path))
 	rec.Divergences = p.validator.divergences(r.Context(), r, shown, resp.StatusCode, resp.Header, body)
 	p.placeholderDivergences(rec.Divergences, credential)
-	for _, d := range rec.Divergences {
-		s.log.Warn("the real service diverges from the OpenAPI document", "method", r.Method, "path", shown, "divergence", d)
+	if len(rec.Divergences) > 0 {
+		// One line per answer, however many divergences: the list is
+		// capped at journal.MaxDivergences and a line saying how many more.
+		s.log.Warn("the real service diverges from the OpenAPI document", "method", r.Method, "path", shown, "divergences", rec.Divergences)
 	}
 }
 

@@ -1,7 +1,9 @@
 package sandboxtest_test
 
 import (
+	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
@@ -35,5 +37,31 @@ func TestRequestsFollowsPages(t *testing.T) {
 		if len(latest) != limit || latest[len(latest)-1].ID != all[len(all)-1].ID || latest[0].ID != all[sent-limit].ID {
 			t.Errorf("Limit %d: %d entries, want the latest %d", limit, len(latest), limit)
 		}
+	}
+}
+
+// TestRequestsLimitSpansPagesCutByBytes: the journal cuts a page at
+// journal.MaxPageBytes; Requests with a Limit still returns the latest
+// Limit entries when they are large.
+func TestRequestsLimitSpansPagesCutByBytes(t *testing.T) {
+	t.Parallel()
+	sb := sandboxtest.Start(t)
+	const sent = 8 // about 390 KB of JSON each: more than one page
+	for range sent {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, sb.RootURL+trialsPath, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range journal.MaxHeaders {
+			req.Header.Set(fmt.Sprintf("X-Pad-%02d", i), strings.Repeat("<", 1000))
+		}
+		resp, err := sb.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	if got := sb.Requests(t, sandboxtest.JournalFilter{Path: trialsPath, Limit: sent}); len(got) != sent {
+		t.Errorf("Limit %d returned %d entries", sent, len(got))
 	}
 }

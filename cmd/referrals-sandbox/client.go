@@ -28,6 +28,9 @@ const defaultClientTimeout = 10 * time.Second
 // so a wrong --url pointing at something else cannot flood memory.
 const maxResponseBytes = 4 << 20
 
+// errAnswerTooLarge is an admin answer longer than maxResponseBytes.
+var errAnswerTooLarge = fmt.Errorf("the answer is larger than the %d bytes the CLI reads", maxResponseBytes)
+
 // target is a running sandbox a client subcommand talks to: --url, --ca and
 // --timeout.
 type target struct {
@@ -160,9 +163,14 @@ func (a *adminClient) do(ctx context.Context, method, path string, body, out any
 		return fmt.Errorf("%s %s: %w", method, path, a.withCAHint(err))
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes+1))
 	if err != nil {
 		return fmt.Errorf("%s %s: read answer: %w", method, path, err)
+	}
+	if len(data) > maxResponseBytes {
+		// Said as it is: a cut answer would fail to decode, and that
+		// error would blame --url for an answer that was only large.
+		return fmt.Errorf("%s %s: %w", method, path, errAnswerTooLarge)
 	}
 	if resp.StatusCode >= 300 {
 		return adminError(method, path, resp.StatusCode, data)

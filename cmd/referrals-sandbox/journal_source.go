@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -34,18 +35,51 @@ func readJournal(ctx context.Context, e env, source string) ([]journal.Entry, er
 		return nil, err
 	}
 	var entries []journal.Entry
-	after := uint64(0)
+	err := walkJournal(ctx, a, url.Values{}, 0, func(e journal.Entry) error {
+		entries = append(entries, e)
+		return nil
+	})
+	return entries, err
+}
+
+// walkJournal follows GET /__sandbox/requests from the entry after id
+// after to the newest, page by page, handing each entry matching filters
+// to each. The sandbox bounds a page in bytes; a page still larger than
+// the CLI reads (a sandbox without that bound) is asked for again one
+// entry at a time, and an entry too large alone is an error saying so,
+// with its position, rather than one blaming --url.
+func walkJournal(ctx context.Context, a *adminClient, filters url.Values, after uint64, each func(journal.Entry) error) error {
+	limit := requestsPageSize
 	for {
+		q := url.Values{}
+		for name, v := range filters {
+			q[name] = v
+		}
+		q.Set("afterId", strconv.FormatUint(after, 10))
+		q.Set("limit", strconv.Itoa(limit))
 		var page journalPage
-		q := url.Values{"afterId": {strconv.FormatUint(after, 10)}, "limit": {strconv.Itoa(requestsPageSize)}}
-		if err := a.do(ctx, http.MethodGet, "/__sandbox/requests?"+q.Encode(), nil, &page); err != nil {
-			return nil, err
+		err := a.do(ctx, http.MethodGet, "/__sandbox/requests?"+q.Encode(), nil, &page)
+		switch {
+		case errors.Is(err, errAnswerTooLarge) && limit > 1:
+			limit = 1
+			continue
+		case errors.Is(err, errAnswerTooLarge):
+			return fmt.Errorf("the journal entry after id %d is too large to read: %w", after, err)
+		case err != nil:
+			return err
 		}
-		entries = append(entries, page.Requests...)
+		for _, e := range page.Requests {
+			if err := each(e); err != nil {
+				return err
+			}
+		}
+		// The walk ends when the journal says no newer match exists; a
+		// nextAfterId that does not move forward would be a sandbox bug,
+		// and must not loop for ever.
 		if page.NextAfterID == nil || *page.NextAfterID <= after {
-			return entries, nil
+			return nil
 		}
-		after = *page.NextAfterID
+		after, limit = *page.NextAfterID, requestsPageSize
 	}
 }
 

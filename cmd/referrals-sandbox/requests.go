@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -15,9 +14,9 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
 )
 
-// requestsPageSize is how many journal entries requests asks for at once.
-// An entry's JSON is at most about 450 KB (64 headers of 1 KB that escape
-// six-fold), so a page always fits maxResponseBytes; ordinary entries are
+// requestsPageSize is how many journal entries a journal walk asks for at
+// once. The sandbox also bounds a page to journal.MaxPageBytes, so a page
+// fits maxResponseBytes whatever its entries hold; ordinary entries are
 // near 1 KB, and the walk is a few hundred loopback calls at most.
 const requestsPageSize = 8
 
@@ -69,14 +68,6 @@ func (c *requestsConfig) check() error {
 	return nil
 }
 
-// query is one page's query: the filters and the walk's position.
-func (c *requestsConfig) query(after uint64) string {
-	q := c.filters()
-	q.Set("afterId", strconv.FormatUint(after, 10))
-	q.Set("limit", strconv.Itoa(requestsPageSize))
-	return q.Encode()
-}
-
 // filters are the journal filters the flags set.
 func (c *requestsConfig) filters() url.Values {
 	q := url.Values{}
@@ -112,24 +103,8 @@ func runRequests(ctx context.Context, e env, args []string) error {
 		return c.writeHAR(ctx, e.stdout)
 	}
 	out := newRequestsPrinter(e.stdout, c.json)
-	after := uint64(c.afterID)
-	for {
-		var page journalPage
-		if err := c.do(ctx, http.MethodGet, "/__sandbox/requests?"+c.query(after), nil, &page); err != nil {
-			return err
-		}
-		for _, entry := range page.Requests {
-			if err := out.print(entry); err != nil {
-				return err
-			}
-		}
-		// The walk ends when the journal says no newer match exists; a
-		// nextAfterId that does not move forward would be a sandbox bug,
-		// and must not loop for ever.
-		if page.NextAfterID == nil || *page.NextAfterID <= after {
-			break
-		}
-		after = *page.NextAfterID
+	if err := walkJournal(ctx, &c.adminClient, c.filters(), uint64(c.afterID), out.print); err != nil {
+		return err
 	}
 	return out.done()
 }

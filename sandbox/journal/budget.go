@@ -12,7 +12,7 @@ const (
 	// DefaultMaxBytes is the journal's default byte budget (64 MiB).
 	DefaultMaxBytes int64 = 64 << 20
 	// MinMaxBytes is the smallest budget a journal accepts (1 MiB): it holds
-	// several entries of the largest size truncate leaves.
+	// two entries of the largest size truncate leaves (MaxEntryBytes).
 	MinMaxBytes int64 = 1 << 20
 	// MaxValueBytes is the longest path, query, header value or other
 	// string an entry keeps; longer ones are cut and end in TruncatedMark.
@@ -56,9 +56,8 @@ func (e *Entry) Size() int64 {
 }
 
 // truncate cuts every value of e to the per-entry bounds and lists what it
-// cut in e.Truncated, so that one entry costs at most about
-// MaxHeaders × (MaxHeaderNameBytes + MaxValueBytes) bytes whatever was
-// sent. It never adds to a value, so a redacted value stays redacted.
+// cut in e.Truncated, so that one entry costs at most MaxEntryBytes
+// whatever was sent or the real service answered (see fitEntry). It never adds to a value, so a redacted value stays redacted.
 // A value kept whole is copied: net/http hands out the method and path as
 // slices of the whole request line, so a stored "GET" would otherwise keep
 // a 60 KB request line alive, outside the byte budget.
@@ -102,7 +101,12 @@ func truncate(e *Entry) {
 		e.Headers = headers
 		cut = append(cut, cutHeaders...)
 	}
+	if u, cutUpstream := truncateUpstream(e.Upstream); cutUpstream != nil {
+		e.Upstream = u
+		cut = append(cut, cutUpstream...)
+	}
 	e.Truncated = append(e.Truncated, cut...)
+	fitEntry(e)
 }
 
 // truncateHeaders returns the headers within the bounds and what was cut,

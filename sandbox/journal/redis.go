@@ -169,20 +169,21 @@ func (j *RedisJournal) ClearClient(ctx context.Context, clientID string) error {
 // limit of them.
 func (j *RedisJournal) Find(ctx context.Context, f Filter) ([]Entry, error) {
 	if f.Limit > 0 {
-		return j.Latest(ctx, f, f.Limit)
+		return j.latest(ctx, f, pageLimit(f.Limit), -1)
 	}
 	out, _, err := j.scan(ctx, f, -1)
 	return out, err
 }
 
-// After returns the first limit entries matching f above f.AfterID and
-// whether more follow.
+// After returns the first limit entries matching f above f.AfterID, within
+// MaxPageBytes, and whether more follow.
 func (j *RedisJournal) After(ctx context.Context, f Filter, limit int) ([]Entry, bool, error) {
 	return j.scan(ctx, f, pageLimit(limit))
 }
 
 // scan reads forward from f.AfterID, keeping up to limit matching entries
-// (all with limit < 0), and reports whether another match follows. A read
+// within MaxPageBytes (all, unbounded, with limit < 0), and reports
+// whether another match follows. A read
 // that fails part way is an error, never a short page.
 func (j *RedisJournal) scan(ctx context.Context, f Filter, limit int) ([]Entry, bool, error) {
 	if err := j.Flush(ctx); err != nil {
@@ -190,6 +191,7 @@ func (j *RedisJournal) scan(ctx context.Context, f Filter, limit int) ([]Entry, 
 	}
 	start := "(" + strconv.FormatUint(f.AfterID, 10) + "-0"
 	var out []Entry
+	var bytes int64
 	for {
 		msgs, err := j.rdb.XRangeN(ctx, j.streamKey, start, "+", readBatch).Result()
 		if err != nil {
@@ -203,8 +205,12 @@ func (j *RedisJournal) scan(ctx context.Context, f Filter, limit int) ([]Entry, 
 			if !f.matches(e) {
 				continue
 			}
-			if limit >= 0 && len(out) == limit {
-				return out, true, nil
+			if limit >= 0 {
+				size := e.Size()
+				if !fitsPage(len(out), bytes, size, limit, MaxPageBytes) {
+					return out, true, nil
+				}
+				bytes += size
 			}
 			out = append(out, e)
 		}
@@ -215,15 +221,23 @@ func (j *RedisJournal) scan(ctx context.Context, f Filter, limit int) ([]Entry, 
 	}
 }
 
-// Latest returns the newest limit entries matching f, oldest first.
+// Latest returns the newest limit entries matching f, oldest first, within
+// MaxPageBytes.
 func (j *RedisJournal) Latest(ctx context.Context, f Filter, limit int) ([]Entry, error) {
+	return j.latest(ctx, f, pageLimit(limit), MaxPageBytes)
+}
+
+// latest returns the newest limit entries matching f, oldest first, within
+// maxBytes (see fitsPage).
+func (j *RedisJournal) latest(ctx context.Context, f Filter, limit int, maxBytes int64) ([]Entry, error) {
 	if err := j.Flush(ctx); err != nil {
 		return nil, err
 	}
-	limit = pageLimit(limit)
 	end := "+"
 	var out []Entry
-	for len(out) < limit {
+	var bytes int64
+	full := false
+	for !full {
 		msgs, err := j.rdb.XRevRangeN(ctx, j.streamKey, end, "-", readBatch).Result()
 		if err != nil {
 			return nil, unavailable("read the journal", err)
@@ -233,11 +247,18 @@ func (j *RedisJournal) Latest(ctx context.Context, f Filter, limit int) ([]Entry
 			if err != nil {
 				return nil, err
 			}
-			if f.matches(e) && len(out) < limit {
-				out = append(out, e)
+			if !f.matches(e) {
+				continue
 			}
+			size := e.Size()
+			if !fitsPage(len(out), bytes, size, limit, maxBytes) {
+				full = true
+				break
+			}
+			out = append(out, e)
+			bytes += size
 		}
-		if len(msgs) < readBatch {
+		if full || len(msgs) < readBatch {
 			break
 		}
 		end = "(" + msgs[len(msgs)-1].ID

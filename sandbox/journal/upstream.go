@@ -18,7 +18,8 @@ type Upstream struct {
 	// bodies (a token request's form holds the client secret).
 	RequestBody json.RawMessage `json:"requestBody,omitempty"`
 	Status      int             `json:"status"`
-	// Headers are the answer's headers, credentials redacted.
+	// Headers are the answer's headers, credentials redacted, within the
+	// bounds of the request's (MaxHeaders, MaxValueBytes).
 	Headers map[string]string `json:"headers"`
 	// Body is the answer's JSON body, redacted.
 	Body json.RawMessage `json:"body,omitempty"`
@@ -27,7 +28,9 @@ type Upstream struct {
 	// BodyOmitted says why Body is absent: not JSON, or too long.
 	BodyOmitted string `json:"bodyOmitted,omitempty"`
 	// Divergences say how the answer differs from the OpenAPI document:
-	// "the real service answered X; the document says Y".
+	// "the real service answered X; the document says Y", at most
+	// MaxDivergences of them and then one line saying how many more
+	// (MoreDivergences).
 	Divergences []string `json:"divergences,omitempty"`
 	// Error is why no answer came (the upstream unreachable).
 	Error string `json:"error,omitempty"`

@@ -32,6 +32,8 @@ func Run(t *testing.T, open Opener, checkEvery int) {
 		{"ConcurrentAddsKeepTheNewest", testConcurrentAddsKeepTheNewest},
 		{"KeepsTheNewestThatFit", testKeepsTheNewestThatFit},
 		{"ClearClientAmidAdds", testClearClientAmidAdds},
+		{"HostileUpstreamStaysWithinEntryBound", testHostileUpstreamStaysWithinEntryBound},
+		{"PagesAreBoundedInBytes", testPagesAreBoundedInBytes},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
