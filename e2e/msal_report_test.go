@@ -5,12 +5,14 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/conformance"
 )
@@ -154,4 +156,113 @@ func fetchReport(t *testing.T, base, caFile string) conformance.Report {
 		t.Fatalf("report: %d", resp.StatusCode)
 	}
 	return r
+}
+
+// TestMSALRenewsWithTheShortTokenPersona: a cache-first MSAL program
+// (Python and Node, side by side) of the short-token- persona calls every
+// 5 seconds for 70 seconds of real time, since MSAL judges expiry on the
+// process's own clock. Its 6-minute tokens have 5 minutes left after one,
+// when MSAL renews: the report judges that renewal and the reuse before it
+// as passes. With 2-minute tokens it fetched a token for every call and
+// failed reuses-tokens.
+func TestMSALRenewsWithTheShortTokenPersona(t *testing.T) {
+	if testing.Short() {
+		t.Skip("takes 70 s of real time; skipped with -short")
+	}
+	python := pythonInterpreter()
+	type program struct {
+		lang, dir, clientID string
+		command             []string
+		why                 string
+	}
+	candidates := []program{
+		{"node", "node", "short-token-node", []string{"node", "msal-report.js", "renewal"}, nodeAvailable()},
+		{"python", "python", "short-token-python", []string{python, "msal_report_client.py", "renewal"}, pythonAvailable(python, "msal", "python3-msal")},
+	}
+	var programs []program
+	for _, p := range candidates {
+		if p.why != "" {
+			if os.Getenv("REAL_CLIENTS") == "required" {
+				t.Fatalf("REAL_CLIENTS=required but %s", p.why)
+			}
+			t.Logf("skipped %s: %s", p.lang, p.why)
+			continue
+		}
+		programs = append(programs, p)
+	}
+	if len(programs) == 0 {
+		t.Skip("neither MSAL for Python nor msal-node is installed")
+	}
+	sb := launch(t, "")
+	port := sb.base[strings.LastIndex(sb.base, ":")+1:]
+	authorityHost := "https://localhost:" + port
+	caFile := filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "referrals-sandbox", "ca.pem")
+	errs := make(chan error, len(programs))
+	for _, p := range programs {
+		secret := createClient(t, sb.base, p.clientID)
+		go func() {
+			// The program's 70 s of calls come on top of what any example takes.
+			ctx, cancel := context.WithTimeout(t.Context(), programWait+70*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, p.command[0], p.command[1:]...)
+			cmd.Dir = filepath.Join("..", "examples", "clients", p.dir)
+			cmd.Env = append(os.Environ(),
+				"SANDBOX_URL="+authorityHost,
+				"SANDBOX_TENANT=5f0a9c4e-3b1d-4e8a-9c27-0d1e2f3a4b5c",
+				"SANDBOX_CLIENT_ID="+p.clientID,
+				"SANDBOX_CLIENT_SECRET="+secret,
+				"NODE_EXTRA_CA_CERTS="+caFile,
+				"REQUESTS_CA_BUNDLE="+caFile,
+				"NO_PROXY=localhost,127.0.0.1", "no_proxy=localhost,127.0.0.1",
+			)
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				err = fmt.Errorf("%s: %w\n%s", p.lang, err, out)
+			}
+			errs <- err
+		}()
+	}
+	for range programs {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	report := fetchReport(t, authorityHost, caFile)
+	for _, p := range programs {
+		found := false
+		for _, cr := range report.Clients {
+			if cr.ClientID != p.clientID {
+				continue
+			}
+			found = true
+			for _, c := range cr.Checks {
+				mustPass := c.ID == conformance.CheckRenewsBeforeExpiry || c.ID == conformance.CheckReusesTokens || c.ID == conformance.CheckExpiredToken
+				if c.Result == conformance.Fail || c.Result == conformance.Warn || (mustPass && c.Result != conformance.Pass) {
+					t.Errorf("%s: %s %s (%s) %v", p.clientID, c.ID, c.Result, c.Explanation, c.Evidence)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("the report has no %s: %+v", p.clientID, report.Clients)
+		}
+	}
+}
+
+// createClient creates a client with id through the admin API, with
+// Trials.Read only, and returns its secret.
+func createClient(t *testing.T, base, id string) string {
+	t.Helper()
+	body := strings.NewReader(`{"clientId":"` + id + `","roles":["Trials.Read"]}`)
+	resp, err := http.Post(base+"/__sandbox/clients", "application/json", body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var created struct {
+		ClientSecret string `json:"clientSecret"`
+	}
+	if resp.StatusCode != http.StatusCreated || json.NewDecoder(resp.Body).Decode(&created) != nil || created.ClientSecret == "" {
+		t.Fatalf("create client %s: %d", id, resp.StatusCode)
+	}
+	return created.ClientSecret
 }

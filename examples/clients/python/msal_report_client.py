@@ -1,12 +1,15 @@
 """MSAL for Python, as the conformance report judges it: `careful` caches
 its token, and stops after a 403 (the remedy is a permissions review);
-`naive` asks for a token before every call and retries the refused call.
+`naive` asks for a token before every call and retries the refused call;
+`renewal` calls every 5 seconds for 70 seconds, as a client of the
+short-token- persona, whose 6-minute tokens MSAL renews after one.
 It needs nothing but the authority URL (and validate_authority=False, so
 that MSAL does not ask login.microsoftonline.com first) and the CA in
 REQUESTS_CA_BUNDLE. Run as sandbox-readonly, whose writes get 403.
 e2e/msal_report_test.go runs both and checks the report's verdicts."""
 
 import sys
+import time
 
 import msal
 import requests
@@ -30,7 +33,7 @@ cached = app()
 def token():
     """careful: the cached token while MSAL deems it fresh; naive: a new
     application, so a new token, for every call."""
-    if MODE == "careful":
+    if MODE != "naive":
         result = cached.acquire_token_silent([SCOPE], account=None) or cached.acquire_token_for_client([SCOPE])
     else:
         result = app().acquire_token_for_client([SCOPE])
@@ -43,6 +46,15 @@ def call(method, path, body=None):
                             headers={"Authorization": "Bearer " + token(), "X-Sandbox-Run": RUN})
     return resp.status_code
 
+
+if MODE == "renewal":
+    for i in range(15):
+        if i:
+            time.sleep(5)
+        status = call("GET", "/api/v1/referrals/trials")
+        check(status == 200, f"trials: {status}")
+    passed("renewal")
+    sys.exit(0)
 
 for _ in range(10):
     status = call("GET", "/api/v1/referrals/trials")
