@@ -155,11 +155,13 @@ const (
 	replacedEarly
 )
 
-// shortTokenHint is how a client exercises renewal without moving the
+// shortTokenHint says how a client exercises renewal without moving the
 // sandbox clock: moving it makes the API refuse the token (a 401 judged by
 // expired-token), and clock moves are taken out of renewal timing.
-var shortTokenHint = fmt.Sprintf("run longer than the token lifetime less %s, or use a client whose id starts with %s: its tokens last %s, which MSAL renews after %s",
-	shortDuration(idp.LibraryRefreshMargin), idp.ShortTokenPrefix, shortDuration(idp.ShortTokenLifetime), shortDuration(idp.ShortTokenLifetime-idp.LibraryRefreshMargin))
+func shortTokenHint() string {
+	return fmt.Sprintf(`run longer than the token lifetime less %s, or use a client whose id starts with %s (POST /__sandbox/clients {"clientId": "%sci"}): its tokens last %s, which MSAL renews after %s`,
+		shortDuration(idp.LibraryRefreshMargin), idp.ShortTokenPrefix, idp.ShortTokenPrefix, shortDuration(idp.ShortTokenLifetime), shortDuration(idp.ShortTokenLifetime-idp.LibraryRefreshMargin))
+}
 
 // shortDuration writes whole minutes as "6 minutes", other durations as
 // Go does.
@@ -228,7 +230,7 @@ func checkRenewsBeforeExpiry(calls []call, opts Options) Check {
 			Explanation: fmt.Sprintf("%s presented a token with less than %s left; renew %s before expiry so it cannot expire in flight", plural(len(late), "call"), margin, margin)}
 	case renewals == 0:
 		return Check{Result: NotExercised, Evidence: early,
-			Explanation: "the client never renewed a token near its expiry (" + shortTokenHint + ")" + notRenewal}
+			Explanation: "the client never renewed a token near its expiry (" + shortTokenHint() + ")" + notRenewal}
 	}
 	return Check{Result: Pass, Explanation: fmt.Sprintf("the client renewed its token %s, each time before it expired, and never used one in its last %s%s", plural(renewals, "time"), margin, notRenewal)}
 }
@@ -284,7 +286,7 @@ func checkReusesTokens(calls []call, _ Options) Check {
 		return Check{Result: NotExercised, Explanation: ratio + ": too few calls to judge token reuse (3 or more needed)"}
 	case 2*inMargin >= withToken:
 		return Check{Result: NotExercised, Explanation: fmt.Sprintf("%s replaced tokens whose whole lifetime was under %s: MSAL treats such a token as expired from the start and fetches one per call, so reuse cannot be judged; give the client tokens longer than %s (%s)",
-			plural(inMargin, "new token"), shortDuration(idp.LibraryRefreshMargin), shortDuration(idp.LibraryRefreshMargin), shortTokenHint)}
+			plural(inMargin, "new token"), shortDuration(idp.LibraryRefreshMargin), shortDuration(idp.LibraryRefreshMargin), shortTokenHint())}
 	case len(tokens) < 2:
 		// One token, or none but renewals: every call reused a token.
 	case len(tokens) >= base:
