@@ -146,4 +146,3 @@ func TestTLSServesTheCAOverPlainHTTP(t *testing.T) {
 		t.Errorf("plain HTTP health on a --tls sandbox: %d, want 400", resp.StatusCode)
 	}
 }
-
