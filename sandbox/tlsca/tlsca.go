@@ -1,5 +1,7 @@
 // Package tlsca makes the sandbox's local certificate authority: a CA
-// created at start-up and a server certificate it signs for localhost,
+// created at start-up (--tls), or one kept in a directory and reused
+// across starts (LoadOrCreate, for HTTPS on the default port), and a
+// server certificate it signs for localhost,
 // 127.0.0.1, ::1 and any extra host names (a compose service name, or
 // login.microsoftonline.com when CI routes that host to the sandbox). A
 // client trusts the sandbox by trusting the CA certificate.
