@@ -22,6 +22,15 @@ func TestMain(m *testing.M) {
 }
 
 func buildAndRun(m *testing.M) int {
+	// serve keeps its local CA in the user's configuration directory: the
+	// sandboxes the tests start keep theirs in one of the tests' own.
+	config, err := os.MkdirTemp("", "referrals-sandbox-config-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: configuration directory:", err)
+		return 1
+	}
+	defer os.RemoveAll(config)
+	os.Setenv("XDG_CONFIG_HOME", config)
 	if sandboxBinary = testutil.PrebuiltSandbox(); sandboxBinary != "" {
 		return m.Run() // built once by ./test for this package and cmd/referrals-sandbox
 	}

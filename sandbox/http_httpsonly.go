@@ -2,15 +2,20 @@ package sandbox
 
 import "net/http"
 
-// withHTTPSOnly refuses plain HTTP when the sandbox serves --tls. The
-// request has already been journaled (with "tls": false), so the
+// caPath serves the CA certificate clients trust.
+const caPath = "/__sandbox/ca.pem"
+
+// withHTTPSOnly refuses plain HTTP when the sandbox serves --tls, except
+// for the CA certificate. The request has already been journaled (with "tls": false), so the
 // conformance report's https-only check can name it.
 func (s *Server) withHTTPSOnly(next http.Handler) http.Handler {
 	if !s.cfg.HTTPSOnly {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.TLS != nil {
+		// The CA certificate is public, and a client needs it before it
+		// can speak HTTPS to this sandbox at all.
+		if r.TLS != nil || r.URL.Path == caPath {
 			next.ServeHTTP(w, r)
 			return
 		}

@@ -61,10 +61,27 @@ func (l serverErrorLog) Write(p []byte) (int, error) {
 	if len(msg) > 512 {
 		msg = strings.ToValidUTF8(msg[:512], "") + "…"
 	}
+	var attrs []any
 	if suppressed > 0 {
-		l.log.Warn(msg, "suppressed", suppressed)
-	} else {
-		l.log.Warn(msg)
+		attrs = append(attrs, "suppressed", suppressed)
 	}
+	if distrusted(msg) {
+		attrs = append(attrs, "hint", untrustedCAHint)
+	}
+	l.log.Warn(msg, attrs...)
 	return len(p), nil
+}
+
+// untrustedCAHint names the cause a client library often hides: msal-node
+// reports only endpoints_resolution_error when it cannot verify the
+// sandbox's certificate.
+const untrustedCAHint = "a client gave up on the TLS handshake, most often because it does not trust the sandbox's CA (msal-node then reports endpoints_resolution_error): trust the ca.pem the ready line names (ca_cert) once with 'referrals-sandbox trust', or per process with NODE_EXTRA_CA_CERTS, REQUESTS_CA_BUNDLE or SSL_CERT_FILE"
+
+// distrusted reports whether msg is a failed TLS handshake. Clients that
+// refuse the certificate do not say so alike: OpenSSL's and Go's send an
+// alert that may arrive as unknown_ca, bad_certificate or an unreadable
+// record, Node's simply close (EOF), so every failed handshake gets the
+// hint: with a local CA no system trusts, distrust is the usual cause.
+func distrusted(msg string) bool {
+	return strings.Contains(msg, "TLS handshake error")
 }

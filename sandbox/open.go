@@ -51,7 +51,17 @@ type Options struct {
 	TLSHosts       []string
 	TLSCertFile    string
 	TLSKeyFile     string
-	Logger         *slog.Logger
+	// CADir, without TLS, keeps a local CA there (tlsca.LoadOrCreate) and
+	// makes the port answer HTTPS as well as plain HTTP, each connection's
+	// first byte telling which: MSAL refuses http:// authorities, and the
+	// CA is trusted once since every start reuses it. "" serves plain HTTP
+	// only. With TLS it is not used (--tls keeps its own CA per start).
+	CADir string
+	// CADirOptional makes a CADir that cannot be used (a read-only home
+	// in a container) a warning rather than an error: the sandbox then
+	// serves plain HTTP only. serve sets it for its default directory.
+	CADirOptional bool
+	Logger        *slog.Logger
 	// Clock is the sandbox clock; default real time.
 	Clock *clock.Adjustable
 	// ListenAddr is the --addr; a host name in it is one the admin API
@@ -114,10 +124,16 @@ type Instance struct {
 	EmbeddedFixtures bool
 	// TLS is the server TLS configuration, nil for plain HTTP.
 	TLS *tls.Config
+	// HTTPSOnly is true with --tls: plain HTTP is refused. With TLS set
+	// and HTTPSOnly false (Options.CADir), the port answers both.
+	HTTPSOnly bool
 	// CACertPEM is the generated CA certificate (nil with --tls-cert or
 	// without TLS); CAPath is where it was written.
 	CACertPEM []byte
 	CAPath    string
+	// CACreated is true when this start made the kept CA of CADir: no
+	// client trusts it yet.
+	CACreated bool
 	store     store.Store
 	// redisPrefix is the prefix the shared state's keys other than the
 	// record store's really start with: --redis-prefix, wrapped in a hash
@@ -192,7 +208,7 @@ func OpenContext(ctx context.Context, opts Options) (*Instance, error) {
 	if err != nil {
 		return nil, err
 	}
-	in := &Instance{Provider: provider, Clock: opts.Clock, ClientClocks: clocks, Fixtures: set, EmbeddedFixtures: embedded}
+	in := &Instance{Provider: provider, Clock: opts.Clock, ClientClocks: clocks, Fixtures: set, EmbeddedFixtures: embedded, HTTPSOnly: opts.TLS}
 	if err := in.setUpTLS(opts); err != nil {
 		return nil, err
 	}
@@ -214,7 +230,7 @@ func OpenContext(ctx context.Context, opts Options) (*Instance, error) {
 		Provider: provider, Fixtures: set, Clock: opts.Clock, Logger: opts.Logger, Store: in.store,
 		Library: library, Scenarios: engine, JournalSize: opts.JournalSize, JournalBytes: opts.JournalBytes,
 		RateLimit: opts.RateLimit, RateBurst: opts.RateBurst, AdminToken: opts.AdminToken, CACertPEM: in.CACertPEM,
-		HTTPSOnly: in.TLS != nil, ClientClocks: clocks, AllowedHosts: hosts, Redis: in.Redis, RedisPrefix: opts.RedisPrefix,
+		HTTPSOnly: opts.TLS, ClientClocks: clocks, AllowedHosts: hosts, Redis: in.Redis, RedisPrefix: opts.RedisPrefix,
 		RedisClientPrefix: clientPrefix,
 		Upstream:          opts.Upstream, Contract: contract,
 		Build: opts.Build,
@@ -257,6 +273,8 @@ func (in *Instance) setUpTLS(opts Options) error {
 	switch {
 	case !opts.TLS && (opts.TLSCertFile != "" || opts.TLSKeyFile != ""):
 		return errors.New("--tls-cert and --tls-key need --tls")
+	case !opts.TLS && opts.CADir != "":
+		return in.setUpKeptCA(opts)
 	case !opts.TLS:
 		return nil
 	case (opts.TLSCertFile == "") != (opts.TLSKeyFile == ""):

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"os"
@@ -40,5 +41,24 @@ func (in *Instance) removePrivateTLSDir() error {
 	if err := os.RemoveAll(dir); err != nil {
 		return fmt.Errorf("remove TLS directory: %w", err)
 	}
+	return nil
+}
+
+// setUpKeptCA serves HTTPS beside plain HTTP with a certificate from the CA
+// kept in opts.CADir, made on the first start and reused after, so that a
+// client's trust in it, set up once, lasts.
+func (in *Instance) setUpKeptCA(opts Options) error {
+	kept, err := tlsca.LoadOrCreate(opts.CADir, opts.TLSHosts, opts.Clock.Now())
+	switch {
+	case err != nil && opts.CADirOptional:
+		if opts.Logger != nil {
+			opts.Logger.Warn("serving plain HTTP only: the local CA for HTTPS cannot be kept (give a writable directory with --ca-dir, or start with --tls)", "err", err)
+		}
+		return nil
+	case err != nil:
+		return fmt.Errorf("local CA for HTTPS (--ca-dir %s): %w", opts.CADir, err)
+	}
+	in.TLS = &tls.Config{Certificates: []tls.Certificate{kept.Server}, MinVersion: tls.VersionTLS12}
+	in.CACertPEM, in.CAPath, in.CACreated = kept.CertPEM, kept.CAPath, kept.Created
 	return nil
 }

@@ -64,7 +64,7 @@ func personaList() []persona {
 	}
 	return append(out, persona{
 		Name: strings.TrimSuffix(idp.ShortTokenPrefix, "-"), Kind: personaToken,
-		Description:          "tokens that expire soon, to test renewal without moving the clock; the client's own tokenLifetimeSeconds still wins",
+		Description:          "tokens that expire soon (a minute past the 5 minutes before expiry at which MSAL renews), to test renewal without moving the clock; the client's own tokenLifetimeSeconds still wins",
 		ClientIDPrefix:       idp.ShortTokenPrefix,
 		TokenLifetimeSeconds: int(idp.ShortTokenLifetime.Seconds()),
 	})

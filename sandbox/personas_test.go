@@ -357,7 +357,7 @@ func TestPersonasEndpointListsWhatTheSandboxDoes(t *testing.T) {
 		}
 	}
 	tokenPersona := body.Personas[len(personaLifecycles)]
-	if tokenPersona.Kind != "token" || tokenPersona.ClientIDPrefix != "short-token-" || tokenPersona.TokenLifetimeSeconds != 120 {
-		t.Errorf("token persona %+v, want short-token- with 120 s tokens", tokenPersona)
+	if tokenPersona.Kind != "token" || tokenPersona.ClientIDPrefix != "short-token-" || tokenPersona.TokenLifetimeSeconds != 360 {
+		t.Errorf("token persona %+v, want short-token- with 360 s tokens", tokenPersona)
 	}
 }

@@ -159,11 +159,13 @@ func (c *scriptedClient) exchange(req *http.Request) (status, retryAfter int, id
 }
 
 // fetchToken asks for a token. The flawed reuses-tokens client's tokens
-// are evidence, except one fetched to recover from a 401.
+// are evidence, except one fetched to recover from a 401 and renewals.
 func (c *scriptedClient) fetchToken() {
 	t := c.sb.t
 	t.Helper()
 	recovering := c.last == http.StatusUnauthorized
+	// A token replaced inside the 5 minutes at which MSAL renews: a renewal.
+	renewing := c.token != "" && !c.sb.clock.Now().Before(c.expires.Add(-idp.LibraryRefreshMargin))
 	form := url.Values{"grant_type": {"client_credentials"}, "client_id": {conformanceClient},
 		"client_secret": {conformanceClient + "-secret"}, "scope": {idp.DefaultResource + "/.default"}}
 	req, _ := http.NewRequest(http.MethodPost, c.sb.tls.URL+"/"+idp.DefaultTenant+"/oauth2/v2.0/token", strings.NewReader(form.Encode()))
@@ -184,7 +186,7 @@ func (c *scriptedClient) fetchToken() {
 	c.token, c.expires = tok.AccessToken, c.sb.clock.Now().Add(time.Duration(tok.ExpiresIn-1)*time.Second)
 	c.last = resp.StatusCode
 	c.lastToken = resp.Header.Get(sandbox.RequestIDHeader)
-	if !recovering {
+	if !recovering && !renewing {
 		c.note(conformance.CheckReusesTokens, c.lastToken)
 	}
 }
@@ -288,6 +290,16 @@ func (c *scriptedClient) script() {
 	rule := func(status, retryAfter, times int) {
 		c.sb.addRule(map[string]any{"clientId": conformanceClient, "endpoint": "api", "status": status, "retryAfterSeconds": retryAfter, "times": times})
 	}
+	// A 403: the client has its permissions reviewed and goes on with
+	// other calls; the flawed one retries.
+	c.sleep(time.Second)
+	rule(http.StatusForbidden, 0, 1)
+	c.note(conformance.CheckStopsOn403, c.get(trials)...)
+	if c.flaw == conformance.CheckStopsOn403 {
+		c.sleep(time.Second)
+		c.note(c.flaw, c.get(trials)...)
+	}
+	c.get("/api/v1/referrals/")
 	c.sleep(time.Second)
 	rule(http.StatusUnauthorized, 0, 1)
 	c.note(conformance.CheckExpiredToken, c.get(trials)...)

@@ -45,7 +45,16 @@ type builtBinary struct {
 var testBinary builtBinary
 
 func TestMain(m *testing.M) {
+	// serve keeps its local CA in the user's configuration directory: the
+	// binaries the tests start keep theirs in one of the tests' own.
+	config, err := os.MkdirTemp("", "referrals-sandbox-config-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "configuration directory:", err)
+		os.Exit(1)
+	}
+	os.Setenv("XDG_CONFIG_HOME", config)
 	code := m.Run()
+	_ = os.RemoveAll(config)
 	if testBinary.dir != "" {
 		_ = os.RemoveAll(testBinary.dir)
 	}

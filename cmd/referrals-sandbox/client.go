@@ -11,8 +11,11 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/tlsca"
 )
 
 // DefaultURL is the sandbox the client subcommands talk to unless told
@@ -85,6 +88,8 @@ func (t *target) client() (*http.Client, error) {
 		transport.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 	} else if t.skipVerify {
 		transport.TLSClientConfig = &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12} //nolint:gosec // see target.skipVerify
+	} else if pool := withKeptCA(); pool != nil {
+		transport.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 	}
 	return &http.Client{Transport: transport, Timeout: t.timeout}, nil
 }
@@ -202,4 +207,27 @@ func adminError(method, path string, status int, body []byte) error {
 		msg += " (give the admin token with --admin-token or SANDBOX_ADMIN_TOKEN)"
 	}
 	return fmt.Errorf("%s", msg)
+}
+
+// withKeptCA returns the system's CAs plus the local CA serve keeps for
+// HTTPS on its default port (tlsca.DefaultDir), so that a subcommand
+// reaches https://localhost:8080 on this machine without --ca, trusted or
+// not; nil when there is no such CA (the system's CAs alone then).
+func withKeptCA() *x509.CertPool {
+	dir, err := tlsca.DefaultDir()
+	if err != nil {
+		return nil
+	}
+	pemBytes, err := os.ReadFile(filepath.Join(dir, tlsca.CAFile))
+	if err != nil {
+		return nil
+	}
+	pool, err := x509.SystemCertPool()
+	if err != nil {
+		pool = x509.NewCertPool()
+	}
+	if !pool.AppendCertsFromPEM(pemBytes) {
+		return nil
+	}
+	return pool
 }

@@ -36,7 +36,7 @@ type healthFile struct {
 
 // newHealthFile describes the listener serve opened for in.
 func newHealthFile(in *sandbox.Instance, addr *net.TCPAddr) healthFile {
-	if in.TLS == nil {
+	if !in.HTTPSOnly {
 		return healthFile{URL: "http://" + advertisedHost(addr)}
 	}
 	return healthFile{URL: "https://" + advertisedHost(addr), CA: in.CAPath, SkipVerify: in.CAPath == ""}

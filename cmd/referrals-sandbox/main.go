@@ -28,6 +28,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"serve", "Start the sandbox (the default when no subcommand is given).", runServe},
+		{"trust", "Trust the sandbox's local CA on this machine, once (system and NSS stores), for HTTPS from the first command.", runTrust},
 		{"healthcheck", "Exit 0 when a running sandbox is healthy (for a container HEALTHCHECK).", runHealthcheck},
 		{"token", "Print an access token from a running sandbox, for curl.", runToken},
 		{"scenario", "List, apply or clear failure scenarios on a running sandbox.", runScenario},

@@ -17,6 +17,7 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/tlsca"
 )
 
 // DefaultAddr is where serve listens unless told otherwise.
@@ -36,6 +37,10 @@ type serveConfig struct {
 	upstream, upstreamAuth string
 	// upstreamKeep lists members and headers whose values a recording keeps.
 	upstreamKeep []string
+	// https and caDir: without --tls, the port answers HTTPS too, with a
+	// certificate from the CA kept in caDir ("" the user's config dir).
+	https bool
+	caDir string
 }
 
 func serveFlags(e env) (*options, *serveConfig) {
@@ -72,7 +77,9 @@ func addServeFlags(o *options, c *serveConfig) {
 	o.String(&so.AdminToken, "admin-token", "", "bearer token the admin API requires (default: admin API open)")
 	o.ListEnv(&so.AllowedHosts, "allowed-host", envPrefix+"ALLOWED_HOSTS",
 		"host name the admin API also answers to, besides loopback names, the listen address, the --public-url host and --tls-host names (e.g. a compose service name); repeatable, comma-separated in the environment")
-	o.Bool(&so.TLS, "tls", false, "serve HTTPS with a certificate from a local CA created at start")
+	o.Bool(&c.https, "https", true, "without --tls, answer HTTPS as well as plain HTTP on the port (each connection's first byte tells), with a certificate from the local CA kept in --ca-dir: MSAL refuses http:// authorities; false: plain HTTP only")
+	o.String(&c.caDir, "ca-dir", "", "directory the local CA of --https is kept in and reused from, so that it is trusted once (referrals-sandbox trust): ca.pem for clients, ca-key.pem private; it must be yours and not writable by group or others (default: referrals-sandbox in the user's configuration directory, e.g. ~/.config/referrals-sandbox)")
+	o.Bool(&so.TLS, "tls", false, "serve HTTPS only, with a certificate from a local CA created at start (plain HTTP gets a 400, except /__sandbox/ca.pem)")
 	o.String(&so.TLSDir, "tls-dir", "", "directory the CA certificate (ca.pem) is written to with --tls; it must be yours and not writable by group or others (default: a new private directory per start, removed at exit; the ready line's ca_cert names it)")
 	o.List(&so.TLSHosts, "tls-host", "extra host name for the certificate (e.g. a compose service name); repeatable")
 	o.String(&so.TLSCertFile, "tls-cert", "", "PEM certificate to serve with --tls instead of the local CA's")
@@ -188,6 +195,9 @@ func runServe(ctx context.Context, e env, args []string) error {
 	}
 	c.opts.Logger = logger
 	c.opts.ListenAddr = c.addr
+	if err := c.chooseCADir(); err != nil {
+		logger.Warn("serving plain HTTP only", "err", err)
+	}
 	if c.upstream != "" {
 		c.opts.Upstream = &sandbox.UpstreamConfig{RootURL: c.upstream, AuthURL: c.upstreamAuth, Keep: c.upstreamKeep}
 		logger.Warn("recording proxy: partner calls go to the real service", "upstream", c.upstream, "upstream_auth_url", c.upstreamAuth)
@@ -238,6 +248,25 @@ func runServe(ctx context.Context, e env, args []string) error {
 	return serveUntilDone(ctx, logger, in, ln, c.shutdownGrace)
 }
 
+// chooseCADir sets the CA directory of --https: --ca-dir, or the
+// default, which may be missing or read-only (a container's home): then
+// the sandbox serves plain HTTP only, with a warning.
+func (c *serveConfig) chooseCADir() error {
+	if c.opts.TLS || !c.https {
+		return nil
+	}
+	if c.caDir != "" {
+		c.opts.CADir = c.caDir
+		return nil
+	}
+	dir, err := tlsca.DefaultDir()
+	if err != nil {
+		return err
+	}
+	c.opts.CADir, c.opts.CADirOptional = dir, true
+	return nil
+}
+
 // serveUntilDone serves until ctx ends (SIGINT, SIGTERM), then drains
 // requests in flight for up to grace.
 func serveUntilDone(ctx context.Context, logger *slog.Logger, in *sandbox.Instance, ln net.Listener, grace time.Duration) error {
@@ -267,7 +296,7 @@ func announce(stdout io.Writer, logger *slog.Logger, in *sandbox.Instance, addr 
 	base := strings.TrimRight(c.opts.PublicURL, "/")
 	if base == "" {
 		scheme := "http"
-		if in.TLS != nil {
+		if in.HTTPSOnly {
 			scheme = "https"
 		}
 		base = scheme + "://" + advertisedHost(addr)
@@ -285,6 +314,9 @@ func announce(stdout io.Writer, logger *slog.Logger, in *sandbox.Instance, addr 
 		"environment", c.opts.Environment,
 		"clients", strings.Join(ids, ","),
 	}
+	if in.TLS != nil && !in.HTTPSOnly && c.opts.PublicURL == "" {
+		attrs = append(attrs, "https_auth_url", in.Provider.AuthURL("https://"+advertisedHost(addr)))
+	}
 	if in.CAPath != "" {
 		attrs = append(attrs, "ca_cert", in.CAPath)
 	}
@@ -297,6 +329,9 @@ func announce(stdout io.Writer, logger *slog.Logger, in *sandbox.Instance, addr 
 	logger.Info("referrals-sandbox ready", attrs...)
 	if in.EmbeddedFixtures {
 		printDefaultCredentials(stdout, in.Provider.Clients())
+	}
+	if in.CAPath != "" {
+		printTrust(stdout, in, addr, c.opts.PublicURL)
 	}
 }
 

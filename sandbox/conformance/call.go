@@ -101,9 +101,12 @@ func unique(ids []string) []string {
 	return out
 }
 
-// capEvidence bounds c's evidence to MaxEvidence, saying so in the
+// capEvidence names each request once in c's evidence (a request can show
+// a rule broken twice, as the reaction to one 401 and the refused call
+// before the next), bounds it to MaxEvidence, saying so in the
 // explanation, and never returns nil (the JSON shows an empty list).
 func capEvidence(c *Check) []string {
+	c.Evidence = unique(c.Evidence)
 	if len(c.Evidence) > MaxEvidence {
 		c.Explanation += fmt.Sprintf(" (first %d of %d request ids shown)", MaxEvidence, len(c.Evidence))
 		return c.Evidence[:MaxEvidence]

@@ -92,6 +92,7 @@ func rules() []rule {
 		{CheckExpiredToken, "No call with a refused token; recover from 401 with a new token", false, checkExpiredToken},
 		{CheckRenewsBeforeExpiry, "Renew the token before it expires (60 s ahead)", false, checkRenewsBeforeExpiry},
 		{CheckReusesTokens, "Reuse tokens, not one token request per call", false, checkReusesTokens},
+		{CheckStopsOn403, "Do not retry a call refused with 403", false, checkStopsOn403},
 		{CheckHonoursRetryAfter, "Wait Retry-After after 429 and 503", false, checkHonoursRetryAfter},
 		{CheckBacksOff, "Back off exponentially and give up eventually", false, checkBacksOff},
 		{CheckPingsSparingly, "Use the ping sparingly", false, checkPingsSparingly},

@@ -72,6 +72,16 @@ func script(flaw string, answer time.Duration) (entries []journal.Entry, evidenc
 	} else {
 		call()
 	}
+	// A 403 on the qualified referrals: the client stops calling them (it
+	// has its permissions reviewed) and carries on with what it may read.
+	s.wait(time.Second)
+	forbidden := call(path(http.MethodGet, "/api/v1/referrals/qualified"), status(http.StatusForbidden))
+	s.wait(time.Second)
+	if flaw == CheckStopsOn403 {
+		broke(forbidden, call(path(http.MethodGet, "/api/v1/referrals/qualified"), status(http.StatusForbidden)))
+	} else {
+		call()
+	}
 	if flaw == CheckNoCredentialsInURL {
 		s.wait(time.Second)
 		broke(call(query("access_token=" + redact.Redacted + "&limit=5")))
@@ -133,15 +143,21 @@ func script(flaw string, answer time.Duration) (entries []journal.Entry, evidenc
 	// first (50 s left); the flawed client lets the token expire and
 	// renews only after a 401.
 	s.wait(s.expiresAt().Sub(s.now) - 90*time.Second)
-	call()
+	if flaw == CheckReusesTokens {
+		fetch(false) // with 90 s left: a renewal, whatever the client's habit
+	}
+	s.call()
 	if flaw == CheckRenewsBeforeExpiry {
 		s.wait(100 * time.Second)
 		expired := s.call()
 		broke(expired, s.fetchToken())
 		call()
 	} else {
+		// The token-per-call client renewed just before its last call.
 		s.wait(40 * time.Second)
-		fetch(true)
+		if flaw != CheckReusesTokens {
+			fetch(false)
+		}
 		call()
 	}
 	return s.entries, evidence

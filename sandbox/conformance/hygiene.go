@@ -184,11 +184,11 @@ func checkNoCredentialsInURL(calls []call, _ Options) Check {
 	return Check{Result: Pass, Explanation: fmt.Sprintf("no query string carried a credential (%s)", plural(len(calls), "request"))}
 }
 
-// checkHTTPSOnly: with --tls every request must have come over TLS
-// (section 5.8: only HTTPS is used).
+// checkHTTPSOnly: with --tls, or when the report is asked for over HTTPS,
+// every request must have come over TLS (section 5.8: only HTTPS is used).
 func checkHTTPSOnly(calls []call, opts Options) Check {
 	if !opts.TLS {
-		return Check{Result: NotExercised, Explanation: "the sandbox serves plain HTTP; start it with --tls to check that the client uses only HTTPS"}
+		return Check{Result: NotExercised, Explanation: "the report was asked for over plain HTTP; ask for it over HTTPS (the same port answers both, e.g. referrals-sandbox report --url https://localhost:8080) or start the sandbox with --tls to check that the client uses only HTTPS"}
 	}
 	var plain []string
 	for _, c := range calls {

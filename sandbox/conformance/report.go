@@ -15,7 +15,9 @@
 package conformance
 
 import (
+	"net/http"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
@@ -159,7 +161,7 @@ func Evaluate(entries []journal.Entry, opts Options) Report {
 	if !opts.Now.IsZero() {
 		report.GeneratedAt = opts.Now.UTC().Format(fixtures.TimestampLayout)
 	}
-	sorted, unknown := splitUnknown(sortedByID(entries), opts.Known)
+	sorted, unknown := splitUnknown(withoutDiscovery(sortedByID(entries)), opts.Known)
 	report.UnknownClients = unknown
 	groups := map[string][]call{}
 	for _, e := range sorted {
@@ -195,6 +197,29 @@ func Evaluate(entries []journal.Entry, opts Options) Report {
 		}
 	}
 	return report
+}
+
+// withoutDiscovery leaves out the anonymous GETs of the identity
+// provider's metadata (OpenID configuration, instance discovery, JWKS)
+// that MSAL and other libraries make before their first token: they
+// carry no client id, so they would form an "(unidentified)" program that
+// passes every check it can be judged by and says nothing about anyone.
+func withoutDiscovery(entries []journal.Entry) []journal.Entry {
+	out := entries[:0]
+	for _, e := range entries {
+		if !isDiscovery(e) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// isDiscovery reports whether e is an anonymous read of the identity
+// provider's metadata.
+func isDiscovery(e journal.Entry) bool {
+	return e.Endpoint == "" && e.ClientID == "" && e.TokenID == "" &&
+		(e.Method == http.MethodGet || e.Method == http.MethodHead) &&
+		(strings.Contains(e.Path, "/.well-known/") || strings.Contains(e.Path, "/discovery/"))
 }
 
 // sortedByID returns a copy of entries in journal order, whatever order

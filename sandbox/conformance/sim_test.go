@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"cmp"
 	"fmt"
 	"net/http"
 	"time"
@@ -16,15 +17,17 @@ const lifetime = 3599 * time.Second
 // requests each take answer (5 ms unless the test says otherwise), on a
 // clock the test moves.
 type sim struct {
-	now     time.Time
-	answer  time.Duration
-	id      uint64
-	tokens  int
-	client  string
-	tls     bool
-	token   string
-	expires map[string]time.Time
-	entries []journal.Entry
+	now    time.Time
+	answer time.Duration
+	id     uint64
+	tokens int
+	client string
+	tls    bool
+	token  string
+	// lifetime of the tokens it issues; 0: the default lifetime.
+	lifetime time.Duration
+	expires  map[string]time.Time
+	entries  []journal.Entry
 }
 
 func newSim() *sim {
@@ -89,7 +92,7 @@ func (s *sim) record(e journal.Entry, mods ...mod) string {
 func (s *sim) fetchToken(mods ...mod) string {
 	s.tokens++
 	id := fmt.Sprintf("tok-%d", s.tokens)
-	exp := s.now.Truncate(time.Second).Add(lifetime)
+	exp := s.now.Truncate(time.Second).Add(cmp.Or(s.lifetime, lifetime))
 	s.token, s.expires[id] = id, exp
 	e := journal.Entry{
 		Method: http.MethodPost, Path: "/tenant/oauth2/v2.0/token", Endpoint: endpointToken, Status: http.StatusOK,

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/referrals-sandbox/referrals-sandbox/idp"
 )
 
 // reaction is what a client did after a 401 on the call at index i: the
@@ -122,17 +124,65 @@ func recovery(calls []call, shifts []time.Duration, i int) bool {
 	return false
 }
 
+// replacement says what a new token fetched by c was to the token
+// obtained by current: a renewal (the current one had at most half its
+// lifetime, or at most the libraries' refresh margin, left, or had lapsed),
+// inside the margin (the whole token was shorter than the margin, so MSAL
+// treated it as expired from the start: neither renewal nor a failure to
+// reuse can be told), or early (more left: a token not reused).
+func replacement(current, c call) replaced {
+	if !c.start.Before(current.expires) {
+		return replacedRenewal
+	}
+	left, lifetime := current.expires.Sub(c.start), current.expires.Sub(current.start)
+	switch {
+	case 2*left <= lifetime:
+		return replacedRenewal
+	case lifetime <= idp.LibraryRefreshMargin:
+		return replacedInsideMargin
+	case left <= idp.LibraryRefreshMargin:
+		return replacedRenewal
+	}
+	return replacedEarly
+}
+
+// replaced is what a new token was to the one it replaced.
+type replaced int
+
+const (
+	replacedRenewal replaced = iota
+	replacedInsideMargin
+	replacedEarly
+)
+
+// shortTokenHint says how a client exercises renewal without moving the
+// sandbox clock: moving it makes the API refuse the token (a 401 judged by
+// expired-token), and clock moves are taken out of renewal timing.
+func shortTokenHint() string {
+	return fmt.Sprintf(`run longer than the token lifetime less %s, or use a client whose id starts with %s (POST /__sandbox/clients {"clientId": "%sci"}): its tokens last %s, which MSAL renews after %s`,
+		shortDuration(idp.LibraryRefreshMargin), idp.ShortTokenPrefix, idp.ShortTokenPrefix, shortDuration(idp.ShortTokenLifetime), shortDuration(idp.ShortTokenLifetime-idp.LibraryRefreshMargin))
+}
+
+// shortDuration writes whole minutes as "6 minutes", other durations as
+// Go does.
+func shortDuration(d time.Duration) string {
+	if d%time.Minute == 0 {
+		return plural(int(d/time.Minute), "minute")
+	}
+	return d.String()
+}
+
 // checkRenewsBeforeExpiry judges whether the client renews its token ahead
 // of expiry (section 5.5) rather than waiting for a 401. Renewal is a new
-// token fetched when the current one has at most half its lifetime left
-// (or has lapsed unused); a new token while the current one has more left
-// is no renewal but a token not reused (reuses-tokens judges it). Times
-// are taken on the client's own clock: moves of the sandbox clock are
-// taken out.
+// token fetched when the current one has at most half its lifetime, or at
+// most the 5 minutes at which MSAL renews, left (or has lapsed unused); a
+// new token while the current one has more left is no renewal but a token
+// not reused (reuses-tokens judges it). Times are taken on the client's
+// own clock: moves of the sandbox clock are taken out.
 func checkRenewsBeforeExpiry(calls []call, opts Options) Check {
 	shifts := clockShifts(calls)
 	var expired, late, early []string
-	renewals := 0
+	renewals, inMargin := 0, 0
 	var current *call         // the call that obtained the token in use
 	var pendingExpired []call // expired calls not yet followed by a new token
 	for i, c := range calls {
@@ -144,10 +194,15 @@ func checkRenewsBeforeExpiry(calls []call, opts Options) Check {
 				expired = append(expired, refs(append(pendingExpired, c)...)...)
 				pendingExpired = nil
 			case current == nil || recovery(calls, shifts, i):
-			case c.start.Before(current.expires) && 2*current.expires.Sub(c.start) > current.expires.Sub(current.start):
-				early = append(early, c.ref())
 			default:
-				renewals++
+				switch replacement(*current, c) {
+				case replacedEarly:
+					early = append(early, c.ref())
+				case replacedInsideMargin:
+					inMargin++
+				default:
+					renewals++
+				}
 			}
 			current = &calls[i]
 		case !c.usesToken() || c.expiredByClockMove(shifts[i]):
@@ -161,7 +216,10 @@ func checkRenewsBeforeExpiry(calls []call, opts Options) Check {
 	margin := opts.RenewalMargin.Round(time.Second)
 	notRenewal := ""
 	if len(early) > 0 {
-		notRenewal = fmt.Sprintf("; %s replaced tokens with more than half their lifetime left, which is not renewal: the client does not reuse its tokens (see reuses-tokens)", plural(len(early), "new token"))
+		notRenewal = fmt.Sprintf("; %s replaced tokens with more than half their lifetime (and more than %s) left, which is not renewal: the client does not reuse its tokens (see reuses-tokens)", plural(len(early), "new token"), shortDuration(idp.LibraryRefreshMargin))
+	}
+	if inMargin > 0 {
+		notRenewal += fmt.Sprintf("; %s replaced tokens whose whole lifetime was under %s, which MSAL treats as expired from the start, so renewal cannot be judged with them", plural(inMargin, "new token"), shortDuration(idp.LibraryRefreshMargin))
 	}
 	switch {
 	case len(expired) > 0:
@@ -172,7 +230,7 @@ func checkRenewsBeforeExpiry(calls []call, opts Options) Check {
 			Explanation: fmt.Sprintf("%s presented a token with less than %s left; renew %s before expiry so it cannot expire in flight", plural(len(late), "call"), margin, margin)}
 	case renewals == 0:
 		return Check{Result: NotExercised, Evidence: early,
-			Explanation: "the client never renewed a token near its expiry (move the sandbox clock forward to exercise renewal)" + notRenewal}
+			Explanation: "the client never renewed a token near its expiry (" + shortTokenHint() + ")" + notRenewal}
 	}
 	return Check{Result: Pass, Explanation: fmt.Sprintf("the client renewed its token %s, each time before it expired, and never used one in its last %s%s", plural(renewals, "time"), margin, notRenewal)}
 }
@@ -181,26 +239,59 @@ func checkRenewsBeforeExpiry(calls []call, opts Options) Check {
 // its token for its lifetime (section 5.5), not fetch one per call. Calls
 // refused with 401 and the tokens fetched to recover from them are left
 // out, so a scenario that refuses tokens or a clock move does not count
-// against the client.
+// against the client. Renewals (a new token when the current one had at
+// most half its lifetime, or the 5 minutes at which MSAL renews, left) are
+// no failure to reuse either: the calls after each renewal are set against
+// the renewal, and the client's other new tokens against the rest. A
+// client that renews every minute, as MSAL does with 6-minute tokens,
+// passes however few calls it makes per token. When tokens are shorter
+// than MSAL's margin, a cache-first MSAL client fetches one per call:
+// reuse is then not judged.
 func checkReusesTokens(calls []call, _ Options) Check {
 	shifts := clockShifts(calls)
 	var tokens []string
-	withToken := 0
+	withToken, renewals, inMargin := 0, 0, 0
+	var current *call // the call that obtained the token in use
 	for i, c := range calls {
 		switch {
-		case c.issued() && !recovery(calls, shifts, i):
-			tokens = append(tokens, c.ref())
+		case c.issued():
+			prev := current
+			current = &calls[i]
+			switch {
+			case recovery(calls, shifts, i):
+			case prev == nil:
+				tokens = append(tokens, c.ref())
+			default:
+				switch replacement(*prev, c) {
+				case replacedInsideMargin:
+					inMargin++
+				case replacedEarly:
+					tokens = append(tokens, c.ref())
+				default:
+					renewals++
+				}
+			}
 		case c.usesToken() && c.Status != http.StatusUnauthorized:
 			withToken++
 		}
 	}
 	ratio := fmt.Sprintf("%s for %s", plural(len(tokens), "new token"), plural(withToken, "accepted call"))
+	if renewals > 0 {
+		ratio += fmt.Sprintf(", besides %s", plural(renewals, "renewal"))
+	}
+	// The calls the client's new tokens other than renewals served.
+	base := withToken - renewals - inMargin
 	switch {
 	case withToken < 3:
 		return Check{Result: NotExercised, Explanation: ratio + ": too few calls to judge token reuse (3 or more needed)"}
-	case len(tokens) >= withToken:
+	case 2*inMargin >= withToken:
+		return Check{Result: NotExercised, Explanation: fmt.Sprintf("%s replaced tokens whose whole lifetime was under %s: MSAL treats such a token as expired from the start and fetches one per call, so reuse cannot be judged; give the client tokens longer than %s (%s)",
+			plural(inMargin, "new token"), shortDuration(idp.LibraryRefreshMargin), shortDuration(idp.LibraryRefreshMargin), shortTokenHint())}
+	case len(tokens) < 2:
+		// One token, or none but renewals: every call reused a token.
+	case len(tokens) >= base:
 		return Check{Result: Fail, Evidence: tokens, Explanation: ratio + ": a token per call; cache the token until shortly before it expires"}
-	case 2*len(tokens) > withToken:
+	case 2*len(tokens) > base:
 		return Check{Result: Warn, Evidence: tokens, Explanation: ratio + ": each token serves fewer than two calls; cache it until shortly before it expires"}
 	}
 	return Check{Result: Pass, Explanation: ratio}

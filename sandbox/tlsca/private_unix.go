@@ -21,3 +21,12 @@ func checkPrivate(dir string, fi fs.FileInfo) error {
 	}
 	return nil
 }
+
+// checkKeyFile refuses a CA key other users could read: whoever has it can
+// impersonate any host to a machine that trusts the CA.
+func checkKeyFile(path string, fi fs.FileInfo) error {
+	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+		return fmt.Errorf("CA key %s is readable or writable by group or others (mode %04o): run chmod 600 on it, or remove it and %s to make a new CA", path, perm, CAFile)
+	}
+	return nil
+}

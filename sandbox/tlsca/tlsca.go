@@ -1,5 +1,7 @@
 // Package tlsca makes the sandbox's local certificate authority: a CA
-// created at start-up and a server certificate it signs for localhost,
+// created at start-up (--tls), or one kept in a directory and reused
+// across starts (LoadOrCreate, for HTTPS on the default port), and a
+// server certificate it signs for localhost,
 // 127.0.0.1, ::1 and any extra host names (a compose service name, or
 // login.microsoftonline.com when CI routes that host to the sandbox). A
 // client trusts the sandbox by trusting the CA certificate.
@@ -39,11 +41,27 @@ type Authority struct {
 // New creates a CA and a server certificate for DefaultHosts plus extra,
 // valid from a minute before now (clock skew between client and sandbox).
 func New(extra []string, now time.Time) (*Authority, error) {
+	ca, err := newCA(now, validity)
+	if err != nil {
+		return nil, err
+	}
+	return ca.issue(extra, now)
+}
+
+// ca is a CA certificate with its key.
+type ca struct {
+	cert    *x509.Certificate
+	der     []byte
+	key     *ecdsa.PrivateKey
+	certPEM []byte
+}
+
+// newCA creates a CA valid from a minute before now for lifetime.
+func newCA(now time.Time, lifetime time.Duration) (*ca, error) {
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, fmt.Errorf("tls ca: generate CA key: %w", err)
 	}
-	notBefore, notAfter := now.Add(-time.Minute), now.Add(validity)
 	caSerial, err := serial()
 	if err != nil {
 		return nil, err
@@ -51,8 +69,8 @@ func New(extra []string, now time.Time) (*Authority, error) {
 	caTemplate := &x509.Certificate{
 		SerialNumber:          caSerial,
 		Subject:               pkix.Name{CommonName: "referrals-sandbox local CA (test only)", Organization: []string{"referrals-sandbox"}},
-		NotBefore:             notBefore,
-		NotAfter:              notAfter,
+		NotBefore:             now.Add(-time.Minute),
+		NotAfter:              now.Add(lifetime),
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
 		BasicConstraintsValid: true,
 		IsCA:                  true,
@@ -66,7 +84,12 @@ func New(extra []string, now time.Time) (*Authority, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tls ca: parse CA certificate: %w", err)
 	}
+	return &ca{cert: caCert, der: caDER, key: caKey, certPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})}, nil
+}
 
+// issue signs a server certificate for DefaultHosts plus extra, valid from
+// a minute before now for validity (or until the CA expires, if sooner).
+func (c *ca) issue(extra []string, now time.Time) (*Authority, error) {
 	serverKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, fmt.Errorf("tls ca: generate server key: %w", err)
@@ -75,10 +98,14 @@ func New(extra []string, now time.Time) (*Authority, error) {
 	if err != nil {
 		return nil, err
 	}
+	notAfter := now.Add(validity)
+	if c.cert.NotAfter.Before(notAfter) {
+		notAfter = c.cert.NotAfter
+	}
 	serverTemplate := &x509.Certificate{
 		SerialNumber: serverSerial,
 		Subject:      pkix.Name{CommonName: "referrals-sandbox"},
-		NotBefore:    notBefore,
+		NotBefore:    now.Add(-time.Minute),
 		NotAfter:     notAfter,
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
@@ -90,13 +117,13 @@ func New(extra []string, now time.Time) (*Authority, error) {
 			serverTemplate.DNSNames = append(serverTemplate.DNSNames, h)
 		}
 	}
-	serverDER, err := x509.CreateCertificate(rand.Reader, serverTemplate, caCert, &serverKey.PublicKey, caKey)
+	serverDER, err := x509.CreateCertificate(rand.Reader, serverTemplate, c.cert, &serverKey.PublicKey, c.key)
 	if err != nil {
 		return nil, fmt.Errorf("tls ca: sign server certificate: %w", err)
 	}
 	return &Authority{
-		CertPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}),
-		Server:  tls.Certificate{Certificate: [][]byte{serverDER, caDER}, PrivateKey: serverKey},
+		CertPEM: c.certPEM,
+		Server:  tls.Certificate{Certificate: [][]byte{serverDER, c.der}, PrivateKey: serverKey},
 	}, nil
 }
 
