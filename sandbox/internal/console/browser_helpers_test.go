@@ -34,7 +34,7 @@ const (
 	// docsScreenshots is where UPDATE_SCREENSHOTS=1 writes the images
 	// of docs/qa-console.md, relative to this package's directory (go
 	// test's working directory).
-	docsScreenshots = "../../docs/screenshots"
+	docsScreenshots = "../../../docs/screenshots"
 )
 
 // chromiumPath finds Debian's chromium (or another Chrome) on PATH. Without

@@ -313,6 +313,7 @@
     }
     if (changed('library', [state.library, state.active, state.ended, $('scenario-client').value])) keepFocus(renderLibrary);
     if (changed('rules', state.rules)) keepFocus(renderRules);
+    renderSaveSource();
   }
 
   function activationsOf(name) {
@@ -544,36 +545,259 @@
     await loadScenarios();
   }
 
+  // ---- authoring: the rule form, its phases, saving as a scenario ----------
+
+  // The answers a rule or a phase can give, as "kind:value" (status, error
+  // or fault); "" is a normal answer (with a delay, or a lull in a phase).
+  const answerChoices = [...document.querySelectorAll('#rule-answer option')].map((o) => [o.value, o.textContent]);
+
+  // setAnswer writes the answer of rule (or phase) r into a rule from the
+  // form's "kind:value" choice.
+  function setAnswer(r, choice) {
+    const [kind, value] = choice.split(':');
+    if (kind === 'status') r.status = Number(value);
+    if (kind === 'error') r.error = value;
+    if (kind === 'fault') r.fault = value;
+  }
+
+  let phaseSeq = 0; // makes each phase's element ids unique, so labels point at them
+
+  // phaseFields are the inputs of one phase: its field in the rule JSON
+  // (for errors' field names) and how it is shown.
+  const phaseFields = [
+    { key: 'for', label: 'For', hint: 'e.g. 5m, 90s, 1h', attrs: { type: 'text', placeholder: '5m', required: true, autocomplete: 'off', spellcheck: 'false' } },
+    { key: 'answer', label: 'Answer with', select: true },
+    { key: 'delay', label: 'Delay (ms)', hint: 'optional', attrs: { type: 'number', min: 0, step: 50, inputmode: 'numeric' } },
+    { key: 'probability', label: 'Probability (%)', hint: 'blank: always', attrs: { type: 'number', min: 0, max: 100, step: 'any', inputmode: 'decimal' } },
+    { key: 'seed', label: 'Seed', hint: 'replays the draws', attrs: { type: 'number', min: 0, step: 1, inputmode: 'numeric' } },
+    { key: 'retryAfterSeconds', label: 'Retry-After (s)', hint: '429/503', attrs: { type: 'number', min: 1, max: 3600, step: 1, inputmode: 'numeric' } },
+  ];
+
+  function addPhase() {
+    const uid = ++phaseSeq;
+    const fields = phaseFields.map((f) => {
+      const id = 'phase-' + uid + '-' + f.key;
+      const control = f.select
+        ? el('select', { attrs: { id }, data: { phaseField: f.key } },
+          ...answerChoices.map(([value, text]) => el('option', { attrs: { value }, text: value ? text : 'normal (lull or delay only)' })))
+        : el('input', { attrs: Object.assign({ id }, f.attrs), data: { phaseField: f.key } });
+      return el('div', { class: 'field' },
+        el('label', { attrs: { for: id } }, f.label + ' ', f.hint ? el('span', { class: 'optional', text: f.hint }) : null),
+        control);
+    });
+    const li = el('li', { class: 'phase-edit' },
+      el('div', { class: 'phase-edit-head' },
+        el('h3', { class: 'phase-edit-title' }),
+        button('Remove', { class: 'small danger-outline', data: { action: 'remove-phase' } }, () => removePhase(li))),
+      el('div', { class: 'phase-edit-grid' }, ...fields));
+    $('phase-list').append(li);
+    phasesChanged();
+    li.querySelector('[data-phase-field="for"]').focus();
+  }
+
+  function removePhase(li) {
+    const next = li.nextElementSibling || li.previousElementSibling;
+    li.remove();
+    phasesChanged();
+    (next ? next.querySelector('[data-phase-field="for"]') : $('phase-add')).focus();
+  }
+
+  // phasesChanged numbers the phases, and turns the rule's own effects
+  // off while it has phases: a timeline's effects go in its phases, and
+  // times is refused beside them.
+  function phasesChanged() {
+    const items = [...$('phase-list').children];
+    items.forEach((li, i) => {
+      li.dataset.phase = String(i);
+      li.querySelector('.phase-edit-title').textContent = 'Phase ' + (i + 1);
+      li.querySelector('[data-action="remove-phase"]').setAttribute('aria-label', 'Remove phase ' + (i + 1));
+    });
+    const timeline = items.length > 0;
+    for (const id of ['rule-answer', 'rule-delay', 'rule-times', 'rule-retry']) $(id).disabled = timeline;
+    $('rule-form').classList.toggle('is-timeline', timeline);
+  }
+
+  // phaseFromForm builds one phase of the timeline JSON.
+  function phaseFromForm(li) {
+    const v = (key) => li.querySelector('[data-phase-field="' + key + '"]').value.trim();
+    const phase = { for: v('for') };
+    setAnswer(phase, v('answer'));
+    if (v('delay')) phase.delay = { fixed: v('delay') + 'ms' };
+    if (v('probability')) phase.probability = Number(v('probability')) / 100;
+    if (v('seed')) phase.seed = Number(v('seed'));
+    if (v('retryAfterSeconds')) phase.retryAfterSeconds = Number(v('retryAfterSeconds'));
+    return phase;
+  }
+
   // ruleFromForm builds the rule JSON of POST /__sandbox/scenarios; the
-  // sandbox validates it and names the field at fault.
+  // sandbox validates it and names the field at fault. With phases it is
+  // a timeline rule, whose effects are all in its phases.
   function ruleFromForm() {
     const v = (id) => $(id).value.trim();
     const rule = { endpoint: v('rule-endpoint') };
     if (v('rule-method')) rule.method = v('rule-method');
     if (v('rule-path')) rule.path = v('rule-path');
     if (v('rule-client')) rule.clientId = v('rule-client');
-    const [kind, value] = v('rule-answer').split(':');
-    if (kind === 'status') rule.status = Number(value);
-    if (kind === 'error') rule.error = value;
-    if (kind === 'fault') rule.fault = value;
-    if (v('rule-delay')) rule.delay = { fixed: v('rule-delay') + 'ms' };
-    if (v('rule-times')) rule.times = Number(v('rule-times'));
-    if (v('rule-retry')) rule.retryAfterSeconds = Number(v('rule-retry'));
+    const phases = [...$('phase-list').children];
+    if (phases.length) {
+      rule.timeline = phases.map(phaseFromForm);
+    } else {
+      setAnswer(rule, v('rule-answer'));
+      if (v('rule-delay')) rule.delay = { fixed: v('rule-delay') + 'ms' };
+      if (v('rule-times')) rule.times = Number(v('rule-times'));
+      if (v('rule-retry')) rule.retryAfterSeconds = Number(v('rule-retry'));
+    }
     if (v('rule-description')) rule.description = v('rule-description');
     return rule;
+  }
+
+  // ruleFormControl finds the control of the rule form that an API error's
+  // field (as "timeline[1].retryAfterSeconds" or "delay.fixed") names.
+  function ruleFormControl(field) {
+    const m = /^timeline\[(\d+)\](?:\.(\w+))?/.exec(field);
+    if (m) {
+      const li = $('phase-list').children[Number(m[1])];
+      if (!li) return $('phase-add');
+      const key = { status: 'answer', error: 'answer', fault: 'answer', reason: 'answer' }[m[2]] || m[2] || 'for';
+      return li.querySelector('[data-phase-field="' + key + '"]') || li.querySelector('[data-phase-field="for"]');
+    }
+    const top = field.split(/[.[]/)[0];
+    const id = {
+      timeline: 'phase-add', rule: 'rule-answer', status: 'rule-answer', error: 'rule-answer', fault: 'rule-answer', reason: 'rule-answer',
+      delay: 'rule-delay', times: 'rule-times', after: 'rule-times', perClient: 'rule-times', probability: 'rule-answer', seed: 'rule-answer',
+      retryAfterSeconds: 'rule-retry', path: 'rule-path', method: 'rule-method', clientId: 'rule-client', endpoint: 'rule-endpoint', description: 'rule-description',
+    }[top];
+    return id ? $(id) : null;
+  }
+
+  // fieldName says in words which control an error's field is, for the
+  // summary above the button.
+  function fieldName(control, field) {
+    if (control && control.id === 'phase-add') return 'Timeline phases';
+    const label = control && control.labels && control.labels[0] ? control.labels[0].childNodes[0].textContent.trim() : '';
+    const li = control && control.closest('.phase-edit');
+    return (li ? 'Phase ' + (Number(li.dataset.phase) + 1) + ', ' : '') + (label || field);
+  }
+
+  // clearFieldErrors takes the marks of a previous answer off a form.
+  function clearFieldErrors(form) {
+    for (const p of form.querySelectorAll('.field-error')) p.remove();
+    for (const c of form.querySelectorAll('[aria-describedby*="-error-text"]')) {
+      c.removeAttribute('aria-invalid');
+      const ids = c.getAttribute('aria-describedby').split(' ').filter((id) => id && !id.endsWith('-error-text'));
+      if (ids.length) c.setAttribute('aria-describedby', ids.join(' '));
+      else c.removeAttribute('aria-describedby');
+    }
+  }
+
+  // showProblem shows an API refusal on a form: the summary in out (an
+  // alert), and each of problem+json's errors[] next to the control its
+  // field names (found by controlOf), which is marked invalid and
+  // described by the message; the first such control gets the focus.
+  function showProblem(form, out, err, controlOf, prefix) {
+    clearFieldErrors(form);
+    const errors = err.body && Array.isArray(err.body.errors) ? err.body.errors : [];
+    const lines = [];
+    let first = null;
+    for (const e of errors) {
+      const field = String(e.field || '');
+      const control = controlOf(field);
+      lines.push(el('li', null, fieldName(control, field) + ': ' + e.message, el('code', { class: 'field-path', text: ' (' + field + ')' })));
+      if (!control) continue;
+      const id = (control.id || 'control') + '-error-text';
+      if (!$(id)) {
+        control.closest('.field, fieldset').append(el('p', { class: 'field-error', attrs: { id }, text: e.message }));
+        if (control.matches('input, select')) control.setAttribute('aria-invalid', 'true');
+        control.setAttribute('aria-describedby', ((control.getAttribute('aria-describedby') || '') + ' ' + id).trim());
+      }
+      first = first || control;
+    }
+    // With errors[] the list says it all; the detail only points at it.
+    const detail = err.body && typeof err.body === 'object' ? err.body.detail || err.body.title : '';
+    put(out, el('p', { text: prefix + (lines.length ? '' : detail || err.message) }), lines.length ? el('ul', { class: 'field-errors' }, ...lines) : null);
+    if (first) first.focus();
   }
 
   async function addRule(ev) {
     ev.preventDefault();
     const out = $('rule-form-error');
     out.textContent = '';
+    clearFieldErrors($('rule-form'));
     try {
       const added = await api('POST', 'scenarios', ruleFromForm());
       toast('Rule ' + added.id + ' added', 'ok');
     } catch (err) {
-      out.textContent = err.message;
+      showProblem($('rule-form'), out, err, ruleFormControl, 'The sandbox refused the rule: ');
       return;
     }
+    await loadScenarios();
+  }
+
+  // ruleFields are the fields of the admin API's Rule a scenario may hold:
+  // an active rule is listed with its counters, id and clock, which are
+  // not part of a rule to save.
+  const ruleFields = ['description', 'method', 'path', 'clientId', 'endpoint', 'status', 'error', 'retryAfterSeconds', 'reason',
+    'delay', 'fault', 'times', 'after', 'probability', 'seed', 'perClient', 'timeline'];
+  const phaseKeys = ['for', 'status', 'error', 'retryAfterSeconds', 'reason', 'delay', 'fault', 'probability', 'seed'];
+
+  function pick(obj, keys) {
+    const out = {};
+    for (const k of keys) if (obj[k] !== undefined && obj[k] !== null && obj[k] !== '' && obj[k] !== 0 && obj[k] !== false) out[k] = obj[k];
+    return out;
+  }
+
+  // customRules are the active rules added one by one (not by switching
+  // on a scenario), as rules to save.
+  function customRules() {
+    return state.rules.filter((r) => !r.scenario).map((r) => {
+      const rule = pick(r, ruleFields);
+      if (rule.timeline) rule.timeline = rule.timeline.map((p) => pick(p, phaseKeys));
+      return rule;
+    });
+  }
+
+  function renderSaveSource() {
+    $('save-active-count').textContent = String(state.rules.filter((r) => !r.scenario).length);
+  }
+
+  // saveControl finds the control an error of POST /__sandbox/library
+  // names: the name or description, or, when the form's rule is saved,
+  // that rule's control (rules[0].timeline[1].for).
+  function saveControl(field) {
+    if (field === 'name') return $('save-name');
+    if (field === 'description') return $('save-description');
+    const m = /^rules\[0\]\.(.+)$/.exec(field);
+    if (m && $('save-source-form').checked) return ruleFormControl(m[1]);
+    return null;
+  }
+
+  // saveScenario saves the rule being built (or the active custom rules)
+  // as a named scenario, then reloads the library list, which the page
+  // otherwise keeps, so the new scenario shows with its Delete button.
+  async function saveScenario(ev) {
+    ev.preventDefault();
+    const out = $('save-form-error');
+    out.textContent = '';
+    clearFieldErrors($('save-form'));
+    clearFieldErrors($('rule-form'));
+    const fromForm = $('save-source-form').checked;
+    const body = { name: $('save-name').value.trim(), rules: fromForm ? [ruleFromForm()] : customRules() };
+    const description = $('save-description').value.trim();
+    if (description) body.description = description;
+    if (!fromForm && !body.rules.length) {
+      out.textContent = 'There are no active custom rules to save: add one with the form above, or save the rule built there.';
+      return;
+    }
+    let saved;
+    try {
+      saved = await api('POST', 'library', body);
+    } catch (err) {
+      showProblem($('save-form'), out, err, saveControl, 'The sandbox did not save the scenario: ');
+      return;
+    }
+    $('save-form').reset();
+    toast('Saved as scenario ' + (saved && saved.name ? saved.name : body.name), 'ok');
+    state.library = [];
     await loadScenarios();
   }
 
@@ -1348,6 +1572,8 @@
     $('scenario-client').addEventListener('change', () => keepFocus(renderLibrary));
     $('rules-clear').addEventListener('click', clearRules);
     $('rule-form').addEventListener('submit', addRule);
+    $('phase-add').addEventListener('click', addPhase);
+    $('save-form').addEventListener('submit', saveScenario);
     $('journal-pause').addEventListener('click', togglePause);
     $('journal-clear').addEventListener('click', clearJournal);
     $('journal-har').addEventListener('click', downloadHAR);
