@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/referrals-sandbox/referrals-sandbox/clock"
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
@@ -107,6 +108,10 @@ type Options struct {
 	// beyond it is answered 507 and stores nothing. The zero value is no
 	// bound.
 	Quota store.Quota
+	// TracerProvider, when set, gives each partner request a span exported
+	// by it (serve builds one with package tracing when an OTLP endpoint is
+	// configured); nil traces nothing. Its owner shuts it down.
+	TracerProvider trace.TracerProvider
 }
 
 // Instance is an opened sandbox: the handler and what it was built from.
@@ -233,7 +238,7 @@ func OpenContext(ctx context.Context, opts Options) (*Instance, error) {
 		HTTPSOnly: opts.TLS, ClientClocks: clocks, AllowedHosts: hosts, Redis: in.Redis, RedisPrefix: opts.RedisPrefix,
 		RedisClientPrefix: clientPrefix,
 		Upstream:          opts.Upstream, Contract: contract,
-		Build: opts.Build,
+		Build: opts.Build, TracerProvider: opts.TracerProvider,
 	})
 	if err != nil {
 		_ = in.Close()

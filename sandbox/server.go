@@ -22,6 +22,7 @@ import (
 
 	"github.com/gorilla/mux"
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/referrals-sandbox/referrals-sandbox/clock"
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
@@ -106,6 +107,9 @@ type Config struct {
 	Upstream *UpstreamConfig
 	// Build names this build in referrals_sandbox_build_info.
 	Build BuildInfo
+	// TracerProvider, when set, gives each partner request a span
+	// (http_tracing.go); nil traces nothing.
+	TracerProvider trace.TracerProvider
 }
 
 // DefaultJournalSize is how many requests the journal keeps by default.
@@ -315,12 +319,13 @@ func (s *Server) routes() http.Handler {
 	s.handle(r, "/api/v1/referrals/{trial_id}/{outcomes_id}", get(RoleReferralsRead, s.getReferral))
 	s.adminRoutes(r)
 	s.cfg.Provider.Register(r)
-	// Outermost first: every response gets a request id; the metrics count
+	// Outermost first: every response gets a request id; a span (with a
+	// TracerProvider) reads it and the metrics' notes; the metrics count
 	// every answer, refusals included; the journal sees the final answer,
 	// including forced ones and 429s.
 	s.exact = exactRoutes(r)
 	s.cleanPaths = cleanPaths(s.exact, s.redactor)
-	return withRequestID(s.withMetrics(s.withShared(s.withAdminGuard(s.withJournal(s.withMetricsInfo(s.withHTTPSOnly(s.withScenarios(s.withUpstream(s.withRateLimit(http.HandlerFunc(s.serveRoutes)))))))))))
+	return withRequestID(s.withTracing(s.withMetrics(s.withShared(s.withAdminGuard(s.withJournal(s.withMetricsInfo(s.withHTTPSOnly(s.withScenarios(s.withUpstream(s.withRateLimit(http.HandlerFunc(s.serveRoutes))))))))))))
 }
 
 // serveCA serves the local CA certificate clients trust (--tls).

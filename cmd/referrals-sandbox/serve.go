@@ -13,11 +13,14 @@ import (
 	"syscall"
 	"time"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/tlsca"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/tracing"
 )
 
 // DefaultAddr is where serve listens unless told otherwise.
@@ -41,6 +44,8 @@ type serveConfig struct {
 	// certificate from the CA kept in caDir ("" the user's config dir).
 	https bool
 	caDir string
+	// otlpEndpoint is where spans go (see package tracing).
+	otlpEndpoint string
 }
 
 func serveFlags(e env) (*options, *serveConfig) {
@@ -97,6 +102,7 @@ func addServeFlags(o *options, c *serveConfig) {
 		"recording proxy: JSON member or header NAME whose values the journal keeps as the real service sent them, where you know they are never patient data (every other value becomes a placeholder of its form; see docs/security.md); repeatable, comma-separated in the environment")
 	o.String(&so.ContractFile, "contract", "", "OpenAPI 3.0 or 3.1 document (JSON or YAML; 3.1 is taken as its 3.0 translation) whose schemas replace the built-in shapes of the referral operations it describes (see docs/contract.md)")
 	o.String(&c.metricsAddr, "metrics-addr", "", "also serve the Prometheus metrics at /metrics on this address, without the admin token (default: only "+sandbox.MetricsPath+", guarded like the admin API)")
+	o.String(&c.otlpEndpoint, "otlp-endpoint", "", "trace each partner request: export a span per request to this OTLP/HTTP receiver's base URL (http://collector:4318; spans go to its /v1/traces); the standard OTEL_EXPORTER_OTLP_ENDPOINT and OTEL_EXPORTER_OTLP_TRACES_ENDPOINT work too (default: no tracing; see docs/tracing.md)")
 	o.String(&c.healthFile, "health-file", "", "file serve writes its health URL and CA path to once listening, for healthcheck (the image sets /tmp/referrals-sandbox-health.json)")
 }
 
@@ -205,6 +211,17 @@ func runServe(ctx context.Context, e env, args []string) error {
 	info, ok := debug.ReadBuildInfo()
 	v := currentVersion(buildVersion{version, commit, date}, info, ok)
 	c.opts.Build = sandbox.BuildInfo{Version: v.version, Commit: v.commit}
+	tracer, err := tracing.New(ctx, tracing.Config{Endpoint: c.otlpEndpoint, Getenv: e.getenv, ServiceVersion: v.version})
+	if err != nil {
+		return fmt.Errorf("%w: %w", errUsage, err)
+	}
+	if tracer != nil {
+		c.opts.TracerProvider = tracer
+		logger.Info("tracing: a span per partner request, exported over OTLP (see docs/tracing.md)")
+		// Deferred before the server's own shutdown is: it runs after the
+		// requests in flight have ended, so their spans are flushed too.
+		defer flushSpans(logger, tracer)
+	}
 	restoreGC := collectLessWhileOpening(c.opts.DataFile)
 	in, err := sandbox.OpenContext(ctx, c.opts)
 	restoreGC()
@@ -265,6 +282,19 @@ func (c *serveConfig) chooseCADir() error {
 	}
 	c.opts.CADir, c.opts.CADirOptional = dir, true
 	return nil
+}
+
+// spanFlushTimeout bounds how long exit waits for the last spans to reach
+// the OTLP receiver: a receiver that is down must not hold the exit up.
+const spanFlushTimeout = 5 * time.Second
+
+// flushSpans exports the spans still batched and stops the exporter.
+func flushSpans(logger *slog.Logger, tracer *sdktrace.TracerProvider) {
+	ctx, cancel := context.WithTimeout(context.Background(), spanFlushTimeout)
+	defer cancel()
+	if err := tracer.Shutdown(ctx); err != nil {
+		logger.Error("flush the last spans to the OTLP endpoint", "err", err)
+	}
 }
 
 // serveUntilDone serves until ctx ends (SIGINT, SIGTERM), then drains
