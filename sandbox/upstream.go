@@ -14,6 +14,7 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redact"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/contractdoc"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
+	"github.com/referrals-sandbox/referrals-sandbox/scenarios"
 )
 
 // UpstreamConfig makes the sandbox a recording proxy (serve --upstream):
@@ -50,6 +51,7 @@ type upstreamProxy struct {
 	client       *http.Client
 	validator    *documentValidator
 	placeholders *placeholder.Maker
+	bodies       *bodyBudget
 }
 
 func newUpstreamProxy(cfg *UpstreamConfig, contract *contractdoc.Contract) (*upstreamProxy, error) {
@@ -80,6 +82,7 @@ func newUpstreamProxy(cfg *UpstreamConfig, contract *contractdoc.Contract) (*ups
 			// The partner sees the real service's redirect, not where it leads.
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
 		validator: validator, placeholders: placeholders,
+		bodies: newBodyBudget(maxBodiesInFlight),
 	}, nil
 }
 
@@ -125,7 +128,15 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, target string, 
 	p := s.upstream
 	rec := &journal.Upstream{URL: p.placeholderURL(s.redactURL(target))}
 	info.upstream = rec
+	held, ok := p.bodies.reserveRequest(r.ContentLength)
+	if !ok {
+		rec.Error = "refused: the recording proxy holds as many body bytes as it may"
+		s.refuseHold(w, r, scenarios.Endpoint(info.endpoint), fmt.Sprintf("the recording proxy already holds %d MiB of bodies in flight, its limit; retry after %d second(s)", maxBodiesInFlight>>20, heldRetryAfter))
+		return
+	}
+	defer held.release()
 	reqBody, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxForwardedBytes))
+	held.shrinkTo(int64(len(reqBody)))
 	if r.PostForm != nil {
 		// The journal's identification parsed the token form already,
 		// which consumed the body: send the form it read.
@@ -159,6 +170,11 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, target string, 
 		return
 	}
 	defer resp.Body.Close()
+	held.release() // the request is sent: its room goes before the answer asks
+	if err := held.reserveAnswer(r.Context(), resp.ContentLength); err != nil {
+		rec.Status, rec.Error = resp.StatusCode, "the caller left while the answer waited for room"
+		return
+	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxForwardedBytes+1))
 	if err != nil || len(body) > maxForwardedBytes {
 		rec.Status, rec.Error = resp.StatusCode, "the answer's body could not be read in full"
