@@ -120,7 +120,9 @@ var (
 	apiErrors  = []int{400, 401, 403, 404, 405, 429, 500, 503}
 	postErrors = []int{400, 401, 403, 404, 405, 413, 415, 422, 429, 500, 503}
 	readErrors = apiErrors
-	tokenCodes = []int{200, 400, 401, 404, 405, 413, 429, 500, 503}
+	// The token endpoint answers a wrong method as Entra does, 400
+	// AADSTS900561, not 405.
+	tokenCodes = []int{200, 400, 401, 404, 413, 429, 500, 503}
 )
 
 func with(first int, rest []int) []int { return append([]int{first}, rest...) }
