@@ -51,23 +51,15 @@ func TestMSALFromTheFirstCommand(t *testing.T) {
 	}
 	var runnable []program
 	for _, p := range programs {
-		if why := p.available(); why != "" {
-			if os.Getenv("REAL_CLIENTS") == "required" {
-				t.Fatalf("REAL_CLIENTS=required but %s", why)
-			}
-			t.Logf("skipped %s: %s", p.name, why)
-			continue
+		if runsHere(t, p.name, p.available()) {
+			runnable = append(runnable, p)
 		}
-		runnable = append(runnable, p)
 	}
 	if len(runnable) == 0 {
 		t.Skip("neither MSAL for Python nor msal-node is installed")
 	}
 
-	sb := launch(t, "")
-	port := sb.base[strings.LastIndex(sb.base, ":")+1:]
-	authorityHost := "https://localhost:" + port
-	caFile := filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "referrals-sandbox", "ca.pem")
+	sb, authorityHost, caFile := launchForMSAL(t)
 	if !strings.Contains(sb.stderr.String(), caFile) {
 		t.Fatalf("the ready line does not name the CA %s:\n%s", caFile, sb.stderr)
 	}
@@ -181,22 +173,14 @@ func TestMSALRenewsWithTheShortTokenPersona(t *testing.T) {
 	}
 	var programs []program
 	for _, p := range candidates {
-		if p.why != "" {
-			if os.Getenv("REAL_CLIENTS") == "required" {
-				t.Fatalf("REAL_CLIENTS=required but %s", p.why)
-			}
-			t.Logf("skipped %s: %s", p.lang, p.why)
-			continue
+		if runsHere(t, p.lang, p.why) {
+			programs = append(programs, p)
 		}
-		programs = append(programs, p)
 	}
 	if len(programs) == 0 {
 		t.Skip("neither MSAL for Python nor msal-node is installed")
 	}
-	sb := launch(t, "")
-	port := sb.base[strings.LastIndex(sb.base, ":")+1:]
-	authorityHost := "https://localhost:" + port
-	caFile := filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "referrals-sandbox", "ca.pem")
+	sb, authorityHost, caFile := launchForMSAL(t)
 	errs := make(chan error, len(programs))
 	for _, p := range programs {
 		secret := createClient(t, sb.base, p.clientID)
@@ -265,4 +249,30 @@ func createClient(t *testing.T, base, id string) string {
 		t.Fatalf("create client %s: %d", id, resp.StatusCode)
 	}
 	return created.ClientSecret
+}
+
+// runsHere reports whether the program named name can run: why says what
+// is missing ("" when nothing is). A missing one fails the test under
+// REAL_CLIENTS=required, as CI sets it, and is skipped with a log line
+// otherwise.
+func runsHere(t *testing.T, name, why string) bool {
+	t.Helper()
+	if why == "" {
+		return true
+	}
+	if os.Getenv("REAL_CLIENTS") == "required" {
+		t.Fatalf("REAL_CLIENTS=required but %s", why)
+	}
+	t.Logf("skipped %s: %s", name, why)
+	return false
+}
+
+// launchForMSAL starts the binary as the README does and returns it with
+// the HTTPS authority host MSAL is given and the kept CA's file (in the
+// test's XDG_CONFIG_HOME, see TestMain), the one trust step.
+func launchForMSAL(t *testing.T) (sb *sandboxProc, authorityHost, caFile string) {
+	t.Helper()
+	sb = launch(t, "")
+	port := sb.base[strings.LastIndex(sb.base, ":")+1:]
+	return sb, "https://localhost:" + port, filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "referrals-sandbox", "ca.pem")
 }
