@@ -20,9 +20,9 @@ import (
 // TestBinaryIsSmall), so that an accidentally heavy dependency shows. It
 // is not a budget to trim features for: peers' images are 100-300 MB and
 // a platform team does not choose on size. 40 MiB leaves room for features
-// that earn their size (an OTLP exporter is about 5 MB) above the stripped
-// binary's 24-25 MiB, while a dependency that pulls in a cloud SDK or a
-// second HTTP stack (tens of MB) still fails both tests.
+// that earn their size (an OTLP exporter) above the stripped binary, while
+// a dependency that pulls in a cloud SDK or a second HTTP stack (tens of
+// MB) still fails both tests.
 const maxImageBytes = 40 << 20
 
 // imageUnderTest is the Dockerfile built by podman, as TestImage's

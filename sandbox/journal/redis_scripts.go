@@ -29,9 +29,9 @@ import "github.com/redis/go-redis/v9"
 // newest entries (those kept before, then the batch's) within both bounds,
 // and at least the newest. It works that run out first, from the batch's
 // sizes, and then drops the oldest and adds the rest with a few variadic
-// commands per batch (one XADD an entry). Calling Redis some nine times an
-// entry, as it did, cost Redis 41-63 µs of CPU per journaled request under
-// load (docs/performance.md, session 11).
+// commands per batch (one XADD an entry): each call from Lua costs Redis
+// more than the command itself, so calls per entry, not entries, are what
+// the shared journal's cost grows with.
 //
 // ARGV: max entries, max bytes, then for each entry its Size, its client
 // id and its JSON. Returns the last id.
