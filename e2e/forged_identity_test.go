@@ -18,8 +18,9 @@ import (
 )
 
 // forgedRSSLimit is the resident memory the sandbox must stay under after
-// the forged-token flood (docs/security.md, "Shared by many callers"): idle it needs
-// about 15 MB; before tokens had to verify, this flood took it past 1 GB.
+// the forged-token flood (docs/security.md, "Shared by many callers"):
+// well above an idle sandbox's, far below what the flood would cost if a
+// token that does not verify could create a client's state.
 const forgedRSSLimit = 100 << 20
 
 // forgedCount is how many forged tokens the flood sends: 3,000 in the

@@ -18,9 +18,10 @@ import (
 )
 
 // rssBoundMB is the resident memory the sandbox stays under during the
-// hostile load (docs/security.md, "Bounds on memory and work"). Idle it uses about
-// 15 MB. Without the journal's bounds the default 1,500 64 KB-header
-// requests alone took it to 177 MB; with them, 35 MB (70 MB after 10,000).
+// hostile load (docs/security.md, "Bounds on memory and work"): well
+// above what an idle sandbox and its bounded journal hold, and below what
+// the default 1,500 64 KB-header requests would take it to if the
+// journal kept them unbounded.
 const rssBoundMB = 128
 
 // Sizes of the hostile requests.

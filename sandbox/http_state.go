@@ -11,8 +11,8 @@ import (
 // id, what the metrics and the journal learn of it, and the recorders of
 // its status. It is one allocation per request, and is itself the
 // request's context, answering for itself and its observation: a value
-// per layer cost a context and a request copy each (see "What each fix
-// saved" in docs/performance.md).
+// per layer would cost a context and a request copy each, on every
+// request.
 type requestState struct {
 	// Context is the request's context before the state was attached:
 	// every other value, its deadline and its cancellation.

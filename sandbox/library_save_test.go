@@ -112,8 +112,8 @@ func TestSaveScenarioRefusals(t *testing.T) {
 // replays a rule's delay exactly, and not the time an answer took for
 // other reasons: here a client that sent its body slowly (on a loaded
 // host or through Redis the sandbox's own time stretches the same way).
-// Before, any answer of 50 ms or more replayed as a delay, so an outage
-// saved from a busy shared sandbox replayed slowness it never had.
+// Replaying any slow answer as a delay would make an outage saved from a
+// busy shared sandbox replay slowness it never had.
 func TestTimelineFromJournalReplaysOnlyDeliberateSlowness(t *testing.T) {
 	t.Parallel()
 	s := newSandbox(t)

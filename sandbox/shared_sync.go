@@ -57,8 +57,8 @@ type sharedState struct {
 // sharedSettle is how long a read of the shared versions is reused, and so
 // how long every change waits before it is acknowledged. It must be well
 // above what a read takes on a loaded machine, queueing in Go's scheduler
-// included (bench/run: at 2 ms, requests waited for reads and a replica
-// served a quarter less), and short enough that admin calls hardly notice.
+// included (when it is not, requests wait for reads and a replica serves
+// fewer of them), and short enough that admin calls hardly notice.
 const sharedSettle = 10 * time.Millisecond
 
 // sharedVersions are the versions of the shared state one read saw.

@@ -8,14 +8,12 @@ import (
 // openGCPercent is the collector's GOGC while the sandbox opens a data
 // file that holds records. Loading one allocates mostly what stays live
 // (every record, its index entry), so at the default of 100 the collector
-// ran cycle after cycle over a growing heap that held little garbage.
-// Measured on a million referrals, five restarts of each alternating
-// (docs/performance.md): time to healthy 4.11-4.59 s at 100 against
-// 3.87-4.19 s at 400, CPU 5.0 against 4.4 s, the peak resident 654-662 MB
-// against 661-663 MB. Loading fixtures is the opposite case: decoding
-// them leaves as much garbage as it keeps, and with 100,000 referrals at
-// 400 the peak doubled (197 → 414 MB) and the start was no faster, so
-// a start that seeds from fixtures keeps the default.
+// runs cycle after cycle over a growing heap that holds little garbage,
+// and a large file opens sooner with fewer cycles at hardly any cost in
+// peak memory. Loading fixtures is the opposite case: decoding them
+// leaves as much garbage as it keeps, so fewer cycles would raise the
+// peak without a faster start, and a start that seeds from fixtures keeps
+// the default.
 const openGCPercent = 400
 
 // collectLessWhileOpening raises GOGC to openGCPercent, when dataFile

@@ -11,9 +11,9 @@ import (
 // appendEntryJSON appends e exactly as encoding/json's Marshal writes it
 // (TestAppendEntryJSONMatchesMarshal holds it to Marshal's bytes, field by
 // field). The shared journal encodes every request's entry before sending
-// it to Redis, and Marshal's reflection was the largest cost a journaled
-// request added in the shared mode (about 6 µs of some 100). The rare
-// Upstream goes through Marshal.
+// it to Redis, and Marshal's reflection would be the largest cost
+// journaling adds to a request in the shared mode. The rare Upstream goes
+// through Marshal.
 func appendEntryJSON(b []byte, e *Entry) ([]byte, error) {
 	b = append(b, `{"id":`...)
 	b = strconv.AppendUint(b, e.ID, 10)

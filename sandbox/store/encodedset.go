@@ -81,7 +81,7 @@ const packChunk = 1 << 20
 // would otherwise be an allocation of its own, rounded up to Go's next
 // size class (about 30 bytes a referral) and interleaved in memory with
 // the garbage of encoding it, which keeps partly used pages resident once
-// that garbage is freed (about 19 MB with 100,000 referrals).
+// that garbage is freed.
 type packer struct {
 	chunk strings.Builder
 	refs  []*string // the strings in chunk, in order
@@ -181,9 +181,9 @@ func keyClient(key string) string {
 // transaction back. It sets each record and learns from the set whether
 // the key was taken (insert), rather than reading the key first: each
 // read of buntdb allocates a 48-byte search item, the size of the item it
-// keeps for the record, and 100,000 of them interleaved with the records'
-// items left those items' spans half used after the garbage was collected
-// (about 4 MB resident; see docs/performance.md).
+// keeps for the record, and those dropped items, interleaved with the
+// records' items, would leave the kept items' spans partly used and
+// resident after the garbage is collected.
 func loadEncoded(tx *storeTx, e *EncodedSet) error {
 	if e == nil {
 		return nil

@@ -28,9 +28,9 @@ type config struct {
 // being killed mid-write and also a power loss or kernel crash. The cost is
 // one fsync per write transaction (create, update, audited read, load,
 // reset): from tens of microseconds on disks with a power-safe cache to
-// milliseconds on consumer SSDs, network and spinning disks; on the
-// development VM a create took about 0.45 ms against 0.01 ms with
-// EverySecond. That caps a file store at a few thousand writes per second,
+// milliseconds on consumer SSDs, network and spinning disks, where
+// EverySecond costs a write almost nothing. That caps a file store at a
+// few thousand writes per second,
 // plenty for a sandbox. Reads without an audit entry never sync. EverySecond
 // (buntdb's own default) still survives SIGKILL, since the kernel keeps
 // written pages when a process dies; it loses up to a second of writes only
