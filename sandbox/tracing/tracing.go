@@ -2,6 +2,9 @@
 // sandbox's spans over OTLP/HTTP, from serve's --otlp-endpoint and the
 // standard OTEL_* environment variables. With neither configured it builds
 // nothing: no exporter, no batching goroutine, nothing sent.
+//
+// This package is not a stable API: it changes with the sandbox's
+// internals. The Go API to build on is package sandboxtest.
 package tracing
 
 import (
