@@ -141,11 +141,11 @@ func ExampleSandbox_AdvanceClientClock() {
 	sb := startSandbox()
 	defer sb.Close()
 	ctx := context.Background()
-	moved, err := sb.LookupCredentials("sandbox-partner")
+	moved, err := sb.CredentialsContext(ctx, "sandbox-partner")
 	if err != nil {
 		log.Fatal(err)
 	}
-	other, err := sb.LookupCredentials("sandbox-readonly")
+	other, err := sb.CredentialsContext(ctx, "sandbox-readonly")
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -241,7 +241,7 @@ func ExampleSandbox_Token() {
 func ExampleSandbox_Credentials() {
 	sb := startSandbox()
 	defer sb.Close()
-	creds, err := sb.LookupCredentials("sandbox-noroles")
+	creds, err := sb.CredentialsContext(context.Background(), "sandbox-noroles")
 	if err != nil {
 		log.Fatal(err)
 	}
