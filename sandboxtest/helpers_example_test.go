@@ -183,6 +183,46 @@ func ExampleSandbox_NewClient() {
 	// Output: api://referrals-sandbox/.default 200
 }
 
+// In a test: sb.DeleteClient(t, clientID). A client from NewClient needs
+// no DeleteClient: it goes when the test ends.
+func ExampleSandbox_DeleteClient() {
+	sb := startSandbox()
+	defer sb.Close()
+	ctx := context.Background()
+	creds, err := sb.NewClientContext(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	token, err := sb.TokenContext(ctx, creds)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := sb.DeleteClientContext(ctx, creds.ClientID); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(listTrials(sb, token))
+	// Output: 401
+}
+
+// A client with a rate limit of its own meets a 429 while the sandbox
+// limits no other client: one request per 1000 seconds, bursts of two.
+func ExampleClientRateLimit() {
+	sb := startSandbox()
+	defer sb.Close()
+	ctx := context.Background()
+	creds, err := sb.NewClientContext(ctx, sandboxtest.ClientRateLimit(0.001, 2))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer sb.DeleteClientContext(ctx, creds.ClientID)
+	token, err := sb.TokenContext(ctx, creds)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(listTrials(sb, token), listTrials(sb, token), listTrials(sb, token))
+	// Output: 200 200 429
+}
+
 // In a test: sb.Reset(t).
 func ExampleSandbox_Reset() {
 	sb := startSandbox(sandboxtest.WithScenario("rate-limited"))
