@@ -73,7 +73,7 @@ func (s *Sandbox) admin(ctx context.Context, method, path string, body any, want
 		return fmt.Errorf("%s %s: read answer: %w", method, path, err)
 	}
 	if resp.StatusCode != want {
-		return fmt.Errorf("%s %s: %s: %s", method, path, resp.Status, answer)
+		return &refusal{method: method, path: path, status: resp.StatusCode, statusText: resp.Status, answer: answer}
 	}
 	if into != nil {
 		if err := json.Unmarshal(answer, into); err != nil {
@@ -81,4 +81,19 @@ func (s *Sandbox) admin(ctx context.Context, method, path string, body any, want
 		}
 	}
 	return nil
+}
+
+// refusal is an admin API answer other than the one expected, with the
+// sandbox's reason; its status lets a helper accept a particular refusal
+// (a client deleted twice is already gone).
+type refusal struct {
+	method, path string
+	status       int
+	statusText   string
+	answer       []byte
+}
+
+// Error names the request and gives the status and the sandbox's answer.
+func (r *refusal) Error() string {
+	return fmt.Sprintf("%s %s: %s: %s", r.method, r.path, r.statusText, r.answer)
 }

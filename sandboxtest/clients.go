@@ -2,6 +2,7 @@ package sandboxtest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -10,23 +11,61 @@ import (
 )
 
 // ClientOption shapes a client NewClient creates.
-type ClientOption func(map[string]any)
+type ClientOption func(*clientSpec)
 
-// ClientRoles gives the client these roles instead of every partner role.
+// clientSpec is what the client options build; NewClientContext writes it
+// as the admin API's body, which stays out of this package's API.
+type clientSpec struct {
+	roles         []string // nil: every partner role
+	tokenLifetime time.Duration
+	rateLimit     *float64
+	rateBurst     *int
+}
+
+// clientRequest is the body of POST /__sandbox/clients that NewClient sends.
+type clientRequest struct {
+	Roles                *[]string `json:"roles,omitempty"`
+	TokenLifetimeSeconds int       `json:"tokenLifetimeSeconds,omitempty"`
+	RateLimit            *float64  `json:"rateLimit,omitempty"`
+	RateBurst            *int      `json:"rateBurst,omitempty"`
+	// TTL makes the sandbox delete the client itself, should the test
+	// binary die before it does.
+	TTL string `json:"ttl"`
+}
+
+// request is the spec as the admin API takes it. Roles given, even none,
+// are sent as a list: the sandbox reads an absent list as every partner
+// role and an empty one as no role.
+func (c clientSpec) request() clientRequest {
+	req := clientRequest{
+		TokenLifetimeSeconds: int(c.tokenLifetime.Seconds()),
+		RateLimit:            c.rateLimit, RateBurst: c.rateBurst, TTL: "1h",
+	}
+	if c.roles != nil {
+		req.Roles = &c.roles
+	}
+	return req
+}
+
+// ClientRoles gives the client exactly these roles instead of every partner
+// role; ClientRoles() gives it none, to test a 403.
 func ClientRoles(roles ...string) ClientOption {
-	return func(body map[string]any) { body["roles"] = roles }
+	return func(c *clientSpec) { c.roles = append([]string{}, roles...) }
 }
 
 // ClientTokenLifetime gives the client's tokens this lifetime, to test
 // renewal without waiting an hour.
 func ClientTokenLifetime(d time.Duration) ClientOption {
-	return func(body map[string]any) { body["tokenLifetimeSeconds"] = int(d.Seconds()) }
+	return func(c *clientSpec) { c.tokenLifetime = d }
 }
 
-// ClientRateLimit gives the client its own rate limit (requests per second)
-// and burst.
+// ClientRateLimit gives the client its own rate limit on the API and ping,
+// perSecond requests a second with bursts of burst, whatever WithRateLimit
+// says for the others (and whether or not it is given), so one parallel
+// test can meet a 429 without slowing any other. A perSecond of 0 turns
+// limiting off for this client. The sandbox refuses negative values.
 func ClientRateLimit(perSecond float64, burst int) ClientOption {
-	return func(body map[string]any) { body["rateLimit"], body["rateBurst"] = perSecond, burst }
+	return func(c *clientSpec) { c.rateLimit, c.rateBurst = &perSecond, &burst }
 }
 
 // NewClient creates a client of the test's own on the sandbox and deletes
@@ -40,8 +79,11 @@ func (s *Sandbox) NewClient(t testing.TB, opts ...ClientOption) Credentials {
 		t.Fatalf("sandboxtest: %v", err)
 	}
 	t.Cleanup(func() {
-		// Not t.Context(): it is done before cleanups run.
-		if err := s.DeleteClientContext(context.Background(), creds.ClientID); err != nil {
+		// Not t.Context(): it is done before cleanups run. A client the
+		// test deleted itself (DeleteClient) is gone already, as wanted.
+		err := s.DeleteClientContext(context.Background(), creds.ClientID)
+		var refused *refusal
+		if err != nil && !(errors.As(err, &refused) && refused.status == http.StatusNotFound) {
 			t.Errorf("sandboxtest: %v", err)
 		}
 	})
@@ -53,10 +95,10 @@ func (s *Sandbox) NewClient(t testing.TB, opts ...ClientOption) Credentials {
 // after it was created, so a crashed test binary leaves nothing behind
 // for long.
 func (s *Sandbox) NewClientContext(ctx context.Context, opts ...ClientOption) (Credentials, error) {
-	body := map[string]any{"ttl": "1h"}
+	var spec clientSpec
 	for _, o := range opts {
 		if o != nil {
-			o(body)
+			o(&spec)
 		}
 	}
 	var created struct {
@@ -64,14 +106,25 @@ func (s *Sandbox) NewClientContext(ctx context.Context, opts ...ClientOption) (C
 		ClientSecret string `json:"clientSecret"`
 		Scope        string `json:"scope"`
 	}
-	if err := s.admin(ctx, http.MethodPost, "/__sandbox/clients", body, http.StatusCreated, &created); err != nil {
+	if err := s.admin(ctx, http.MethodPost, "/__sandbox/clients", spec.request(), http.StatusCreated, &created); err != nil {
 		return Credentials{}, fmt.Errorf("new client: %w", err)
 	}
 	return Credentials{ClientID: created.ClientID, ClientSecret: created.ClientSecret, Scope: created.Scope}, nil
 }
 
-// DeleteClientContext deletes a client NewClientContext created: its
-// records, rules, journal entries and clock go with it.
+// DeleteClient deletes a runtime client (NewClient's own cleanup does
+// this at the end of the test): its tokens are refused from then on, and
+// its records, rules, journal entries and clock go with it. An unknown
+// client fails the test.
+func (s *Sandbox) DeleteClient(t testing.TB, clientID string) {
+	t.Helper()
+	if err := s.DeleteClientContext(context.Background(), clientID); err != nil {
+		t.Fatalf("sandboxtest: %v", err)
+	}
+}
+
+// DeleteClientContext is DeleteClient without a test: it deletes a client
+// NewClientContext created, and an unknown client is an error.
 func (s *Sandbox) DeleteClientContext(ctx context.Context, clientID string) error {
 	path := "/__sandbox/clients/" + url.PathEscape(clientID)
 	if err := s.admin(ctx, http.MethodDelete, path, nil, http.StatusNoContent, nil); err != nil {

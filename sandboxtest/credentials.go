@@ -49,16 +49,20 @@ func defaultCredentials(clients []fixtures.Client) Credentials {
 // sandbox does not know fails the test, naming the ones it does.
 func (s *Sandbox) Credentials(t testing.TB, id string) Credentials {
 	t.Helper()
-	creds, err := s.LookupCredentials(id)
+	creds, err := s.CredentialsContext(context.Background(), id)
 	if err != nil {
 		t.Fatalf("sandboxtest: %v", err)
 	}
 	return creds
 }
 
-// LookupCredentials is Credentials without a test: an id the sandbox does
-// not know is an error naming the ones it does.
-func (s *Sandbox) LookupCredentials(id string) (Credentials, error) {
+// CredentialsContext is Credentials without a test: an id the sandbox does
+// not know is an error naming the ones it does. The sandbox runs in this
+// process, so the lookup does not wait; a ctx already done is its error.
+func (s *Sandbox) CredentialsContext(ctx context.Context, id string) (Credentials, error) {
+	if err := ctx.Err(); err != nil {
+		return Credentials{}, fmt.Errorf("credentials of %s: %w", id, err)
+	}
 	c, ok := s.instance.Provider.Client(id)
 	if !ok {
 		var known []string

@@ -141,11 +141,11 @@ func ExampleSandbox_AdvanceClientClock() {
 	sb := startSandbox()
 	defer sb.Close()
 	ctx := context.Background()
-	moved, err := sb.LookupCredentials("sandbox-partner")
+	moved, err := sb.CredentialsContext(ctx, "sandbox-partner")
 	if err != nil {
 		log.Fatal(err)
 	}
-	other, err := sb.LookupCredentials("sandbox-readonly")
+	other, err := sb.CredentialsContext(ctx, "sandbox-readonly")
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -181,6 +181,46 @@ func ExampleSandbox_NewClient() {
 	}
 	fmt.Println(creds.Scope, listTrials(sb, token))
 	// Output: api://referrals-sandbox/.default 200
+}
+
+// In a test: sb.DeleteClient(t, clientID). A client from NewClient needs
+// no DeleteClient: it goes when the test ends.
+func ExampleSandbox_DeleteClient() {
+	sb := startSandbox()
+	defer sb.Close()
+	ctx := context.Background()
+	creds, err := sb.NewClientContext(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	token, err := sb.TokenContext(ctx, creds)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := sb.DeleteClientContext(ctx, creds.ClientID); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(listTrials(sb, token))
+	// Output: 401
+}
+
+// A client with a rate limit of its own meets a 429 while the sandbox
+// limits no other client: one request per 1000 seconds, bursts of two.
+func ExampleClientRateLimit() {
+	sb := startSandbox()
+	defer sb.Close()
+	ctx := context.Background()
+	creds, err := sb.NewClientContext(ctx, sandboxtest.ClientRateLimit(0.001, 2))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer sb.DeleteClientContext(ctx, creds.ClientID)
+	token, err := sb.TokenContext(ctx, creds)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(listTrials(sb, token), listTrials(sb, token), listTrials(sb, token))
+	// Output: 200 200 429
 }
 
 // In a test: sb.Reset(t).
@@ -241,7 +281,7 @@ func ExampleSandbox_Token() {
 func ExampleSandbox_Credentials() {
 	sb := startSandbox()
 	defer sb.Close()
-	creds, err := sb.LookupCredentials("sandbox-noroles")
+	creds, err := sb.CredentialsContext(context.Background(), "sandbox-noroles")
 	if err != nil {
 		log.Fatal(err)
 	}

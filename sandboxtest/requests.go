@@ -39,7 +39,7 @@ type JournalEntry struct {
 	// Status is the status the sandbox answered.
 	Status int `json:"status"`
 	// Fault is the connection fault a rule forced, if any.
-	Fault string `json:"fault,omitempty"`
+	Fault Fault `json:"fault,omitempty"`
 	// RuleID and Scenario name the rule (and its scenario) that forced
 	// the answer; empty for a normal answer.
 	RuleID   string `json:"ruleId,omitempty"`

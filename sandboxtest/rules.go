@@ -48,10 +48,9 @@ type Rule struct {
 	Reason string `json:"reason,omitempty"`
 	// Delay is latency added before the answer, forced or not.
 	Delay *Delay `json:"delay,omitempty"`
-	// Fault breaks the connection instead of answering: "reset" (the
-	// client sees ECONNRESET), "empty" (EOF), "hang" (no answer until the
-	// client gives up) or "malformed" (a 200 with truncated JSON).
-	Fault string `json:"fault,omitempty"`
+	// Fault breaks the connection instead of answering; empty answers
+	// normally. The Fault constants list the faults the sandbox knows.
+	Fault Fault `json:"fault,omitempty"`
 
 	// Times fires the rule on the next Times matches, then retires it;
 	// 0 fires it until it is removed.
@@ -76,6 +75,31 @@ const (
 	EndpointPing    Endpoint = "ping"    // GET {RootURL}/health/ping
 	EndpointService Endpoint = "service" // the API and its ping: an outage of the service
 	EndpointAny     Endpoint = "any"     // all three
+)
+
+// Fault is how a Rule breaks the connection instead of answering, as
+// docs/failure-scenarios.md describes.
+type Fault string
+
+// The faults a Rule can force.
+const (
+	// FaultReset resets the connection (TCP RST): the client sees
+	// ECONNRESET.
+	FaultReset Fault = "reset"
+	// FaultEmpty closes the connection without an answer: the client sees
+	// EOF.
+	FaultEmpty Fault = "empty"
+	// FaultHang holds the request without answering until the client
+	// gives up.
+	FaultHang Fault = "hang"
+	// FaultMalformed answers 200 with a truncated JSON body that no
+	// decoder accepts.
+	FaultMalformed Fault = "malformed"
+	// FaultDropAfterCommit lets the sandbox handle the request and store
+	// its result (a referral created, a token issued), then resets the
+	// connection instead of answering: the write happened, but the client
+	// cannot know it did.
+	FaultDropAfterCommit Fault = "drop-after-commit"
 )
 
 // Delay is latency a Rule adds. Use exactly one form: Fixed; Min and Max

@@ -392,7 +392,7 @@ func TestContextFormsReturnTheSandboxReason(t *testing.T) {
 		run  func() error
 		want string
 	}{
-		{"unknown client", func() error { _, err := sb.LookupCredentials("nobody"); return err }, "known: sandbox-partner"},
+		{"unknown client", func() error { _, err := sb.CredentialsContext(ctx, "nobody"); return err }, "known: sandbox-partner"},
 		{"wrong secret", func() error {
 			_, err := sb.TokenContext(ctx, sandboxtest.Credentials{ClientID: "sandbox-partner", ClientSecret: "wrong", Scope: sb.DefaultCredentials.Scope})
 			return err
