@@ -2,6 +2,7 @@ package openapi
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 )
 
@@ -18,6 +19,14 @@ func TestEveryOperationDeclaresNotFoundAndMethodNotAllowed(t *testing.T) {
 		for path, item := range doc.Paths.Map() {
 			for method, op := range item.Operations() {
 				for code, ref := range want {
+					if code == http.StatusMethodNotAllowed && strings.HasSuffix(path, "/oauth2/v2.0/token") {
+						// The token endpoint answers a wrong method as Entra
+						// does, 400 AADSTS900561 (TokenBadRequest), never 405.
+						if op.Responses.Status(code) != nil {
+							t.Errorf("%s: %s %s declares 405, which the token endpoint never answers", name, method, path)
+						}
+						continue
+					}
 					r := op.Responses.Status(code)
 					switch {
 					case r == nil:
