@@ -131,8 +131,11 @@ func startProxy(t *testing.T, server *toxiproxy.ApiServer, name, upstream string
 func (h *faultHarness) addReplica(proxies []*toxiproxy.Proxy, shared ...string) {
 	t := h.t
 	r := &faultReplica{port: freePort(t), proxies: proxies, log: &testutil.LockedBuffer{}}
+	// No rate limit and no store quota: the suite checks what replicas
+	// acknowledge under faults, and its writers store more than a
+	// client's default quota in a long run.
 	r.args = append([]string{"serve", "--addr", "127.0.0.1:" + strconv.Itoa(r.port), "--rate-limit", "0", "--log-format", "json", "--log-level", "warn",
-		"--redis-timeout", "2s"}, shared...)
+		"--redis-timeout", "2s", "--quota-records", "0", "--quota-bytes", "0"}, shared...)
 	h.start(r)
 	t.Cleanup(func() { h.kill(r) })
 	for _, p := range partners {
