@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -41,6 +42,10 @@ type adminCall struct {
 	// undoesOthers marks a call that would undo the others' changes (a
 	// reset, a clear): under CLIENT PAUSE it runs on its own.
 	undoesOthers bool
+	// shares names state the call sets outright (the sandbox's clock):
+	// under CLIENT PAUSE no two calls sharing it run together, since
+	// which of them lands last is a race.
+	shares string
 }
 
 // clockOffset is a clock's offset as the observer shows it.
@@ -110,7 +115,8 @@ var adminCalls = []adminCall{
 		took: func(t *testing.T, obs *testSandbox, id string) bool { return secretsOf(t, obs, id) == 2 },
 	},
 	{
-		name: "advance the clock",
+		name:   "advance the clock",
+		shares: "the sandbox clock",
 		prepare: func(_ *testing.T, obs *testSandbox, _ int) string {
 			obs.moveClock(map[string]any{"reset": true})
 			return ""
@@ -124,7 +130,8 @@ var adminCalls = []adminCall{
 		},
 	},
 	{
-		name: "set the clock",
+		name:   "set the clock",
+		shares: "the sandbox clock",
 		prepare: func(_ *testing.T, obs *testSandbox, _ int) string {
 			obs.moveClock(map[string]any{"reset": true})
 			return ""
@@ -151,7 +158,8 @@ var adminCalls = []adminCall{
 		},
 	},
 	{
-		name: "reset the clock",
+		name:   "reset the clock",
+		shares: "the sandbox clock",
 		prepare: func(_ *testing.T, obs *testSandbox, _ int) string {
 			obs.moveClock(map[string]any{"advance": "1h"})
 			return ""
@@ -389,18 +397,49 @@ func callsWithWritesRefused(t *testing.T, newCalls func() []adminCall) {
 	})
 }
 
-// pauseBatches groups calls to run together under one CLIENT PAUSE: every
-// call that leaves the others' changes alone in one batch, then each call
-// that undoes them on its own.
+// pauseBatches groups calls to run together under one CLIENT PAUSE: each
+// call joins the first batch holding nothing it shares state with, and
+// each call that undoes the others runs on its own.
 func pauseBatches(calls []adminCall) [][]adminCall {
-	var together []adminCall
-	var alone [][]adminCall
+	var batches, alone [][]adminCall
 	for _, c := range calls {
 		if c.undoesOthers {
 			alone = append(alone, []adminCall{c})
-		} else {
-			together = append(together, c)
+			continue
+		}
+		i := slices.IndexFunc(batches, func(b []adminCall) bool {
+			return c.shares == "" || !slices.ContainsFunc(b, func(o adminCall) bool { return o.shares == c.shares })
+		})
+		if i < 0 {
+			batches = append(batches, nil)
+			i = len(batches) - 1
+		}
+		batches[i] = append(batches[i], c)
+	}
+	return append(batches, alone...)
+}
+
+// TestPauseBatchesKeepSharedStateApart: calls that set the same state
+// outright never run under one pause, or the judge would see whichever
+// landed last and blame the others.
+func TestPauseBatchesKeepSharedStateApart(t *testing.T) {
+	t.Parallel()
+	calls := append(slices.Clone(adminCalls), ruleCalls...)
+	seen := 0
+	for _, b := range pauseBatches(calls) {
+		seen += len(b)
+		shared := map[string]string{}
+		for _, c := range b {
+			if c.undoesOthers && len(b) > 1 {
+				t.Errorf("%q undoes the others but shares a batch of %d", c.name, len(b))
+			}
+			if other, ok := shared[c.shares]; ok && c.shares != "" {
+				t.Errorf("%q and %q both set %s under one pause", other, c.name, c.shares)
+			}
+			shared[c.shares] = c.name
 		}
 	}
-	return append([][]adminCall{together}, alone...)
+	if seen != len(calls) {
+		t.Errorf("batches hold %d calls, want all %d", seen, len(calls))
+	}
 }
