@@ -13,6 +13,7 @@ import (
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/backend"
 )
 
 // Bounds of a runtime client's settings, so one careless call cannot make
@@ -181,7 +182,7 @@ func (s *Server) createClient(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	created, secret, err := s.cfg.Provider.CreateClient(r.Context(), client, secretExpires)
-	s.settleShared()
+	s.backend.Settle()
 	switch {
 	case errors.Is(err, idp.ErrClientIDCase):
 		s.problem(w, r, validationProblem([]FieldError{{Field: "clientId", Message: fmt.Sprintf("%q differs from an existing client's id only by case; choose another id", client.ClientID)}}))
@@ -298,7 +299,7 @@ func (s *Server) deleteClient(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	err := s.cfg.Provider.DeleteClient(r.Context(), id)
-	s.settleShared()
+	s.backend.Settle()
 	switch {
 	case errors.Is(err, idp.ErrNoClient):
 		s.problem(w, r, newProblem(http.StatusNotFound, fmt.Sprintf("no client %q in this sandbox", id)))
@@ -335,7 +336,7 @@ func (s *Server) addClientSecret(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sec, value, err := s.cfg.Provider.AddClientSecret(r.Context(), id, expires)
-	s.settleShared()
+	s.backend.Settle()
 	if s.clientChangeFailed(w, r, id, err) {
 		return
 	}
@@ -350,7 +351,7 @@ func (s *Server) addClientSecret(w http.ResponseWriter, r *http.Request) {
 func (s *Server) deleteClientSecret(w http.ResponseWriter, r *http.Request) {
 	vars := mux.Vars(r)
 	err := s.cfg.Provider.DeleteClientSecret(r.Context(), vars["id"], vars["secretId"])
-	s.settleShared()
+	s.backend.Settle()
 	if s.clientChangeFailed(w, r, vars["id"], err) {
 		return
 	}
@@ -381,8 +382,8 @@ func (s *Server) clientChangeFailed(w http.ResponseWriter, r *http.Request, id s
 // forgetClient drops everything the sandbox holds for one client: records,
 // rules and scenario bindings, journal entries, rate-limit bucket, clock.
 func (s *Server) forgetClient(ctx context.Context, id string) error {
-	if err := s.store.ResetClient(id, nil); err != nil {
-		return s.storeFailure("delete records of "+id, err)
+	if err := s.backend.Records.ResetClient(id, nil); err != nil {
+		return s.backend.Failure("delete records of "+id, err)
 	}
 	return s.forgetClientState(ctx, id)
 }
@@ -404,10 +405,10 @@ func (s *Server) forgetLeftovers(ctx context.Context, id string) error {
 // forgetClientState clears what the sandbox keeps for a client outside the
 // store: rules and bindings, journal entries, rate limit, clock.
 func (s *Server) forgetClientState(ctx context.Context, id string) error {
-	if err := s.scenarios.ClearClient(ctx, id); err != nil {
+	if err := s.backend.Rules.ClearClient(ctx, id); err != nil {
 		return fmt.Errorf("clear the rules of %s: %w", id, err)
 	}
-	if err := s.journal.ClearClient(ctx, id); err != nil {
+	if err := s.backend.Journal.ClearClient(ctx, id); err != nil {
 		return fmt.Errorf("clear the journal of %s: %w", id, err)
 	}
 	if err := s.limiter.forget(ctx, id); err != nil {
@@ -415,13 +416,13 @@ func (s *Server) forgetClientState(ctx context.Context, id string) error {
 	}
 	// A client without a clock of its own (as this replica, brought in
 	// step before the request, sees it) has none to reset.
-	if _, own := s.cfg.ClientClocks.Offset(id); !own {
+	if _, own := s.backend.ClientClocks.Offset(id); !own {
 		return nil
 	}
-	if err := s.clocks.Reset(ctx, id); err != nil {
-		return sharedFailure("reset the clock of "+id, err)
+	if err := s.backend.Clocks.Reset(ctx, id); err != nil {
+		return backend.Unavailable("reset the clock of "+id, err)
 	}
-	s.settleShared()
+	s.backend.Settle()
 	return nil
 }
 
@@ -442,7 +443,7 @@ func (s *Server) forgetExpiredClients(r *http.Request) error {
 		s.log.Info("runtime clients expired", "count", len(gone))
 	}
 	if err != nil {
-		return sharedFailure("expire runtime clients", err)
+		return backend.Unavailable("expire runtime clients", err)
 	}
 	return nil
 }

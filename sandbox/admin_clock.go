@@ -9,6 +9,7 @@ import (
 
 	"github.com/referrals-sandbox/referrals-sandbox/clock"
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/backend"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
@@ -46,7 +47,7 @@ func (s *Server) clockView(clientID string) clockView {
 	global := s.cfg.Clock.Offset()
 	v := clockView{Now: s.now(clientID).Format(fixtures.TimestampLayout), Offset: global.String(), Real: global == 0}
 	if clientID != "" {
-		own, ok := s.cfg.ClientClocks.Offset(clientID)
+		own, ok := s.backend.ClientClocks.Offset(clientID)
 		v.ClientID, v.OwnClock = clientID, ok
 		v.Offset, v.Real = (global + own).String(), global+own == 0
 	}
@@ -141,16 +142,16 @@ func (s *Server) applyClockMove(ctx context.Context, clientID string, m clockMov
 	var err error
 	switch {
 	case m.Advance != nil:
-		err = s.clocks.Advance(ctx, clientID, d)
+		err = s.backend.Clocks.Advance(ctx, clientID, d)
 	case m.Set != nil:
-		err = s.clocks.Set(ctx, clientID, at)
+		err = s.backend.Clocks.Set(ctx, clientID, at)
 	default:
-		err = s.clocks.Reset(ctx, clientID)
+		err = s.backend.Clocks.Reset(ctx, clientID)
 	}
 	if err != nil && !errors.Is(err, clock.ErrOutOfRange) {
-		return sharedFailure("move the clock", err)
+		return backend.Unavailable("move the clock", err)
 	}
-	s.settleShared()
+	s.backend.Settle()
 	return err
 }
 
@@ -174,29 +175,29 @@ func (s *Server) reset(w http.ResponseWriter, r *http.Request) {
 		s.resetClient(w, r, *req.ClientID)
 		return
 	}
-	if err := store.ResetFrom(s.store, s.records); err != nil {
-		s.fail(w, r, s.storeFailure("reset store", err))
+	if err := store.ResetFrom(s.backend.Records, s.records); err != nil {
+		s.fail(w, r, s.backend.Failure("reset store", err))
 		return
 	}
 	err := s.cfg.Provider.ResetClients(r.Context())
-	s.settleShared()
+	s.backend.Settle()
 	if err != nil {
 		s.fail(w, r, fmt.Errorf("reset runtime clients: %w", err))
 		return
 	}
-	if err := s.scenarios.Clear(r.Context()); err != nil { // rules and activations
+	if err := s.backend.Rules.Clear(r.Context()); err != nil { // rules and activations
 		s.fail(w, r, fmt.Errorf("clear the rules: %w", err))
 		return
 	}
-	if err := s.journal.Clear(r.Context()); err != nil {
+	if err := s.backend.Journal.Clear(r.Context()); err != nil {
 		s.fail(w, r, fmt.Errorf("clear the journal: %w", err))
 		return
 	}
-	if err := s.clocks.ResetAll(r.Context()); err != nil {
-		s.fail(w, r, sharedFailure("reset the clocks", err))
+	if err := s.backend.Clocks.ResetAll(r.Context()); err != nil {
+		s.fail(w, r, backend.Unavailable("reset the clocks", err))
 		return
 	}
-	s.settleShared()
+	s.backend.Settle()
 	if err := s.limiter.reset(r.Context()); err != nil {
 		s.fail(w, r, fmt.Errorf("refill the rate limits: %w", err))
 		return
@@ -209,8 +210,8 @@ func (s *Server) resetClient(w http.ResponseWriter, r *http.Request, clientID st
 	if !s.clientExists(w, r, clientID) {
 		return
 	}
-	if err := store.ResetClientFrom(s.store, clientID, s.records); err != nil {
-		s.fail(w, r, s.storeFailure("reset the records of "+clientID, err))
+	if err := store.ResetClientFrom(s.backend.Records, clientID, s.records); err != nil {
+		s.fail(w, r, s.backend.Failure("reset the records of "+clientID, err))
 		return
 	}
 	if err := s.forgetClientState(r.Context(), clientID); err != nil {

@@ -92,7 +92,7 @@ func (s *Server) dataReferrals(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	items, next, err := s.store.ListReferrals(clientID, page)
+	items, next, err := s.backend.Records.ListReferrals(clientID, page)
 	if err != nil {
 		s.fail(w, r, listError(err))
 		return
@@ -121,7 +121,7 @@ func (s *Server) dataQualified(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	items, next, err := s.store.ListQualified(clientID, page, nil)
+	items, next, err := s.backend.Records.ListQualified(clientID, page, nil)
 	if err == nil {
 		items, err = s.settleAll(items, requestID(r))
 	}

@@ -206,7 +206,7 @@ func TestDataQualifiedAddsNoViewedEntries(t *testing.T) {
 }
 
 func TestDataNeedsTheAdminToken(t *testing.T) {
-	s := newSandbox(t, func(c *sandbox.Config) { c.AdminToken = "qa-token" })
+	s := newSandbox(t, func(c *sandboxConfig) { c.AdminToken = "qa-token" })
 	for _, path := range []string{"/__sandbox/data/trials", "/__sandbox/data/clients", "/__sandbox/data/referrals?clientId=" + partner, "/__sandbox/data/qualified?clientId=" + partner} {
 		if r := s.admin(http.MethodGet, path, nil); r.Status != http.StatusUnauthorized {
 			t.Errorf("%s without the admin token: %d, want 401", path, r.Status)

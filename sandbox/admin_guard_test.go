@@ -142,7 +142,7 @@ func TestAdminRefusesEveryStateChangeWithoutJSON(t *testing.T) {
 // the sandbox is reached by still can.
 func TestAdminRefusesReboundHost(t *testing.T) {
 	t.Parallel()
-	s := newSandbox(t, func(c *sandbox.Config) { c.AllowedHosts = []string{"sandbox", "Sandbox.Team.Example."} })
+	s := newSandbox(t, func(c *sandboxConfig) { c.AllowedHosts = []string{"sandbox", "Sandbox.Team.Example."} })
 	s.createQualified(s.token(partner), "secret-patient-record")
 	const path = "/__sandbox/data/qualified?clientId=" + partner
 

@@ -111,7 +111,7 @@ func (s *Server) serveHAR(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Query().Has("limit") {
 		f.Limit = limit
 	}
-	entries, err := s.journal.Find(r.Context(), f)
+	entries, err := s.backend.Journal.Find(r.Context(), f)
 	if err != nil {
 		s.fail(w, r, err)
 		return

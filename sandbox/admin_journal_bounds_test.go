@@ -69,7 +69,7 @@ func TestJournalTruncatesLongValues(t *testing.T) {
 // journal.MaxHeaders and the entry says so.
 func TestJournalByteBudget(t *testing.T) {
 	t.Parallel()
-	s := newSandbox(t, func(c *sandbox.Config) { c.JournalBytes = sandbox.MinJournalBytes })
+	s := newSandbox(t, func(c *sandboxConfig) { c.JournalBytes = sandbox.MinJournalBytes })
 	const sent = 40
 	for i := 1; i <= sent; i++ {
 		h := paddedHeaders(journal.MaxHeaders+6, 2000, "p") // about 64 KB kept per entry
@@ -114,7 +114,7 @@ func TestJournalByteBudget(t *testing.T) {
 // answer several times the budget.
 func TestJournalBudgetCountsJSON(t *testing.T) {
 	t.Parallel()
-	s := newSandbox(t, func(c *sandbox.Config) { c.JournalBytes = sandbox.MinJournalBytes })
+	s := newSandbox(t, func(c *sandboxConfig) { c.JournalBytes = sandbox.MinJournalBytes })
 	const sent = 20
 	for range sent {
 		s.do(request{path: trialsPath, headers: paddedHeaders(journal.MaxHeaders, 1000, "<")})

@@ -178,7 +178,7 @@ func TestJournalRefusesBadQueries(t *testing.T) {
 // requests; clearing it empties it without reusing ids.
 func TestJournalBoundAndClear(t *testing.T) {
 	t.Parallel()
-	s := newSandbox(t, func(c *sandbox.Config) { c.JournalSize = 5 })
+	s := newSandbox(t, func(c *sandboxConfig) { c.JournalSize = 5 })
 	for i := 1; i <= 8; i++ {
 		s.do(request{path: trialsPath, headers: map[string]string{sandbox.RequestIDHeader: fmt.Sprintf("req-%d", i)}})
 	}

@@ -27,7 +27,7 @@ type savedScenario struct {
 // scenario no longer exists (and so could not be switched off by name).
 func (s *Server) deleteSavedScenario(w http.ResponseWriter, r *http.Request) {
 	name := pathVars(r)["name"]
-	sc, ok, err := s.library.Get(r.Context(), name)
+	sc, ok, err := s.backend.Library.Get(r.Context(), name)
 	switch {
 	case err != nil:
 		s.fail(w, r, err)
@@ -39,11 +39,11 @@ func (s *Server) deleteSavedScenario(w http.ResponseWriter, r *http.Request) {
 		s.problem(w, r, newProblem(http.StatusConflict, "scenario "+name+" comes with the sandbox, not from POST /__sandbox/library: "+scenarios.ErrNotSaved.Error()))
 		return
 	}
-	if err := s.scenarios.Deactivate(r.Context(), name, ""); err != nil && !errors.Is(err, scenarios.ErrNotFound) {
+	if err := s.backend.Rules.Deactivate(r.Context(), name, ""); err != nil && !errors.Is(err, scenarios.ErrNotFound) {
 		s.fail(w, r, err)
 		return
 	}
-	err = s.library.Delete(r.Context(), name)
+	err = s.backend.Library.Delete(r.Context(), name)
 	switch {
 	case errors.Is(err, scenarios.ErrNotFound):
 		// Another caller deleted it between the read and now.
@@ -84,7 +84,7 @@ func (s *Server) saveScenario(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	saved, err := s.library.Save(r.Context(), sc)
+	saved, err := s.backend.Library.Save(r.Context(), sc)
 	if err != nil {
 		s.saveFailed(w, r, err)
 		return
@@ -126,7 +126,7 @@ func (s *Server) replayJournal(r *http.Request, body savedScenario) (scenarios.S
 	case until.Sub(since) > scenarios.MaxPhaseDuration:
 		return scenarios.Scenario{}, &scenarios.FieldError{Field: "fromJournal.until", Message: fmt.Sprintf("the window may last at most %s", scenarios.MaxPhaseDuration)}
 	}
-	entries, err := s.journal.Find(r.Context(), journal.Filter{ClientID: win.ClientID, Since: since})
+	entries, err := s.backend.Journal.Find(r.Context(), journal.Filter{ClientID: win.ClientID, Since: since})
 	if err != nil {
 		return scenarios.Scenario{}, err // the journal failed: never an empty window
 	}

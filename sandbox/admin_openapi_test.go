@@ -9,14 +9,13 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 
-	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/openapi"
 )
 
 // The admin API's document is served at /__sandbox/openapi.json without
 // the admin token, as the package builds it.
 func TestAdminDocumentIsServed(t *testing.T) {
-	s := newSandbox(t, func(c *sandbox.Config) { c.AdminToken = "qa-token" })
+	s := newSandbox(t, func(c *sandboxConfig) { c.AdminToken = "qa-token" })
 	r := s.do(request{path: openapi.AdminPath})
 	if r.Status != http.StatusOK {
 		t.Fatalf("status %d: %s", r.Status, r.Body)
@@ -37,7 +36,7 @@ func TestAdminDocumentIsServed(t *testing.T) {
 // where it answers GET): another method gets 405 with that Allow list,
 // except on the token endpoint, which answers as Entra does.
 func TestDocumentedMethodsAreAnswered(t *testing.T) {
-	s := newSandbox(t, func(c *sandbox.Config) { c.CACertPEM = []byte("a CA") })
+	s := newSandbox(t, func(c *sandboxConfig) { c.CACertPEM = []byte("a CA") })
 	admin, err := openapi.AdminDocument()
 	if err != nil {
 		t.Fatal(err)

@@ -48,7 +48,7 @@ func (s *Server) serveReport(w http.ResponseWriter, r *http.Request) {
 	if clientID == conformance.Unidentified {
 		f.ClientID = "" // filtered below: the journal stores no id for them
 	}
-	entries, err := s.journal.Find(r.Context(), f)
+	entries, err := s.backend.Journal.Find(r.Context(), f)
 	if err != nil {
 		s.fail(w, r, err)
 		return

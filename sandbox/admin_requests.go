@@ -31,14 +31,14 @@ func (s *Server) listRequests(w http.ResponseWriter, r *http.Request) {
 	}
 	page := requestsPage{Requests: []JournalEntry{}}
 	if !r.URL.Query().Has("afterId") {
-		entries, err := s.journal.Latest(r.Context(), f, limit)
+		entries, err := s.backend.Journal.Latest(r.Context(), f, limit)
 		if err != nil {
 			s.fail(w, r, err)
 			return
 		}
 		page.Requests = append(page.Requests, entries...)
 	} else {
-		entries, more, err := s.journal.After(r.Context(), f, limit)
+		entries, more, err := s.backend.Journal.After(r.Context(), f, limit)
 		if err != nil {
 			s.fail(w, r, err)
 			return
@@ -105,9 +105,9 @@ func (s *Server) journalQuery(w http.ResponseWriter, r *http.Request) (f journal
 func (s *Server) clearRequests(w http.ResponseWriter, r *http.Request) {
 	var err error
 	if clientID := r.URL.Query().Get("clientId"); clientID != "" {
-		err = s.journal.ClearClient(r.Context(), clientID)
+		err = s.backend.Journal.ClearClient(r.Context(), clientID)
 	} else {
-		err = s.journal.Clear(r.Context())
+		err = s.backend.Journal.Clear(r.Context())
 	}
 	if err != nil {
 		s.fail(w, r, err)

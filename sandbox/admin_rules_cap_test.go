@@ -5,20 +5,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
 	"github.com/referrals-sandbox/referrals-sandbox/scenarios"
 )
 
 // withMaxRules caps the active rules at n, so a test reaches the cap with a
 // few calls instead of scenarios.DefaultMaxRules.
-func withMaxRules(t *testing.T, n int) sandboxOption {
-	return func(c *sandbox.Config) {
-		lib, err := scenarios.LoadLibrary()
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.Library = lib
-		c.Scenarios = scenarios.New(scenarios.Config{Library: lib, MaxRules: n})
+func withMaxRules(n int) sandboxOption {
+	return func(c *sandboxConfig) {
+		c.MaxRules = n
 	}
 }
 
@@ -27,7 +21,7 @@ func withMaxRules(t *testing.T, n int) sandboxOption {
 // changes nothing; removing a rule makes room again.
 func TestRulesCapped(t *testing.T) {
 	t.Parallel()
-	s := newSandbox(t, withMaxRules(t, 3))
+	s := newSandbox(t, withMaxRules(3))
 	rule := map[string]any{"endpoint": "ping", "status": 503}
 	first := s.addRule(rule)
 	s.addRule(rule)

@@ -9,12 +9,12 @@ import (
 )
 
 func (s *Server) listRules(w http.ResponseWriter, r *http.Request) {
-	rules, err := s.scenarios.Rules(r.Context())
+	rules, err := s.backend.Rules.Rules(r.Context())
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	active, err := s.scenarios.Active(r.Context())
+	active, err := s.backend.Rules.Active(r.Context())
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -44,7 +44,7 @@ func (s *Server) addRule(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	added, err := s.scenarios.Add(r.Context(), rule)
+	added, err := s.backend.Rules.Add(r.Context(), rule)
 	if errors.Is(err, scenarios.ErrUnavailable) {
 		s.fail(w, r, err)
 		return
@@ -74,7 +74,7 @@ func ruleProblem(err error) Problem {
 }
 
 func (s *Server) clearRules(w http.ResponseWriter, r *http.Request) {
-	if err := s.scenarios.Clear(r.Context()); err != nil {
+	if err := s.backend.Rules.Clear(r.Context()); err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -82,7 +82,7 @@ func (s *Server) clearRules(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) getRule(w http.ResponseWriter, r *http.Request) {
-	status, err := s.scenarios.Get(r.Context(), pathVars(r)["id"])
+	status, err := s.backend.Rules.Get(r.Context(), pathVars(r)["id"])
 	if errors.Is(err, scenarios.ErrNotFound) {
 		s.problem(w, r, newProblem(http.StatusNotFound, "no active rule with that id (a rule whose times ran out is retired)"))
 		return
@@ -95,7 +95,7 @@ func (s *Server) getRule(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) deleteRule(w http.ResponseWriter, r *http.Request) {
-	err := s.scenarios.Remove(r.Context(), pathVars(r)["id"])
+	err := s.backend.Rules.Remove(r.Context(), pathVars(r)["id"])
 	if errors.Is(err, scenarios.ErrNotFound) {
 		s.problem(w, r, newProblem(http.StatusNotFound, "no active rule with that id"))
 		return
@@ -108,12 +108,12 @@ func (s *Server) deleteRule(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) listLibrary(w http.ResponseWriter, r *http.Request) {
-	active, err := s.scenarios.Active(r.Context())
+	active, err := s.backend.Rules.Active(r.Context())
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	all, err := s.library.Scenarios(r.Context())
+	all, err := s.backend.Library.Scenarios(r.Context())
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -130,7 +130,7 @@ func (s *Server) listLibrary(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) getScenario(w http.ResponseWriter, r *http.Request) {
 	name := pathVars(r)["name"]
-	sc, ok, err := s.library.Get(r.Context(), name)
+	sc, ok, err := s.backend.Library.Get(r.Context(), name)
 	switch {
 	case err != nil:
 		s.fail(w, r, err)
@@ -157,7 +157,7 @@ func (s *Server) activateScenario(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	name := pathVars(r)["name"]
-	rules, err := s.scenarios.Activate(r.Context(), name, body.ClientID)
+	rules, err := s.backend.Rules.Activate(r.Context(), name, body.ClientID)
 	if errors.Is(err, scenarios.ErrUnknownScenario) {
 		s.unknownScenario(w, r, name)
 		return
@@ -177,7 +177,7 @@ func (s *Server) activateScenario(w http.ResponseWriter, r *http.Request) {
 // was bound to; without it every activation of the scenario goes.
 func (s *Server) deactivateScenario(w http.ResponseWriter, r *http.Request) {
 	name := pathVars(r)["name"]
-	if _, ok, err := s.library.Get(r.Context(), name); err != nil || !ok {
+	if _, ok, err := s.backend.Library.Get(r.Context(), name); err != nil || !ok {
 		if err != nil {
 			s.fail(w, r, err)
 		} else {
@@ -185,7 +185,7 @@ func (s *Server) deactivateScenario(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	err := s.scenarios.Deactivate(r.Context(), name, r.URL.Query().Get("clientId"))
+	err := s.backend.Rules.Deactivate(r.Context(), name, r.URL.Query().Get("clientId"))
 	if errors.Is(err, scenarios.ErrNotFound) {
 		s.problem(w, r, newProblem(http.StatusNotFound, "scenario "+name+" is not active"+forClient(r.URL.Query().Get("clientId"))))
 		return
@@ -207,7 +207,7 @@ func forClient(id string) string {
 // unknownScenario answers a name the library does not hold: 404 listing
 // the known ones, or 503 when the saved ones cannot be read.
 func (s *Server) unknownScenario(w http.ResponseWriter, r *http.Request, name string) {
-	names, err := s.library.Names(r.Context())
+	names, err := s.backend.Library.Names(r.Context())
 	if err != nil {
 		s.fail(w, r, err)
 		return

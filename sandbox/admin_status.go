@@ -49,12 +49,12 @@ func (s *Server) moveReferralStatus(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	vars := pathVars(r)
-	found, err := s.store.FindReferral(vars["outcomes_id"])
+	found, err := s.backend.Records.FindReferral(vars["outcomes_id"])
 	if err == nil && !s.trialNamed(vars["trial_id"], found.TrialID) {
 		err = store.ErrNotFound
 	}
 	if err == nil {
-		found, err = s.store.UpdateReferral(found.ClientID, found.OutcomesID, func(ref *fixtures.Referral) error {
+		found, err = s.backend.Records.UpdateReferral(found.ClientID, found.OutcomesID, func(ref *fixtures.Referral) error {
 			if !fixtures.CanMove(ref.Status, m.Status) {
 				return errBadTransition{ref.Status, m.Status}
 			}
@@ -82,7 +82,7 @@ func (s *Server) moveQualifiedStatus(w http.ResponseWriter, r *http.Request) {
 	owner, err := s.qualifiedOwner(id, m.ClientID)
 	var updated fixtures.QualifiedReferral
 	if err == nil {
-		updated, err = s.store.UpdateQualified(owner, id, func(q *fixtures.QualifiedReferral) error {
+		updated, err = s.backend.Records.UpdateQualified(owner, id, func(q *fixtures.QualifiedReferral) error {
 			return changeQualifiedStatus(q, statusChange{
 				To: m.Status, At: s.now(owner), Actor: "sandbox-admin", RequestID: requestID(r),
 			})
@@ -132,13 +132,13 @@ func (s *Server) qualifiedOwner(id, clientID string) (string, error) {
 	if clientID != "" {
 		return clientID, nil
 	}
-	clients, err := s.store.Clients()
+	clients, err := s.backend.Records.Clients()
 	if err != nil {
 		return "", err
 	}
 	var owners []string
 	for _, c := range clients {
-		if _, err := s.store.GetQualified(c, id, nil); err == nil {
+		if _, err := s.backend.Records.GetQualified(c, id, nil); err == nil {
 			owners = append(owners, c)
 		}
 	}

@@ -18,7 +18,7 @@ const adminToken = "s3cret-admin"
 // refuses callers without it, and the token opens nothing else.
 func TestAdminToken(t *testing.T) {
 	t.Parallel()
-	s := newSandbox(t, func(c *sandbox.Config) { c.AdminToken = adminToken })
+	s := newSandbox(t, func(c *sandboxConfig) { c.AdminToken = adminToken })
 	endpoints := []struct{ method, path string }{
 		{http.MethodGet, "/__sandbox/scenarios"},
 		{http.MethodDelete, "/__sandbox/scenarios"},

@@ -92,7 +92,7 @@ func (s *testSandbox) setClock(at time.Time) {
 // useStore makes the sandbox keep its records in st instead of the
 // harness's in-memory store, which it closes.
 func useStore(st store.Store) sandboxOption {
-	return func(cfg *sandbox.Config) {
+	return func(cfg *sandboxConfig) {
 		_ = cfg.Store.Close() // the unused in-memory store; nothing to lose
 		cfg.Store = st
 	}

@@ -53,7 +53,7 @@ func (s *Server) listQualified(w http.ResponseWriter, r *http.Request, caller id
 		s.fail(w, r, err)
 		return
 	}
-	items, next, err := s.store.ListQualified(caller.ClientID, page, s.viewedBy(r, caller))
+	items, next, err := s.backend.Records.ListQualified(caller.ClientID, page, s.viewedBy(r, caller))
 	if err == nil {
 		items, err = s.settleAll(items, requestID(r))
 	}
@@ -72,7 +72,7 @@ func (s *Server) listQualified(w http.ResponseWriter, r *http.Request, caller id
 }
 
 func (s *Server) getQualified(w http.ResponseWriter, r *http.Request, caller idp.Principal) {
-	q, err := s.store.GetQualified(caller.ClientID, pathVars(r)["external_source_id"], s.viewedBy(r, caller))
+	q, err := s.backend.Records.GetQualified(caller.ClientID, pathVars(r)["external_source_id"], s.viewedBy(r, caller))
 	if err == nil {
 		q, err = s.settleQualified(q, requestID(r))
 	}
@@ -106,11 +106,11 @@ func qualifiedPath(externalSourceID string) string {
 // and its Location, or 409 with the Location of the record a partner
 // already submitted under the same externalSourceId (left unchanged).
 func (s *Server) storeQualified(w http.ResponseWriter, r *http.Request, q fixtures.QualifiedReferral) {
-	if c, ok := s.store.(qualifiedJSONCreator); ok && !s.contract.shapes(qualifiedKind) {
+	if c, ok := s.backend.Records.(qualifiedJSONCreator); ok && !s.contract.shapes(qualifiedKind) {
 		s.storeQualifiedJSON(w, r, c, q)
 		return
 	}
-	err := s.store.CreateQualified(q)
+	err := s.backend.Records.CreateQualified(q)
 	if errors.Is(err, store.ErrConflict) {
 		s.qualifiedConflict(w, r, q.ExternalSourceID)
 		return

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/referrals-sandbox/referrals-sandbox/clock"
-	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
 )
 
 // TestQualifiedAnswerExactly pins the whole answer to a qualified POST,
@@ -17,7 +16,7 @@ import (
 // of a resend. Whatever the write path does to be fast, a client sees this.
 func TestQualifiedAnswerExactly(t *testing.T) {
 	at := time.Date(2026, 3, 4, 5, 6, 7, 123456789, time.UTC)
-	s := newSandbox(t, func(c *sandbox.Config) {
+	s := newSandbox(t, func(c *sandboxConfig) {
 		c.Clock = clock.NewAdjustable(func() time.Time { return at })
 	})
 	token := s.token(partner)

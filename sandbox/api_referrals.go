@@ -43,7 +43,7 @@ func (s *Server) createReferral(w http.ResponseWriter, r *http.Request, caller i
 		Notes:       req.Notes,
 	}
 	noteSubmission(r, trialID, req.Patient)
-	if err := s.store.CreateReferral(ref); err != nil {
+	if err := s.backend.Records.CreateReferral(ref); err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -58,11 +58,11 @@ func (s *Server) listReferrals(w http.ResponseWriter, r *http.Request, caller id
 		return
 	}
 	// The stored JSON is the built-in shape: a contract's shape is rendered.
-	if l, ok := s.store.(referralsJSONLister); ok && !s.contract.shapes(referralKind) {
+	if l, ok := s.backend.Records.(referralsJSONLister); ok && !s.contract.shapes(referralKind) {
 		s.writeReferralsPage(w, r, l, caller.ClientID, page)
 		return
 	}
-	items, next, err := s.store.ListReferrals(caller.ClientID, page)
+	items, next, err := s.backend.Records.ListReferrals(caller.ClientID, page)
 	if err != nil {
 		s.fail(w, r, listError(err))
 		return
@@ -82,7 +82,7 @@ func (s *Server) listReferrals(w http.ResponseWriter, r *http.Request, caller id
 // a record exists.
 func (s *Server) getReferral(w http.ResponseWriter, r *http.Request, caller idp.Principal) {
 	vars := pathVars(r)
-	ref, err := s.store.GetReferral(caller.ClientID, vars["outcomes_id"])
+	ref, err := s.backend.Records.GetReferral(caller.ClientID, vars["outcomes_id"])
 	if err == nil && !s.trialNamed(vars["trial_id"], ref.TrialID) {
 		err = store.ErrNotFound
 	}

@@ -165,7 +165,7 @@ func TestAPI_Trials(t *testing.T) {
 	}
 
 	t.Run("no trial takes referrals: an empty array, not null", func(t *testing.T) {
-		closed := newSandbox(t, func(cfg *sandbox.Config) {
+		closed := newSandbox(t, func(cfg *sandboxConfig) {
 			set := *cfg.Fixtures
 			set.Trials = slices.Clone(set.Trials)
 			for i := range set.Trials {

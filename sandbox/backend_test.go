@@ -16,7 +16,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redistest"
-	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
@@ -36,8 +35,8 @@ import (
 // package's tests; each sandbox gets a key prefix of its own.
 const backendEnv = "SANDBOX_TEST_BACKEND"
 
-// backend is what newSandbox builds on in the current pass.
-type backend struct {
+// pass is the backend newSandbox builds on in the current pass.
+type pass struct {
 	name string
 	// redisURL is the package's redis-server in the Redis pass, "" in the
 	// memory pass.
@@ -47,7 +46,7 @@ type backend struct {
 // The harness state of one pass. TestMain sets it between passes, while
 // no test runs; tests only read it (and add to harnessTests).
 var (
-	current      backend
+	current      pass
 	prefixes     atomic.Uint64
 	harnessTests sync.Map // top-level test names that built a sandbox on the pass's backend
 )
@@ -130,7 +129,7 @@ func backendPasses(env string) ([]string, error) {
 
 // runPass runs the selected tests with newSandbox on the named backend.
 func runPass(m *testing.M, name string) int {
-	current = backend{name: name}
+	current = pass{name: name}
 	harnessTests.Clear()
 	if name == "redis" {
 		srv, err := redistest.StartMain("")
@@ -166,7 +165,7 @@ func must(err error) {
 // onBackend puts cfg on the current pass's backend: a fresh in-memory
 // store, or in the Redis pass a Redis client, store and shared state under
 // a key prefix of this sandbox's own. It returns how to release them.
-func onBackend(t *testing.T, cfg *sandbox.Config) (release func()) {
+func onBackend(t *testing.T, cfg *sandboxConfig) (release func()) {
 	t.Helper()
 	if current.redisURL == "" {
 		st, err := store.Open(store.MemoryPath)
@@ -197,7 +196,7 @@ func onBackend(t *testing.T, cfg *sandbox.Config) (release func()) {
 // store or Redis with its own (a file store, replicas on a Redis it
 // controls): such a test tests its own backend, and runs once, in the
 // memory pass.
-func ownsBackend(cfg sandbox.Config, harnessStore store.Store, harnessRedis redis.UniversalClient) bool {
+func ownsBackend(cfg sandboxConfig, harnessStore store.Store, harnessRedis redis.UniversalClient) bool {
 	_, onPass := passStores.Load(cfg.Store)
 	return (cfg.Store != harnessStore && !onPass) || cfg.Redis != harnessRedis
 }
@@ -209,7 +208,7 @@ var passStores sync.Map
 // withQuota reopens the sandbox's store on the pass's backend, under the
 // same Redis prefix in the Redis pass, bounded by q.
 func withQuota(t *testing.T, q store.Quota) sandboxOption {
-	return func(cfg *sandbox.Config) {
+	return func(cfg *sandboxConfig) {
 		var st store.Store
 		var err error
 		if rdb, ok := cfg.Redis.(*redis.Client); ok && cfg.Redis != nil {

@@ -9,7 +9,7 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
 	"github.com/referrals-sandbox/referrals-sandbox/idp/clientstest"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redistest"
-	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/backend"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
@@ -22,7 +22,7 @@ func TestRecordStoreClients(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = st.Close() })
-		return sandbox.RecordStoreClients(st)
+		return backend.RecordStoreClients(st)
 	})
 }
 

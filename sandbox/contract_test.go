@@ -27,7 +27,7 @@ func withContract(t *testing.T, file string) sandboxOption {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return func(cfg *sandbox.Config) { cfg.Contract = c }
+	return func(cfg *sandboxConfig) { cfg.Contract = c }
 }
 
 // members decodes a JSON object answer.
@@ -251,7 +251,7 @@ func TestContract_BuiltinDocumentAnswersAsDefault(t *testing.T) {
 		t.Fatal(err)
 	}
 	plain := newSandbox(t)
-	withDoc := newSandbox(t, func(cfg *sandbox.Config) { cfg.Contract = builtin })
+	withDoc := newSandbox(t, func(cfg *sandboxConfig) { cfg.Contract = builtin })
 	at := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 	plain.setClock(at)
 	withDoc.setClock(at)
@@ -368,8 +368,8 @@ func TestContract_GeneratedFixtures(t *testing.T) {
 	if len(ref.Submission) == 0 || ref.Patient != (fixtures.Patient{}) {
 		t.Fatalf("generated referral %+v, want a submission and no built-in patient", ref)
 	}
-	var captured sandbox.Config
-	useSet := func(cfg *sandbox.Config) { cfg.Fixtures = set; captured = *cfg }
+	var captured sandboxConfig
+	useSet := func(cfg *sandboxConfig) { cfg.Fixtures = set; captured = *cfg }
 	s := newSandbox(t, useSet, withContract(t, "birthdate.yaml"))
 	r := s.do(request{path: "/api/v1/referrals/" + ref.TrialID + "/" + ref.OutcomesID, token: s.token(ref.ClientID), plain: true})
 	record := members(t, r)
@@ -385,7 +385,8 @@ func TestContract_GeneratedFixtures(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = st.Close() })
 	captured.Store, captured.Contract = st, nil
-	if _, err := sandbox.New(captured); err == nil || !strings.Contains(err.Error(), "start the sandbox with that --contract") {
+	captured.Backend = openBackend(t, captured)
+	if _, err := sandbox.New(captured.Config); err == nil || !strings.Contains(err.Error(), "start the sandbox with that --contract") {
 		t.Errorf("without the contract: %v, want a refusal naming --contract", err)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
-	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
 )
 
 // Custom fixtures may write audit times in any RFC 3339 form; they are
@@ -34,7 +33,7 @@ func TestCustomFixtureAuditTimesAreNormalised(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := newSandbox(t, func(c *sandbox.Config) { c.Fixtures = loaded })
+	s := newSandbox(t, func(c *sandboxConfig) { c.Fixtures = loaded })
 
 	// The contract checker holds the answer to the Timestamp schema.
 	r := s.do(request{path: "/api/v1/referrals/qualified/" + fixtureSourceID, token: s.token(partner)})

@@ -12,13 +12,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/referrals-sandbox/referrals-sandbox/clock"
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/testutil"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/backend"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/openapi/contract"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
+	"github.com/referrals-sandbox/referrals-sandbox/scenarios"
 )
 
 // Default credentials of the embedded fixtures.
@@ -45,8 +49,46 @@ type testSandbox struct {
 	server *sandbox.Server // for the exported-for-test accessors
 }
 
+// sandboxConfig is what newSandbox builds a sandbox from: the server's
+// configuration, and the parts of its backend a test may choose.
+type sandboxConfig struct {
+	sandbox.Config
+	// Store keeps the records: the pass's, or a test's own.
+	Store store.Store
+	// Redis, when set, runs the shared mode on it, under RedisPrefix.
+	Redis       redis.UniversalClient
+	RedisPrefix string
+	// Library, MaxRules, JournalSize and JournalBytes are the backend's
+	// (backend.Config); zero values are its defaults.
+	Library      *scenarios.Library
+	MaxRules     int
+	JournalSize  int
+	JournalBytes int64
+}
+
 // sandboxOption changes the configuration before the server is built.
-type sandboxOption func(*sandbox.Config)
+type sandboxOption func(*sandboxConfig)
+
+// openBackend builds cfg's backend: the shared mode on cfg.Redis, or
+// everything else in memory beside cfg.Store.
+func openBackend(t *testing.T, cfg sandboxConfig) *backend.Backend {
+	t.Helper()
+	bcfg := backend.Config{
+		Clock: cfg.Clock, Library: cfg.Library, MaxRules: cfg.MaxRules, JournalSize: cfg.JournalSize, JournalBytes: cfg.JournalBytes,
+		Redis: backend.RedisConfig{Prefix: cfg.RedisPrefix},
+	}
+	var b *backend.Backend
+	var err error
+	if cfg.Redis != nil {
+		b, err = backend.Shared(t.Context(), bcfg, cfg.Redis, cfg.Store)
+	} else {
+		b, err = backend.Memory(bcfg, cfg.Store)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
 
 // newSandbox starts a sandbox over the default fixtures and a clock at real
 // time, on the backend of the current pass (see backend_test.go: an
@@ -69,7 +111,7 @@ func newSandbox(t *testing.T, opts ...sandboxOption) *testSandbox {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := sandbox.Config{Provider: provider, Fixtures: set, Clock: clk, Logger: logger}
+	cfg := sandboxConfig{Config: sandbox.Config{Provider: provider, Fixtures: set, Clock: clk, Logger: logger}}
 	release := onBackend(t, &cfg)
 	t.Cleanup(release)
 	harnessStore, harnessRedis := cfg.Store, cfg.Redis
@@ -83,7 +125,8 @@ func newSandbox(t *testing.T, opts ...sandboxOption) *testSandbox {
 	} else {
 		recordHarnessTest(t)
 	}
-	srv, err := sandbox.New(cfg)
+	cfg.Backend = openBackend(t, cfg)
+	srv, err := sandbox.New(cfg.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +147,7 @@ func newSandbox(t *testing.T, opts ...sandboxOption) *testSandbox {
 // as environment (development when empty), rebuilding the fixtures and the
 // identity provider over them as clients.json and --environment would.
 func withClients(t *testing.T, environment string, change func([]fixtures.Client) []fixtures.Client) sandboxOption {
-	return func(c *sandbox.Config) {
+	return func(c *sandboxConfig) {
 		set := *c.Fixtures
 		set.Clients = change(slices.Clone(set.Clients))
 		keys, err := idp.LoadKeys(fixtures.DefaultSigningKeyPEM())

@@ -55,7 +55,7 @@ func (s *Server) withScenarios(next http.Handler) http.Handler {
 		}
 		if !ok || d.Status == 0 && d.Fault == "" && d.Error == "" {
 			// A per-request delay alone adds to what the active rules decide.
-			ruled, fired, err := s.scenarios.Decide(r.Context(), req)
+			ruled, fired, err := s.backend.Rules.Decide(r.Context(), req)
 			if err != nil {
 				// The rules cannot be read: answering normally would skip a
 				// failure the caller asked for, so the request gets the
@@ -118,7 +118,7 @@ func (s *Server) perRequestDecision(r *http.Request, req scenarios.Request) (sce
 		return d, false, err
 	}
 	if name := r.Header.Get(ScenarioHeader); name != "" {
-		sd, matched, err := s.scenarios.DecideScenario(r.Context(), name, req)
+		sd, matched, err := s.backend.Rules.DecideScenario(r.Context(), name, req)
 		if err != nil {
 			return d, false, fmt.Errorf("%s: %w", ScenarioHeader, err)
 		}

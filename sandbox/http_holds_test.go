@@ -14,7 +14,7 @@ import (
 
 // withHoldCaps sets the caps on held connections.
 func withHoldCaps(total, perClient int) sandboxOption {
-	return func(c *sandbox.Config) { c.MaxHeld, c.MaxHeldPerClient = total, perClient }
+	return func(c *sandboxConfig) { c.MaxHeld, c.MaxHeldPerClient = total, perClient }
 }
 
 // hanger sends requests that hang (X-Sandbox-Scenario: api-hangs) and

@@ -123,7 +123,7 @@ func (s *Server) withJournal(next http.Handler) http.Handler {
 		rec := &st.journalRec
 		defer func() {
 			st.end.stamp()
-			if err := s.journal.Add(r.Context(), s.journalEntry(r, rec, info, obs, start, st.end.at)); err != nil {
+			if err := s.backend.Journal.Add(r.Context(), s.journalEntry(r, rec, info, obs, start, st.end.at)); err != nil {
 				s.log.Error("journal a request", "request_id", requestID(r), "err", err)
 			}
 		}()
@@ -178,7 +178,7 @@ func (s *Server) journalEntry(r *http.Request, rec *statusRecorder, info *reques
 	// How far the client's clock was from real time (seconds with the
 	// fraction, so a jump of a few seconds still shows): the report tells a
 	// token that expired because the clock jumped.
-	own, _ := s.cfg.ClientClocks.Offset(e.ClientID)
+	own, _ := s.backend.ClientClocks.Offset(e.ClientID)
 	e.ClockOffsetSeconds = (s.cfg.Clock.Offset() + own).Seconds()
 	expires := info.claimed.ExpiresAt
 	if !obs.TokenExpiresAt.IsZero() {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/backend"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 	"github.com/referrals-sandbox/referrals-sandbox/scenarios"
@@ -70,7 +71,7 @@ func (s *Server) problem(w http.ResponseWriter, r *http.Request, p Problem) {
 // fail answers err: the request's own problem, or a logged 500 whose body
 // does not leak internals.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
-	if errors.Is(err, errSharedState) || errors.Is(err, store.ErrUnavailable) || errors.Is(err, idp.ErrClientStore) ||
+	if errors.Is(err, backend.ErrUnavailable) || errors.Is(err, store.ErrUnavailable) || errors.Is(err, idp.ErrClientStore) ||
 		errors.Is(err, scenarios.ErrUnavailable) || errors.Is(err, journal.ErrUnavailable) {
 		s.log.Error("shared state unavailable", "request_id", requestID(r), "err", err)
 		if maybeStored(r, err) {

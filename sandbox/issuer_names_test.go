@@ -11,14 +11,13 @@ import (
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
-	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/conformance"
 )
 
 // withNames rebuilds the provider with extra host names (--tls-host) and a
 // public URL.
 func withNames(publicURL string, hosts ...string) sandboxOption {
-	return func(cfg *sandbox.Config) {
+	return func(cfg *sandboxConfig) {
 		keys, err := idp.LoadKeys(fixtures.DefaultSigningKeyPEM())
 		if err != nil {
 			panic(err)

@@ -253,3 +253,13 @@ func statusLabel(status int) string {
 	}
 	return otherLabel
 }
+
+// ObserveCall counts and times one round trip of the shared mode's Redis
+// client (backend.CallObserver).
+func (m *metrics) ObserveCall(command string, elapsed time.Duration, errKind string) {
+	m.redisCalls.WithLabelValues(command).Inc()
+	m.redisDuration.WithLabelValues(command).Observe(elapsed.Seconds())
+	if errKind != "" {
+		m.redisErrors.WithLabelValues(errKind).Inc()
+	}
+}

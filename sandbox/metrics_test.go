@@ -17,6 +17,7 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redistest"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/testutil"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/backend"
 )
 
 // scrape reads GET /__sandbox/metrics as Prometheus would.
@@ -161,7 +162,7 @@ func TestMetricsCountWhatClientsDid(t *testing.T) {
 }
 
 func TestMetricsCountNamedScenariosAndRateLimits(t *testing.T) {
-	s := newSandbox(t, func(c *sandbox.Config) { c.RateLimit, c.RateBurst = 0.001, 1 })
+	s := newSandbox(t, func(c *sandboxConfig) { c.RateLimit, c.RateBurst = 0.001, 1 })
 	token := s.token(partner)
 	s.do(request{path: trialsPath, token: token, headers: map[string]string{sandbox.ScenarioHeader: "permissions-revoked"}})
 	s.do(request{path: trialsPath, token: token})
@@ -217,7 +218,7 @@ func TestMetricsForgedClientIDsAddNoSeries(t *testing.T) {
 
 func TestMetricsAreGuardedLikeTheAdminAPI(t *testing.T) {
 	const adminToken = "metrics-test-admin-token"
-	s := newSandbox(t, func(c *sandbox.Config) { c.AdminToken = adminToken })
+	s := newSandbox(t, func(c *sandboxConfig) { c.AdminToken = adminToken })
 	if r := s.do(request{path: sandbox.MetricsPath, invalid: true}); r.Status != http.StatusUnauthorized {
 		t.Errorf("without the admin token: %d, want 401", r.Status)
 	}
@@ -250,7 +251,7 @@ func TestMetricsPassPromtool(t *testing.T) {
 // journal's size rather than reporting a false zero.
 func TestMetricsCountRedisRoundTrips(t *testing.T) {
 	redisSrv := redistest.Start(t)
-	s := openSandbox(t, sandbox.Options{RedisURL: redisSrv.URL, RedisTimeout: 2 * time.Second})
+	s := openSandbox(t, sandbox.Options{Redis: backend.RedisConfig{URL: redisSrv.URL, Timeout: 2 * time.Second}})
 	token := s.token(partner)
 	if r := s.do(request{path: trialsPath, token: token}); r.Status != http.StatusOK {
 		t.Fatalf("trials: %d %s", r.Status, r.Body)

@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -12,12 +11,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/referrals-sandbox/referrals-sandbox/clock"
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/backend"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/contractdoc"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/tlsca"
@@ -72,29 +71,11 @@ type Options struct {
 	// (--allowed-host), besides loopback names, the connection's own
 	// address, ListenAddr's host, PublicURL's host and TLSHosts.
 	AllowedHosts []string
-	// RedisURL (--redis) puts the store in Redis, shared by every replica
-	// given the same URL and prefix; "" keeps the embedded store.
-	RedisURL string
-	// RedisClusterURL (--redis-cluster) puts the shared state on a Redis
-	// Cluster, in go-redis's ParseClusterURL form
-	// (redis://[:password@]host:port?addr=host2:port2); it excludes
-	// RedisURL. Every key then carries a hash tag, so each script and
-	// transaction stays within one slot: the record store's tags are its
-	// clients' (see store.RedisStore), the other parts' RedisPrefix.
-	RedisClusterURL string
-	// RedisClusterNATMap (--redis-cluster-nat-map) maps the addresses the
-	// cluster's nodes announce to those this replica reaches them at, as
-	// ANNOUNCED=REACHABLE host:port pairs (see ParseRedisNATMap).
-	RedisClusterNATMap []string
-	// RedisWait, when positive, follows every write with WAIT RedisWait:
-	// the write is acknowledged only once that many replicas have it
-	// (--redis-wait), or it fails.
-	RedisWait int
-	// RedisPrefix starts every key (default store.DefaultRedisPrefix).
-	RedisPrefix string
-	// RedisTimeout bounds each Redis operation (default
-	// store.DefaultRedisTimeout).
-	RedisTimeout time.Duration
+	// Redis (--redis, --redis-cluster and the flags that go with them),
+	// when it names a Redis, keeps the whole state there, shared by every
+	// replica given the same one and prefix; the zero value keeps it in
+	// this process.
+	Redis backend.RedisConfig
 	// Upstream, when set, makes the sandbox a recording proxy in front of
 	// the real service (serve --upstream, --upstream-auth-url).
 	Upstream *UpstreamConfig
@@ -139,22 +120,15 @@ type Instance struct {
 	// CACreated is true when this start made the kept CA of CADir: no
 	// client trusts it yet.
 	CACreated bool
-	store     store.Store
-	// redisPrefix is the prefix the shared state's keys other than the
-	// record store's really start with: --redis-prefix, wrapped in a hash
-	// tag on a cluster.
-	redisPrefix string
 	// privateTLSDir is the directory Open created for CAPath, removed by
 	// Close; "" when the caller chose the directory.
 	privateTLSDir string
 
-	// Redis is the client of the shared mode, nil without --redis; the
-	// parts of the sandbox shared between replicas take it. Its socket
-	// timeouts are --redis-timeout and it obeys context deadlines.
-	Redis redis.UniversalClient
-	// SharedMode is where the shared state lives (RedisLocation: no
-	// password), "" without --redis.
+	// SharedMode is where the shared state lives (no password), "" when it
+	// is in this process.
 	SharedMode string
+	// backend is the state Server keeps, closed by Close.
+	backend *backend.Backend
 }
 
 // Open builds a sandbox from opts.
@@ -200,7 +174,6 @@ func OpenContext(ctx context.Context, opts Options) (*Instance, error) {
 	if err != nil {
 		return nil, fmt.Errorf("signing key %s: %w", opts.SigningKeyFile, err)
 	}
-	clocks := clock.NewPerClient(opts.Clock)
 	provider, err := idp.New(idp.Config{
 		Tenant: opts.Tenant, Environment: opts.Environment, Clients: set.Clients,
 		TokenLifetime: opts.TokenLifetime, TokenVersion: opts.TokenVersion, ClockSkew: opts.ClockSkew, Keys: keys, PublicURL: opts.PublicURL, Clock: opts.Clock, Logger: opts.Logger,
@@ -209,11 +182,11 @@ func OpenContext(ctx context.Context, opts Options) (*Instance, error) {
 	if err != nil {
 		return nil, err
 	}
-	library, engine, err := loadScenarios(opts)
+	library, err := loadLibrary(&opts)
 	if err != nil {
 		return nil, err
 	}
-	in := &Instance{Provider: provider, Clock: opts.Clock, ClientClocks: clocks, Fixtures: set, EmbeddedFixtures: embedded, HTTPSOnly: opts.TLS}
+	in := &Instance{Provider: provider, Clock: opts.Clock, Fixtures: set, EmbeddedFixtures: embedded, HTTPSOnly: opts.TLS}
 	if err := in.setUpTLS(opts); err != nil {
 		return nil, err
 	}
@@ -221,23 +194,18 @@ func OpenContext(ctx context.Context, opts Options) (*Instance, error) {
 	if err != nil {
 		return nil, errors.Join(err, in.removePrivateTLSDir())
 	}
-	if err := in.openStore(opts); err != nil {
+	in.backend, err = backend.Open(ctx, backend.Config{
+		Clock: opts.Clock, Library: library, Activate: opts.ScenarioNames, JournalSize: opts.JournalSize, JournalBytes: opts.JournalBytes,
+		Quota: opts.Quota, DataFile: opts.DataFile, Redis: opts.Redis, Logger: opts.Logger,
+	})
+	if err != nil {
 		return nil, errors.Join(err, in.removePrivateTLSDir())
 	}
-	// The keys kept per client carry their client's hash tag after the
-	// prefix, so they take --redis-prefix as given, untagged.
-	clientPrefix := ""
-	if in.redisPrefix != "" {
-		clientPrefix = cmp.Or(opts.RedisPrefix, store.DefaultRedisPrefix)
-		opts.RedisPrefix = in.redisPrefix
-	}
+	in.ClientClocks, in.SharedMode = in.backend.ClientClocks, in.backend.Location
 	in.Server, err = New(Config{
-		Provider: provider, Fixtures: set, Clock: opts.Clock, Logger: opts.Logger, Store: in.store,
-		Library: library, Scenarios: engine, JournalSize: opts.JournalSize, JournalBytes: opts.JournalBytes,
+		Provider: provider, Fixtures: set, Clock: opts.Clock, Logger: opts.Logger, Backend: in.backend,
 		RateLimit: opts.RateLimit, RateBurst: opts.RateBurst, AdminToken: opts.AdminToken, CACertPEM: in.CACertPEM,
-		HTTPSOnly: opts.TLS, ClientClocks: clocks, AllowedHosts: hosts, Redis: in.Redis, RedisPrefix: opts.RedisPrefix,
-		RedisClientPrefix: clientPrefix,
-		Upstream:          opts.Upstream, Contract: contract,
+		HTTPSOnly: opts.TLS, AllowedHosts: hosts, Upstream: opts.Upstream, Contract: contract,
 		Build: opts.Build, TracerProvider: opts.TracerProvider,
 	})
 	if err != nil {
@@ -245,11 +213,9 @@ func OpenContext(ctx context.Context, opts Options) (*Instance, error) {
 		return nil, err
 	}
 	in.Fixtures = in.Server.cfg.Fixtures
-	if in.Redis != nil {
-		// The client is this instance's own, so no other sandbox is using it
-		// while the hook goes in.
-		in.Redis.AddHook(in.Server.metrics.redisHook())
-	}
+	// The backend's Redis client is this instance's own, so no other
+	// sandbox is using it while the observer goes in.
+	in.backend.ObserveCalls(in.Server.metrics)
 	// Reading fixtures or a data file leaves their decoded and encoded
 	// copies behind as garbage (with 100,000 referrals, about as much as
 	// what stays live): return it to the OS now rather than keep it
@@ -263,15 +229,15 @@ func OpenContext(ctx context.Context, opts Options) (*Instance, error) {
 // entries queued for it are written, and the TLS directory Open created.
 func (in *Instance) Close() error {
 	if in.Server != nil {
-		if ferr := in.Server.journal.Flush(context.Background()); ferr != nil {
+		if ferr := in.backend.Journal.Flush(context.Background()); ferr != nil {
 			in.Server.log.Error("store the last journal entries", "err", ferr)
 		}
 	}
-	err := errors.Join(in.store.Close(), in.removePrivateTLSDir())
-	if in.Redis != nil {
-		err = errors.Join(err, in.Redis.Close())
+	var err error
+	if in.backend != nil {
+		err = in.backend.Close()
 	}
-	return err
+	return errors.Join(err, in.removePrivateTLSDir())
 }
 
 func (in *Instance) setUpTLS(opts Options) error {
@@ -310,43 +276,30 @@ func loadFixtures(dir string) (set *fixtures.Set, embedded bool, err error) {
 	return set, false, err
 }
 
-// openStore opens the data file, or an in-memory store without one.
-func openStore(path string, logger *slog.Logger, quota store.Quota) (*store.BuntStore, error) {
-	if path == "" {
-		path = store.MemoryPath
-	}
-	st, err := store.Open(path, store.WithLogger(logger), store.WithQuota(quota))
-	if err != nil {
-		return nil, fmt.Errorf("data file %s: %w", path, err)
-	}
-	return st, nil
-}
-
-// loadScenarios builds the library (embedded, plus the team's directory)
-// and activates the start-up scenarios; a name ending in .json is a file,
-// added to the library first.
-func loadScenarios(opts Options) (*scenarios.Library, *scenarios.MemoryEngine, error) {
+// loadLibrary builds the library (embedded, plus the team's directory); a
+// start-up scenario name ending in .json is a file, added to it, and
+// named by the scenario's own name from then on.
+func loadLibrary(opts *Options) (*scenarios.Library, error) {
 	library, err := scenarios.LoadLibrary()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if opts.ScenariosDir != "" {
 		if err := library.AddDir(opts.ScenariosDir); err != nil {
-			return nil, nil, fmt.Errorf("scenarios directory: %w", err)
+			return nil, fmt.Errorf("scenarios directory: %w", err)
 		}
 	}
-	engine := scenarios.New(scenarios.Config{Library: library, Clock: opts.Clock})
-	for _, name := range opts.ScenarioNames {
+	names := make([]string, len(opts.ScenarioNames))
+	for i, name := range opts.ScenarioNames {
 		if strings.HasSuffix(name, ".json") {
 			sc, err := library.AddFile(name)
 			if err != nil {
-				return nil, nil, fmt.Errorf("scenario %s: %w", name, err)
+				return nil, fmt.Errorf("scenario %s: %w", name, err)
 			}
 			name = sc.Name
 		}
-		if _, err := engine.Activate(context.Background(), name, ""); err != nil {
-			return nil, nil, fmt.Errorf("scenario: %w", err) // the error lists the known names
-		}
+		names[i] = name
 	}
-	return library, engine, nil
+	opts.ScenarioNames = names
+	return library, nil
 }

@@ -35,7 +35,7 @@ func (s *Server) settleQualified(q fixtures.QualifiedReferral, requestID string)
 	if err != nil || len(life.Due(q.Status, elapsed)) == 0 {
 		return q, err
 	}
-	settled, err := s.store.UpdateQualified(q.ClientID, q.ExternalSourceID, func(rec *fixtures.QualifiedReferral) error {
+	settled, err := s.backend.Records.UpdateQualified(q.ClientID, q.ExternalSourceID, func(rec *fixtures.QualifiedReferral) error {
 		elapsed, err := s.sinceSubmitted(*rec)
 		if err != nil {
 			return err

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/backend"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/ratelimit"
 )
 
@@ -69,7 +70,7 @@ func (l *rateLimiter) limits(clientID string) (key string, lim ratelimit.Limit, 
 // is the shared state's (503): the memory store never fails.
 func (l *rateLimiter) forget(ctx context.Context, clientID string) error {
 	if err := l.buckets.Forget(ctx, clientID); err != nil {
-		return sharedFailure("forget the rate limit of "+clientID, err)
+		return backend.Unavailable("forget the rate limit of "+clientID, err)
 	}
 	return nil
 }
@@ -77,7 +78,7 @@ func (l *rateLimiter) forget(ctx context.Context, clientID string) error {
 // reset refills every bucket.
 func (l *rateLimiter) reset(ctx context.Context) error {
 	if err := l.buckets.Reset(ctx); err != nil {
-		return sharedFailure("refill the rate limits", err)
+		return backend.Unavailable("refill the rate limits", err)
 	}
 	return nil
 }

@@ -19,7 +19,7 @@ const slowRate = 0.05
 
 // withRateLimit sets the sandbox-wide rate limit.
 func withRateLimit(limit float64, burst int) sandboxOption {
-	return func(c *sandbox.Config) { c.RateLimit, c.RateBurst = limit, burst }
+	return func(c *sandboxConfig) { c.RateLimit, c.RateBurst = limit, burst }
 }
 
 // withClientOverride gives clientID its own rateLimit and rateBurst, as

@@ -8,6 +8,7 @@ import (
 
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redistest"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/backend"
 )
 
 // TestRedisClusterNATMap: with --redis-cluster-nat-map naming a proxy for
@@ -24,7 +25,7 @@ func TestRedisClusterNATMap(t *testing.T) {
 		proxies = append(proxies, p)
 		natMap = append(natMap, node.Addr+"="+p.Addr)
 	}
-	s := openSandbox(t, sandbox.Options{RedisClusterURL: cluster.URL, RedisClusterNATMap: natMap, RedisTimeout: 2 * time.Second})
+	s := openSandbox(t, sandbox.Options{Redis: backend.RedisConfig{ClusterURL: cluster.URL, NATMap: natMap, Timeout: 2 * time.Second}})
 	if r := s.do(request{path: trialsPath, token: s.token(partner)}); r.Status != http.StatusOK {
 		t.Fatalf("trials through the mapped cluster: %d %s", r.Status, r.Body)
 	}
@@ -45,11 +46,11 @@ func TestRedisClusterNATMap(t *testing.T) {
 // ANNOUNCED=REACHABLE host:port pairs is refused at start, naming it.
 func TestRedisClusterNATMapRefusesMalformedEntries(t *testing.T) {
 	for _, entries := range [][]string{{"127.0.0.1:7000"}, {"127.0.0.1:7000=nowhere"}, {"a:1=b:2", "a:1=c:3"}} {
-		if _, err := sandbox.ParseRedisNATMap(entries); err == nil || !strings.Contains(err.Error(), "--redis-cluster-nat-map") {
+		if _, err := backend.ParseRedisNATMap(entries); err == nil || !strings.Contains(err.Error(), "--redis-cluster-nat-map") {
 			t.Errorf("ParseRedisNATMap(%q): %v; want an error naming the flag", entries, err)
 		}
 	}
-	if m, err := sandbox.ParseRedisNATMap([]string{"10.0.0.5:6379=127.0.0.1:7001"}); err != nil || m["10.0.0.5:6379"] != "127.0.0.1:7001" {
+	if m, err := backend.ParseRedisNATMap([]string{"10.0.0.5:6379=127.0.0.1:7001"}); err != nil || m["10.0.0.5:6379"] != "127.0.0.1:7001" {
 		t.Errorf("a good entry: %v %v", m, err)
 	}
 }

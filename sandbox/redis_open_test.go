@@ -11,6 +11,7 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redistest"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/backend"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
@@ -32,7 +33,7 @@ func TestOpenRedisErrorsHideThePassword(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			in, err := sandbox.Open(sandbox.Options{RedisURL: tc.url})
+			in, err := sandbox.Open(sandbox.Options{Redis: backend.RedisConfig{URL: tc.url}})
 			if err == nil {
 				_ = in.Close()
 				t.Fatal("Open succeeded")
@@ -42,7 +43,7 @@ func TestOpenRedisErrorsHideThePassword(t *testing.T) {
 			}
 		})
 	}
-	if _, err := sandbox.Open(sandbox.Options{RedisURL: "redis://" + closed, DataFile: "x.db"}); err == nil || !strings.Contains(err.Error(), "--data and --redis") {
+	if _, err := sandbox.Open(sandbox.Options{DataFile: "x.db", Redis: backend.RedisConfig{URL: "redis://" + closed}}); err == nil || !strings.Contains(err.Error(), "--data and --redis") {
 		t.Errorf("--data with --redis: %v", err)
 	}
 }
@@ -54,7 +55,7 @@ func TestRedisLocation(t *testing.T) {
 		"rediss://user:secret@cache.internal": "rediss://cache.internal:6379/0",
 		"redis://127.0.0.1:6379":              "redis://127.0.0.1:6379/0",
 	} {
-		if got := sandbox.RedisLocation(raw); got != want {
+		if got := backend.RedisLocation(raw); got != want {
 			t.Errorf("RedisLocation(%q) = %q, want %q", raw, got, want)
 		}
 	}

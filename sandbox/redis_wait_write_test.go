@@ -8,6 +8,7 @@ import (
 
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redistest"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/backend"
 )
 
 // TestUnconfirmedWriteSaysItMayBeStored: with --redis-wait 1 and no
@@ -18,7 +19,7 @@ import (
 // record, which reads back 200.
 func TestUnconfirmedWriteSaysItMayBeStored(t *testing.T) {
 	cluster := redistest.StartCluster(t, 3, 1)
-	s := openSandbox(t, sandbox.Options{RedisClusterURL: cluster.URL, RedisPrefix: "unconfirmed:", RedisWait: 1, RedisTimeout: time.Second})
+	s := openSandbox(t, sandbox.Options{Redis: backend.RedisConfig{ClusterURL: cluster.URL, Prefix: "unconfirmed:", Wait: 1, Timeout: time.Second}})
 	token := s.token(partner)
 	for _, replica := range cluster.Nodes[cluster.Masters:] {
 		replica.Freeze(t)

@@ -216,7 +216,7 @@ func (failingGets) GetQualified(string, string, *fixtures.AuditEntry) (fixtures.
 // sent as a path segment must not reach the log that way.
 func TestFailureLogRedactsThePath(t *testing.T) {
 	t.Parallel()
-	s := newSandbox(t, func(c *sandbox.Config) { c.Store = failingGets{c.Store} })
+	s := newSandbox(t, func(c *sandboxConfig) { c.Store = failingGets{c.Store} })
 	tok := s.token(partner)
 	r := s.do(request{path: "/api/v1/referrals/qualified/" + tok, token: tok, plain: true})
 	if r.Status != http.StatusInternalServerError {

@@ -9,10 +9,12 @@ package sandbox
 
 import (
 	"context"
+	"sync/atomic"
+
 	"github.com/referrals-sandbox/referrals-sandbox/internal/logthrottle"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redact"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/backend"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
-	"sync/atomic"
 
 	"errors"
 	"fmt"
@@ -21,7 +23,6 @@ import (
 	"time"
 
 	"github.com/gorilla/mux"
-	"github.com/redis/go-redis/v9"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/referrals-sandbox/referrals-sandbox/clock"
@@ -29,7 +30,6 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/contractdoc"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
-	"github.com/referrals-sandbox/referrals-sandbox/scenarios"
 )
 
 // Config injects the sandbox's parts. Provider, Fixtures, Clock and Logger
@@ -45,21 +45,13 @@ type Config struct {
 	Clock *clock.Adjustable
 	// Logger receives request and lifecycle logs, never secrets.
 	Logger *slog.Logger
-	// Store holds referrals and qualified referrals. When it is empty at
-	// start it is seeded with the fixtures' records.
-	Store store.Store
+	// Backend is where the sandbox keeps its state: in this process or,
+	// in shared mode, in Redis (package backend). When its record store
+	// is empty at start it is seeded with the fixtures' records.
+	Backend *backend.Backend
 	// Audience is the resource the API accepts tokens for; default
 	// idp.DefaultResource.
 	Audience string
-	// Library is the named scenario library; default the embedded one.
-	Library *scenarios.Library
-	// Scenarios is the failure rule engine; default a new one over Library.
-	Scenarios scenarios.Engine
-	// JournalSize bounds the request journal; default DefaultJournalSize.
-	JournalSize int
-	// JournalBytes is the journal's byte budget (see journal.Entry.Size);
-	// default journal.DefaultMaxBytes, at least journal.MinMaxBytes.
-	JournalBytes int64
 	// RateLimit is each client's requests per second on the API and ping;
 	// 0 turns limiting off. RateBurst is the bucket size.
 	RateLimit float64
@@ -76,29 +68,11 @@ type Config struct {
 	// (they are still journaled, for the conformance report): the sandbox
 	// serves --tls, as the real service serves only HTTPS.
 	HTTPSOnly bool
-	// ClientClocks moves single clients' time apart from Clock (POST
-	// /__sandbox/clock with a clientId); default: clocks over Clock. Pass the
-	// ones the Provider's ClientClock reads, so tokens follow them too.
-	ClientClocks *clock.PerClient
 	// MaxHeld and MaxHeldPerClient cap the requests delays and hangs hold
 	// open at once, in total and per verified client; default
 	// DefaultMaxHeld and DefaultMaxHeldPerClient (http_holds.go).
 	MaxHeld          int
 	MaxHeldPerClient int
-	// Redis, when set, holds the state replicas share (shared mode,
-	// --redis): the clocks, the runtime clients' version and the rate limit
-	// buckets (shared_state.go), the failure rules and the journal
-	// (shared.go). nil keeps everything in this process, as before.
-	Redis redis.UniversalClient
-	// RedisPrefix starts every key the shared state keeps in Redis (default
-	// store.DefaultRedisPrefix), the record store's included, so that one
-	// Redis database holds several sandboxes.
-	RedisPrefix string
-	// RedisClientPrefix starts the keys kept per client outside the record
-	// store (the rate-limit buckets), each of which carries its client's
-	// hash tag: on a Redis Cluster, --redis-prefix without the tag
-	// RedisPrefix then carries. Default RedisPrefix.
-	RedisClientPrefix string
 	// Contract, when set, replaces the built-in shapes of the referral
 	// operations it describes differently (see contract_shapes.go).
 	Contract *contractdoc.Contract
@@ -113,7 +87,7 @@ type Config struct {
 }
 
 // DefaultJournalSize is how many requests the journal keeps by default.
-const DefaultJournalSize = 10000
+const DefaultJournalSize = backend.DefaultJournalSize
 
 // DefaultQuotaRecords and DefaultQuotaBytes are serve's store quota per
 // client (--quota-records, --quota-bytes): far above what a test suite
@@ -141,17 +115,12 @@ type Server struct {
 	// the store to.
 	records  *store.EncodedSet
 	log      *slog.Logger
-	store    store.Store
+	backend  *backend.Backend
 	audience string
 	// audienceID is the API's application id, the aud of v2.0 tokens.
 	audienceID string
 	trialsJSON []byte
-	library    *scenarios.Library
-	scenarios  scenarios.Engine
-	journal    journal.Log
 	limiter    *rateLimiter
-	clocks     clock.Store
-	shared     *sharedState // nil unless Config.Redis
 	hosts      hostPolicy
 	contract   contractShapes
 	handler    http.Handler
@@ -191,56 +160,20 @@ func New(cfg Config) (*Server, error) {
 		return nil, errors.New("sandbox: no fixtures")
 	case cfg.Clock == nil:
 		return nil, errors.New("sandbox: no clock")
-	case cfg.Store == nil:
-		return nil, errors.New("sandbox: no store")
+	case cfg.Backend == nil:
+		return nil, errors.New("sandbox: no backend")
 	}
 	if cfg.Audience == "" {
 		cfg.Audience = idp.DefaultResource
 	}
-	if cfg.Library == nil {
-		lib, err := scenarios.LoadLibrary()
-		if err != nil {
-			return nil, fmt.Errorf("sandbox: scenario library: %w", err)
-		}
-		cfg.Library = lib
-	}
-	if cfg.Scenarios == nil {
-		cfg.Scenarios = scenarios.New(scenarios.Config{Library: cfg.Library, Clock: cfg.Clock})
-	}
-	if cfg.RedisPrefix == "" {
-		cfg.RedisPrefix = store.DefaultRedisPrefix
-	}
-	if cfg.RedisClientPrefix == "" {
-		cfg.RedisClientPrefix = cfg.RedisPrefix
-	}
-	if err := shareScenarios(&cfg); err != nil {
-		return nil, err
-	}
-	if cfg.ClientClocks == nil {
-		cfg.ClientClocks = clock.NewPerClient(cfg.Clock)
-	}
-	cfg.Scenarios.UseClientClock(cfg.ClientClocks.Now)
-	if cfg.JournalSize <= 0 {
-		cfg.JournalSize = DefaultJournalSize
-	}
-	if cfg.JournalBytes <= 0 {
-		cfg.JournalBytes = journal.DefaultMaxBytes
-	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	// The provider keeps runtime clients in the sandbox's store (Redis in
-	// shared mode) and judges each client's tokens on that client's clock.
-	clients := clientStore(cfg)
-	if cfg.Redis != nil {
-		if err := carryOverClients(context.Background(), cfg.Store, clients); err != nil {
-			return nil, fmt.Errorf("sandbox: %w", err)
-		}
-	}
-	if err := cfg.Provider.UseClientStore(context.Background(), clients); err != nil {
+	// The provider keeps runtime clients in the backend and judges each
+	// client's tokens on that client's clock.
+	if err := cfg.Backend.Bind(context.Background(), cfg.Provider); err != nil {
 		return nil, err
 	}
-	cfg.Provider.UseClientClock(cfg.ClientClocks.Now)
 	var shapes contractShapes
 	if cfg.Contract != nil {
 		shapes = newContractShapes(cfg.Contract)
@@ -252,7 +185,7 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load fixtures into the store: %w", err)
 	}
-	if err := seed(cfg.Store, records); err != nil {
+	if err := seed(cfg.Backend.Records, records); err != nil {
 		return nil, err
 	}
 	cfg.Fixtures = &fixtures.Set{Clients: cfg.Fixtures.Clients, Trials: cfg.Fixtures.Trials}
@@ -261,10 +194,9 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
-		cfg: cfg, records: records, log: cfg.Logger, store: cfg.Store, audience: cfg.Audience, audienceID: idp.ApplicationID(cfg.Audience), trialsJSON: trialsJSON,
-		library: cfg.Library, scenarios: cfg.Scenarios, journal: newJournal(cfg),
+		cfg: cfg, records: records, log: cfg.Logger, backend: cfg.Backend, audience: cfg.Audience, audienceID: idp.ApplicationID(cfg.Audience), trialsJSON: trialsJSON,
+		limiter: newRateLimiter(cfg.Provider, cfg.RateLimit, cfg.RateBurst, cfg.Backend.Buckets),
 	}
-	s.useSharedState()
 	if s.hosts, err = newHostPolicy(cfg.AllowedHosts); err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
@@ -276,7 +208,7 @@ func New(cfg Config) (*Server, error) {
 	if s.upstream, err = newUpstreamProxy(cfg.Upstream, cfg.Contract); err != nil {
 		return nil, err
 	}
-	s.metrics = newMetrics(cfg.Build, s.journal)
+	s.metrics = newMetrics(cfg.Build, s.backend.Journal)
 	s.handler = s.routes()
 	return s, nil
 }
@@ -284,7 +216,7 @@ func New(cfg Config) (*Server, error) {
 // ServeHTTP serves every sandbox route.
 // now is clientID's time: the sandbox clock, moved by the client's own
 // offset when it has one ("" is the sandbox-wide time).
-func (s *Server) now(clientID string) time.Time { return s.cfg.ClientClocks.Now(clientID) }
+func (s *Server) now(clientID string) time.Time { return s.backend.ClientClocks.Now(clientID) }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 

@@ -96,7 +96,7 @@ func newSharedReplicas(t *testing.T, n int, opts ...sandboxOption) *sharedReplic
 			rdb.AddHook(rs.trips)
 		}
 		t.Cleanup(func() { _ = rdb.Close() })
-		shared := func(c *sandbox.Config) { c.Redis = rdb }
+		shared := func(c *sandboxConfig) { c.Redis = rdb }
 		rs.all = append(rs.all, newSandbox(t, append([]sandboxOption{useStore(st), shared}, opts...)...))
 	}
 	return rs
@@ -468,7 +468,7 @@ func TestSharedPrefixesSeparateSandboxesOnOneRedis(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		boxes = append(boxes, newSandbox(t, useStore(st), withRateLimit(1000, 5), func(c *sandbox.Config) {
+		boxes = append(boxes, newSandbox(t, useStore(st), withRateLimit(1000, 5), func(c *sandboxConfig) {
 			c.Redis, c.RedisPrefix = rdb, prefix
 		}))
 	}

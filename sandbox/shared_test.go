@@ -14,14 +14,13 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redistest"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/testutil"
-	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/conformance"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
 // useRedis runs the sandbox in shared mode on rdb.
 func useRedis(rdb *redis.Client) sandboxOption {
-	return func(c *sandbox.Config) { c.Redis = rdb }
+	return func(c *sandboxConfig) { c.Redis = rdb }
 }
 
 // replicas starts n sandboxes sharing one private Redis and one store, as n
@@ -164,7 +163,7 @@ func TestSharedJournalAndReportAcrossReplicas(t *testing.T) {
 // TestSharedRuleCapAcrossReplicas: the cap on active rules counts the
 // rules added through every replica, even when they arrive at once.
 func TestSharedRuleCapAcrossReplicas(t *testing.T) {
-	rs := replicas(t, 3, withMaxRules(t, 5))
+	rs := replicas(t, 3, withMaxRules(5))
 	statuses := make([]int, 12)
 	var wg sync.WaitGroup
 	for i := range statuses {

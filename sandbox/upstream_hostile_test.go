@@ -37,7 +37,7 @@ func withHostileUpstream(t *testing.T, answer http.HandlerFunc) sandboxOption {
 		answer(w, r)
 	}))
 	t.Cleanup(up.Close)
-	return func(c *sandbox.Config) {
+	return func(c *sandboxConfig) {
 		c.Upstream = &sandbox.UpstreamConfig{RootURL: up.URL, AuthURL: up.URL + "/real-tenant"}
 	}
 }

@@ -85,8 +85,8 @@ func TestComposeRedisExample(t *testing.T) {
 			environ[k] = composeDefaults(v)
 		}
 		c := checkServeEnvironment(t, name+"'s environment", environ)
-		if u, err := url.Parse(c.opts.RedisURL); err != nil || u.Hostname() != "redis" {
-			t.Errorf("%s: SANDBOX_REDIS %q, want the redis service", name, c.opts.RedisURL)
+		if u, err := url.Parse(c.opts.Redis.URL); err != nil || u.Hostname() != "redis" {
+			t.Errorf("%s: SANDBOX_REDIS %q, want the redis service", name, c.opts.Redis.URL)
 		}
 		if want := "http://127.0.0.1:" + published[1]; c.opts.PublicURL != want {
 			t.Errorf("%s: SANDBOX_PUBLIC_URL %q, want the front address %s", name, c.opts.PublicURL, want)

@@ -18,6 +18,7 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/backend"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/tlsca"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/tracing"
@@ -89,12 +90,12 @@ func addServeFlags(o *options, c *serveConfig) {
 	o.List(&so.TLSHosts, "tls-host", "extra host name for the certificate (e.g. a compose service name); repeatable")
 	o.String(&so.TLSCertFile, "tls-cert", "", "PEM certificate to serve with --tls instead of the local CA's")
 	o.String(&so.TLSKeyFile, "tls-key", "", "PEM private key of --tls-cert")
-	o.String(&so.RedisURL, "redis", "", "shared mode: keep the records in this Redis (redis://[:password@]host:port/db or rediss:// for TLS), shared by every replica given it; excludes --data")
-	o.String(&so.RedisClusterURL, "redis-cluster", "", "shared mode on a Redis Cluster: seed nodes as redis://[:password@]host:port?addr=host2:port2&addr=host3:port3 (or rediss://); every key carries --redis-prefix as its hash tag; excludes --redis and --data")
-	o.List(&so.RedisClusterNATMap, "redis-cluster-nat-map", "with --redis-cluster: reach a node announcing ANNOUNCED host:port at REACHABLE host:port instead (ANNOUNCED=REACHABLE; repeatable, comma-separated in the environment), for a cluster in containers or behind NAT whose nodes announce addresses this replica cannot reach")
-	o.Int(&so.RedisWait, "redis-wait", 0, "follow every Redis write with WAIT N: acknowledge a change only once N replicas have it, so a failover cannot lose it (0: asynchronous replication, Redis's default)")
-	o.String(&so.RedisPrefix, "redis-prefix", store.DefaultRedisPrefix, "prefix of every key the sandbox writes in Redis, so one Redis database holds several sandboxes")
-	o.Duration(&so.RedisTimeout, "redis-timeout", store.DefaultRedisTimeout, "time limit of each Redis operation")
+	o.String(&so.Redis.URL, "redis", "", "shared mode: keep the records in this Redis (redis://[:password@]host:port/db or rediss:// for TLS), shared by every replica given it; excludes --data")
+	o.String(&so.Redis.ClusterURL, "redis-cluster", "", "shared mode on a Redis Cluster: seed nodes as redis://[:password@]host:port?addr=host2:port2&addr=host3:port3 (or rediss://); every key carries --redis-prefix as its hash tag; excludes --redis and --data")
+	o.List(&so.Redis.NATMap, "redis-cluster-nat-map", "with --redis-cluster: reach a node announcing ANNOUNCED host:port at REACHABLE host:port instead (ANNOUNCED=REACHABLE; repeatable, comma-separated in the environment), for a cluster in containers or behind NAT whose nodes announce addresses this replica cannot reach")
+	o.Int(&so.Redis.Wait, "redis-wait", 0, "follow every Redis write with WAIT N: acknowledge a change only once N replicas have it, so a failover cannot lose it (0: asynchronous replication, Redis's default)")
+	o.String(&so.Redis.Prefix, "redis-prefix", store.DefaultRedisPrefix, "prefix of every key the sandbox writes in Redis, so one Redis database holds several sandboxes")
+	o.Duration(&so.Redis.Timeout, "redis-timeout", store.DefaultRedisTimeout, "time limit of each Redis operation")
 	o.Duration(&c.shutdownGrace, "shutdown-grace", 10*time.Second, "how long SIGTERM waits for requests in flight")
 	o.String(&c.upstream, "upstream", "", "recording proxy: forward partner calls to this real service root_url and answer with its answers, journaled with every value replaced by a placeholder of its form (needs --upstream-auth-url)")
 	o.String(&c.upstreamAuth, "upstream-auth-url", "", "recording proxy: the real service's auth_url; token requests go to AUTH_URL/oauth2/v2.0/token")
@@ -132,21 +133,21 @@ func (c *serveConfig) check() error {
 		return fmt.Errorf("%w: --token-lifetime must be at least 1s", errUsage)
 	case so.ClockSkew < 0:
 		return fmt.Errorf("%w: --clock-skew must not be negative", errUsage)
-	case so.RedisURL != "" && so.DataFile != "":
+	case so.Redis.URL != "" && so.DataFile != "":
 		return fmt.Errorf("%w: --data and --redis exclude each other: the records live either in a file or in Redis", errUsage)
-	case so.RedisURL != "" && !strings.HasPrefix(so.RedisURL, "redis://") && !strings.HasPrefix(so.RedisURL, "rediss://"):
+	case so.Redis.URL != "" && !strings.HasPrefix(so.Redis.URL, "redis://") && !strings.HasPrefix(so.Redis.URL, "rediss://"):
 		return fmt.Errorf("%w: --redis must start with redis:// or rediss://", errUsage)
-	case so.RedisClusterURL != "" && so.RedisURL != "":
+	case so.Redis.ClusterURL != "" && so.Redis.URL != "":
 		return fmt.Errorf("%w: --redis and --redis-cluster exclude each other", errUsage)
-	case so.RedisClusterURL != "" && so.DataFile != "":
+	case so.Redis.ClusterURL != "" && so.DataFile != "":
 		return fmt.Errorf("%w: --data and --redis-cluster exclude each other: the records live either in a file or in Redis", errUsage)
-	case so.RedisClusterURL != "" && !strings.HasPrefix(so.RedisClusterURL, "redis://") && !strings.HasPrefix(so.RedisClusterURL, "rediss://"):
+	case so.Redis.ClusterURL != "" && !strings.HasPrefix(so.Redis.ClusterURL, "redis://") && !strings.HasPrefix(so.Redis.ClusterURL, "rediss://"):
 		return fmt.Errorf("%w: --redis-cluster must start with redis:// or rediss://", errUsage)
-	case len(so.RedisClusterNATMap) > 0 && so.RedisClusterURL == "":
+	case len(so.Redis.NATMap) > 0 && so.Redis.ClusterURL == "":
 		return fmt.Errorf("%w: --redis-cluster-nat-map needs --redis-cluster", errUsage)
-	case so.RedisWait < 0:
+	case so.Redis.Wait < 0:
 		return fmt.Errorf("%w: --redis-wait must not be negative", errUsage)
-	case (so.RedisURL != "" || so.RedisClusterURL != "") && (so.RedisPrefix == "" || so.RedisTimeout <= 0):
+	case (so.Redis.URL != "" || so.Redis.ClusterURL != "") && (so.Redis.Prefix == "" || so.Redis.Timeout <= 0):
 		return fmt.Errorf("%w: --redis-prefix must not be empty and --redis-timeout must be positive", errUsage)
 	case (c.upstream == "") != (c.upstreamAuth == ""):
 		return fmt.Errorf("%w: --upstream and --upstream-auth-url go together", errUsage)
@@ -155,7 +156,7 @@ func (c *serveConfig) check() error {
 	case so.PublicURL != "" && !strings.HasPrefix(so.PublicURL, "http://") && !strings.HasPrefix(so.PublicURL, "https://"):
 		return fmt.Errorf("%w: --public-url must start with http:// or https://", errUsage)
 	}
-	if _, err := sandbox.ParseRedisNATMap(so.RedisClusterNATMap); err != nil {
+	if _, err := backend.ParseRedisNATMap(so.Redis.NATMap); err != nil {
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	if c.metricsAddr != "" {

@@ -1,4 +1,4 @@
-package sandbox
+package backend
 
 import (
 	"context"
@@ -29,14 +29,9 @@ func (c recordStoreClients) RuntimeClients(context.Context) ([]fixtures.Client, 
 	return c.st.RuntimeClients()
 }
 
-// clientStore is where the runtime clients live: in Redis for every
-// replica in shared mode, in the record store otherwise.
-func clientStore(cfg Config) idp.ClientStore {
-	if cfg.Redis != nil {
-		return idp.NewRedisClients(cfg.Redis, cfg.RedisPrefix)
-	}
-	return recordStoreClients{st: cfg.Store}
-}
+// RecordStoreClients is the idp.ClientStore of a sandbox that runs alone:
+// its runtime clients in its record store st.
+func RecordStoreClients(st store.Store) idp.ClientStore { return recordStoreClients{st: st} }
 
 // carryOverClients moves the runtime clients an earlier release kept in
 // the record store into the shared mode's client store, once: each is put

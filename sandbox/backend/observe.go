@@ -1,4 +1,4 @@
-package sandbox
+package backend
 
 import (
 	"context"
@@ -11,14 +11,27 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// redisHook counts the round trips of the shared mode's Redis client and
-// times them: go-redis calls it around every command and pipeline, so the
-// store, the journal, the rules, the clocks and the rate limits are all
-// measured without touching them.
-type redisHook struct{ m *metrics }
+// CallObserver is told of every round trip to the shared state's Redis:
+// the command's name ("pipeline" for a pipeline), how long it took, and
+// the kind of its error ("" for a success; else "timeout", "connection",
+// "reply", "conflict" or "other").
+type CallObserver interface {
+	ObserveCall(command string, elapsed time.Duration, errKind string)
+}
 
-// redisHook returns the hook Open adds to the shared mode's client.
-func (m *metrics) redisHook() redis.Hook { return redisHook{m: m} }
+// ObserveCalls tells o of every round trip to the Redis Open dialled, so
+// the store, the journal, the rules, the clocks and the rate limits are
+// all measured without touching them. A backend in this process, or on a
+// client its caller keeps (Shared), makes none to tell of.
+func (b *Backend) ObserveCalls(o CallObserver) {
+	if b.own != nil {
+		b.own.AddHook(redisHook{o: o})
+	}
+}
+
+// redisHook tells a CallObserver of each command and pipeline go-redis
+// runs.
+type redisHook struct{ o CallObserver }
 
 func (h redisHook) DialHook(next redis.DialHook) redis.DialHook { return next }
 
@@ -41,11 +54,7 @@ func (h redisHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pro
 }
 
 func (h redisHook) observe(command string, elapsed time.Duration, err error) {
-	h.m.redisCalls.WithLabelValues(command).Inc()
-	h.m.redisDuration.WithLabelValues(command).Observe(elapsed.Seconds())
-	if kind := redisErrorKind(err); kind != "" {
-		h.m.redisErrors.WithLabelValues(kind).Inc()
-	}
+	h.o.ObserveCall(command, elapsed, redisErrorKind(err))
 }
 
 // redisCommand is the command's name; the sandbox sends a fixed set of
@@ -53,7 +62,7 @@ func (h redisHook) observe(command string, elapsed time.Duration, err error) {
 func redisCommand(cmd redis.Cmder) string {
 	name := strings.ToLower(cmd.Name())
 	if name == "" {
-		return otherLabel
+		return "other"
 	}
 	return name
 }

@@ -1,4 +1,4 @@
-package sandbox
+package backend
 
 import (
 	"fmt"
@@ -7,23 +7,24 @@ import (
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redistest"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
 // BenchmarkRedisWait measures what --redis-wait costs one record write on
 // a 3-master cluster with a replica each (AOF, appendfsync always), all on
-// this machine: go test -run '^$' -bench BenchmarkRedisWait ./sandbox/
+// this machine: go test -run '^$' -bench BenchmarkRedisWait ./sandbox/backend/
 func BenchmarkRedisWait(b *testing.B) {
 	cluster := redistest.StartCluster(b, 3, 1)
 	run := 0
 	for _, wait := range []int{0, 1} {
 		b.Run(fmt.Sprintf("wait=%d", wait), func(b *testing.B) {
-			opts := Options{RedisClusterURL: cluster.URL, RedisWait: wait, RedisPrefix: fmt.Sprintf("bench-wait-%d:", wait)}
+			opts := RedisConfig{ClusterURL: cluster.URL, Wait: wait, Prefix: fmt.Sprintf("bench-wait-%d:", wait)}
 			client, _, _, err := dialRedis(opts)
 			if err != nil {
 				b.Fatal(err)
 			}
 			b.Cleanup(func() { _ = client.Close() })
-			st, err := openRedisStore(client, "{"+opts.RedisPrefix+"}", 0)
+			st, err := store.OpenRedis(client, store.WithRedisPrefix("{"+opts.Prefix+"}"))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -50,11 +51,11 @@ func TestRedisWaitWithoutReplicaFails(t *testing.T) {
 		wait    int
 		wantErr bool
 	}{{0, false}, {1, true}} {
-		client, _, _, err := dialRedis(Options{RedisURL: srv.URL, RedisWait: tc.wait, RedisTimeout: 500 * time.Millisecond})
+		client, _, _, err := dialRedis(RedisConfig{URL: srv.URL, Wait: tc.wait, Timeout: 500 * time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
 		}
-		st, err := openRedisStore(client, fmt.Sprintf("wait-%d:", tc.wait), 0)
+		st, err := store.OpenRedis(client, store.WithRedisPrefix(fmt.Sprintf("wait-%d:", tc.wait)))
 		if err == nil {
 			err = st.CreateReferral(fixtures.Referral{TrialID: "TRIAL-001", OutcomesID: "R-1", ClientID: "client",
 				Status: fixtures.StatusReceived, SubmittedAt: "2025-10-13T09:00:00Z",

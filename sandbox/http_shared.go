@@ -1,99 +1,19 @@
 package sandbox
 
 import (
-	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
-	"github.com/referrals-sandbox/referrals-sandbox/clock"
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/rediscall"
-	"github.com/referrals-sandbox/referrals-sandbox/sandbox/ratelimit"
 	"github.com/referrals-sandbox/referrals-sandbox/scenarios"
 )
-
-// sharedKeys are the keys of the runtime state replicas share in Redis
-// (Config.Redis), all under Config.RedisPrefix, so that one Redis database
-// holds several sandboxes.
-type sharedKeys struct {
-	// clock is the shared clock's keys (clock.Redis).
-	clock clock.RedisKeys
-	// clientsVersion grows with every runtime client change, in the same
-	// script (idp.RedisClients); a replica that sees a new value reloads
-	// its runtime clients.
-	clientsVersion string
-	// rateLimit starts each client's rate limit bucket, which carries its
-	// client's hash tag after it (ratelimit.Redis).
-	rateLimit string
-}
-
-// newSharedKeys lays the keys out under prefix, the rate-limit buckets
-// under clientPrefix (Config.RedisClientPrefix).
-func newSharedKeys(prefix, clientPrefix string) sharedKeys {
-	return sharedKeys{
-		clock:          clock.NewRedisKeys(prefix),
-		clientsVersion: idp.RedisClientsVersionKey(prefix),
-		rateLimit:      clientPrefix + "ratelimit:",
-	}
-}
-
-// errSharedState marks a failed Redis call: the request answers 503 with
-// Retry-After (unavailable), never a 500, even when Redis fails between the
-// per-request read and a later write.
-var errSharedState = errors.New("the shared state (redis) failed")
-
-// sharedFailure wraps err, a failed Redis call while doing what, marking
-// one that may have been applied (rediscall.MarkUnconfirmed).
-func sharedFailure(what string, err error) error {
-	return fmt.Errorf("%s: %w: %w", what, errSharedState, rediscall.MarkUnconfirmed(err))
-}
-
-// sharedReadFailure wraps err, a failed Redis read while doing what. A
-// read changes nothing, so whatever its error it is never marked as one
-// that may have been applied: a write that fails at the read before it
-// says Redis cannot be reached.
-func sharedReadFailure(what string, err error) error {
-	return fmt.Errorf("%s: %w: %w", what, errSharedState, err)
-}
-
-// storeFailure wraps err, a failed call of the record store while doing
-// what. In shared mode any failure of the Redis store during an admin
-// change is the shared state's (503 with Retry-After), even one Redis
-// answered itself, such as OOM under maxmemory or READONLY: the change may
-// be retried, and a 500 would say it never can.
-func (s *Server) storeFailure(what string, err error) error {
-	if s.shared != nil {
-		return sharedFailure(what, err)
-	}
-	return fmt.Errorf("%s: %w", what, err)
-}
 
 // sharedRetryAfter is the Retry-After, in seconds, of an answer refused
 // because Redis cannot be reached.
 const sharedRetryAfter = 1
-
-// settleShared waits, in shared mode, until no replica can still reuse a
-// read from before a change this request made: a runtime client change or
-// a clock move (see sharedState.settle). The client registry stores a
-// change while it holds its lock, so the admin handlers wait here, after
-// the change returns and before they answer, not in the store: every
-// request needing a client would otherwise wait with them.
-func (s *Server) settleShared() {
-	if s.shared != nil {
-		s.shared.settle()
-	}
-}
-
-// ping checks Redis for the health check, within a short time.
-func (sh *sharedState) ping(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	return sh.rdb.Ping(ctx).Err()
-}
 
 // withShared brings the replica in step with the others before serving a
 // request, and answers 503 with Retry-After when Redis cannot be reached:
@@ -101,21 +21,21 @@ func (sh *sharedState) ping(ctx context.Context) error {
 // others. The health check answers for itself (serveHealth), and the
 // documents no shared state changes are served whatever Redis does.
 func (s *Server) withShared(next http.Handler) http.Handler {
-	if s.shared == nil {
-		return next
-	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !needsSharedState(r.URL.Path) {
 			next.ServeHTTP(w, r)
 			return
 		}
-		rulesVersion, err := s.shared.sync()
+		ctx, err := s.backend.Sync(r.Context())
 		if err != nil {
 			s.log.Error("shared state unavailable", "request_id", requestID(r), "err", err)
 			s.unavailable(w, r, err)
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(scenarios.WithRulesVersion(r.Context(), rulesVersion)))
+		if ctx != r.Context() {
+			r = r.WithContext(ctx)
+		}
+		next.ServeHTTP(w, r)
 	})
 }
 
@@ -196,19 +116,6 @@ func readBackAdvice(r *http.Request) string {
 		"/__sandbox/clock, /__sandbox/scenarios, /__sandbox/clients and so on)"
 }
 
-// useSharedState picks where the clocks, runtime clients' changes and rate
-// limit buckets live: in this process, or in Redis (Config.Redis).
-func (s *Server) useSharedState() {
-	if s.cfg.Redis == nil {
-		s.clocks = clock.NewMemory(s.cfg.ClientClocks)
-		s.limiter = newRateLimiter(s.cfg.Provider, s.cfg.RateLimit, s.cfg.RateBurst, ratelimit.NewMemory())
-		return
-	}
-	s.shared = newSharedState(s.cfg.Redis, newSharedKeys(s.cfg.RedisPrefix, s.cfg.RedisClientPrefix), s.cfg.ClientClocks, s.cfg.Provider, rulesVersionKey(s.cfg.Scenarios))
-	s.clocks = s.shared.clock
-	s.limiter = newRateLimiter(s.cfg.Provider, s.cfg.RateLimit, s.cfg.RateBurst, ratelimit.NewRedis(s.cfg.Redis, s.shared.keys.rateLimit))
-}
-
 // healthDegraded is the health check's body when shared state is missing.
 type healthDegraded struct {
 	Status string `json:"status"`
@@ -220,10 +127,7 @@ type healthDegraded struct {
 // balancer stops sending requests this replica would refuse. The reason
 // names Redis, never its URL (it may hold a password).
 func (s *Server) degraded(w http.ResponseWriter, r *http.Request) bool {
-	if s.shared == nil {
-		return false
-	}
-	if err := s.shared.ping(r.Context()); err != nil {
+	if err := s.backend.Ping(r.Context()); err != nil {
 		s.log.Warn("health check: redis unreachable", "err", err)
 		w.Header().Set("Retry-After", strconv.Itoa(sharedRetryAfter))
 		writeJSON(w, http.StatusServiceUnavailable, healthDegraded{Status: "degraded", Reason: "redis unreachable: the shared state of this replica cannot be read"})

@@ -1,4 +1,4 @@
-package sandbox
+package backend
 
 import (
 	"context"
@@ -18,88 +18,45 @@ import (
 // start-up at once rather than after a dial timeout per retry.
 const redisPingTimeout = 3 * time.Second
 
-// openStore opens the Redis store with --redis or --redis-cluster, else
-// the data file or memory.
-func (in *Instance) openStore(opts Options) error {
-	if opts.RedisURL == "" && opts.RedisClusterURL == "" {
-		var err error
-		in.store, err = openStore(opts.DataFile, opts.Logger, opts.Quota)
-		return err
-	}
-	if opts.DataFile != "" {
-		return errors.New("--data and --redis exclude each other: the records live in one place")
-	}
-	if opts.RedisURL != "" && opts.RedisClusterURL != "" {
-		return errors.New("--redis and --redis-cluster exclude each other: the shared state lives on one Redis or one cluster")
-	}
-	if opts.RedisWait < 0 {
-		return errors.New("--redis-wait must not be negative")
-	}
-	client, location, addr, err := dialRedis(opts)
-	if err != nil {
-		return err
-	}
-	prefix := opts.RedisPrefix
-	if prefix == "" {
-		prefix = store.DefaultRedisPrefix
-	}
-	// The record store tags its keys itself, each client's with the
-	// client's own tag (see store.RedisStore); the other shared parts keep
-	// theirs in one slot, the whole prefix being their hash tag.
-	shared := prefix
-	if opts.RedisClusterURL != "" {
-		if err := redisslot.ValidPrefix(prefix); err != nil {
-			return errors.Join(err, client.Close())
-		}
-		shared = redisslot.Tag(prefix)
-	}
-	st, err := openRedisStore(client, prefix, opts.RedisTimeout, store.WithRedisQuota(opts.Quota))
-	if err != nil {
-		return errors.Join(fmt.Errorf("redis at %s: %w", addr, err), client.Close())
-	}
-	in.Redis, in.store, in.SharedMode, in.redisPrefix = client, st, location, shared
-	return nil
-}
-
 // dialRedis connects to the Redis (--redis) or Redis Cluster
 // (--redis-cluster) of the shared mode and checks it answers. Errors name
 // host:port, never the URL, which may hold a password. It returns the
 // client, its location for the ready line (RedisLocation or
 // RedisClusterLocation) and its host:port (or the seeds) for errors.
-func dialRedis(opts Options) (client redis.UniversalClient, location, addr string, err error) {
+func dialRedis(opts RedisConfig) (client redis.UniversalClient, location, addr string, err error) {
 	// Every Redis call is bounded by --redis-timeout: go-redis's socket
 	// timeouts (3s by default) would otherwise cut a long script short (a
 	// Reset loading many records), and the store's context deadline is
 	// only obeyed with ContextTimeoutEnabled. A URL's own read_timeout or
 	// write_timeout is kept.
-	timeout := opts.RedisTimeout
+	timeout := opts.Timeout
 	if timeout == 0 {
 		timeout = store.DefaultRedisTimeout
 	}
-	if opts.RedisClusterURL != "" {
-		copts, err := parseRedisClusterURL(opts.RedisClusterURL)
+	if opts.ClusterURL != "" {
+		copts, err := parseRedisClusterURL(opts.ClusterURL)
 		if err != nil {
 			return nil, "", "", err
 		}
 		copts.ReadTimeout = orDefault(copts.ReadTimeout, timeout)
 		copts.WriteTimeout = orDefault(copts.WriteTimeout, timeout)
 		copts.ContextTimeoutEnabled = true
-		if len(opts.RedisClusterNATMap) > 0 {
-			nat, err := ParseRedisNATMap(opts.RedisClusterNATMap)
+		if len(opts.NATMap) > 0 {
+			nat, err := ParseRedisNATMap(opts.NATMap)
 			if err != nil {
 				return nil, "", "", err
 			}
 			copts.Dialer = natDialer(nat, copts)
 		}
 		cluster := redis.NewClusterClient(copts)
-		if opts.RedisWait > 0 {
+		if opts.Wait > 0 {
 			// WAIT counts the replicas of the connection it is sent on,
 			// so it goes to every node client: see redis_wait.go.
-			cluster.OnNewNode(func(node *redis.Client) { node.AddHook(newWaitHook(node, opts.RedisWait, timeout, waitMarker(opts))) })
+			cluster.OnNewNode(func(node *redis.Client) { node.AddHook(newWaitHook(node, opts.Wait, timeout, waitMarker(opts))) })
 		}
-		client, location, addr = cluster, RedisClusterLocation(opts.RedisClusterURL), strings.Join(copts.Addrs, ",")
+		client, location, addr = cluster, RedisClusterLocation(opts.ClusterURL), strings.Join(copts.Addrs, ",")
 	} else {
-		ropts, err := parseRedisURL(opts.RedisURL)
+		ropts, err := parseRedisURL(opts.URL)
 		if err != nil {
 			return nil, "", "", err
 		}
@@ -107,10 +64,10 @@ func dialRedis(opts Options) (client redis.UniversalClient, location, addr strin
 		ropts.WriteTimeout = orDefault(ropts.WriteTimeout, timeout)
 		ropts.ContextTimeoutEnabled = true
 		single := redis.NewClient(ropts)
-		if opts.RedisWait > 0 {
-			single.AddHook(newWaitHook(single, opts.RedisWait, timeout, waitMarker(opts)))
+		if opts.Wait > 0 {
+			single.AddHook(newWaitHook(single, opts.Wait, timeout, waitMarker(opts)))
 		}
-		client, location, addr = single, RedisLocation(opts.RedisURL), ropts.Addr
+		client, location, addr = single, RedisLocation(opts.URL), ropts.Addr
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), redisPingTimeout)
 	defer cancel()
@@ -124,24 +81,15 @@ func dialRedis(opts Options) (client redis.UniversalClient, location, addr strin
 // sandbox's prefix, in the slot of the parts that use transactions (the
 // journal, the clocks, the rules; the record store runs scripts only) on
 // a cluster, so on the node that took the transaction.
-func waitMarker(opts Options) string {
-	prefix := opts.RedisPrefix
+func waitMarker(opts RedisConfig) string {
+	prefix := opts.Prefix
 	if prefix == "" {
 		prefix = store.DefaultRedisPrefix
 	}
-	if opts.RedisClusterURL != "" {
+	if opts.ClusterURL != "" {
 		prefix = redisslot.Tag(prefix)
 	}
 	return prefix + "wait-marker"
-}
-
-// openRedisStore opens the record store under prefix.
-func openRedisStore(client redis.UniversalClient, prefix string, timeout time.Duration, extra ...store.RedisOption) (*store.RedisStore, error) {
-	storeOpts := append([]store.RedisOption{store.WithRedisPrefix(prefix)}, extra...)
-	if timeout != 0 {
-		storeOpts = append(storeOpts, store.WithRedisTimeout(timeout))
-	}
-	return store.OpenRedis(client, storeOpts...)
 }
 
 func orDefault(d, def time.Duration) time.Duration {

@@ -1,4 +1,4 @@
-package sandbox
+package backend
 
 import (
 	"context"
@@ -14,6 +14,20 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/internal/batch"
 )
+
+// sharedKeys are the keys of the versions a replica reads before each
+// request, and of the shared clock.
+type sharedKeys struct {
+	// clock is the shared clock's keys (clock.Redis).
+	clock clock.RedisKeys
+	// clientsVersion grows with every runtime client change, in the same
+	// script (idp.RedisClients); a replica that sees a new value reloads
+	// its runtime clients.
+	clientsVersion string
+	// rulesVersion grows with every change of the failure rules
+	// (scenarios.RedisEngine.VersionKey).
+	rulesVersion string
+}
 
 // sharedState brings one replica in step with the others before each
 // request. Every clock move, runtime client change and rule change bumps a
@@ -35,15 +49,14 @@ import (
 // The window is measured on the monotonic real clock, never the sandbox's
 // adjustable one: it is about when Redis saw what, not about token times.
 type sharedState struct {
-	rdb      redis.UniversalClient
-	keys     sharedKeys
-	clocks   *clock.PerClient
-	clock    *clock.Redis
+	rdb    redis.UniversalClient
+	keys   sharedKeys
+	clocks *clock.PerClient
+	clock  *clock.Redis
+	// provider reloads its runtime clients when their version moves; set
+	// by Backend.Bind before the first request.
 	provider *idp.Provider
-	// rulesVersion is the key of the failure rules' version
-	// (scenarios.Engine.SharedVersionKey).
-	rulesVersion string
-	reads        *batch.Batcher[struct{}, sharedVersions]
+	reads    *batch.Batcher[struct{}, sharedVersions]
 
 	// readingAhead is set while a readAhead read runs.
 	readingAhead atomic.Bool
@@ -70,8 +83,8 @@ type sharedVersions struct {
 const maxReadBatch = 1024
 
 // newSharedState returns the shared state of one replica.
-func newSharedState(rdb redis.UniversalClient, keys sharedKeys, clocks *clock.PerClient, provider *idp.Provider, rulesVersion string) *sharedState {
-	sh := &sharedState{rdb: rdb, keys: keys, clocks: clocks, clock: clock.NewRedis(rdb, keys.clock, clocks), provider: provider, rulesVersion: rulesVersion}
+func newSharedState(rdb redis.UniversalClient, keys sharedKeys, clocks *clock.PerClient) *sharedState {
+	sh := &sharedState{rdb: rdb, keys: keys, clocks: clocks, clock: clock.NewRedis(rdb, keys.clock, clocks)}
 	sh.reads = batch.New(maxReadBatch, sh.readBatch)
 	return sh
 }
@@ -96,7 +109,7 @@ func (sh *sharedState) sync() (rulesVersion int64, err error) {
 	// The read is reused, but a runtime client change this replica failed
 	// to announce makes it reload its clients from the store all the same.
 	if err := sh.provider.SyncClients(context.Background(), v.clients); err != nil {
-		return 0, sharedReadFailure("reload the runtime clients", err)
+		return 0, readFailure("reload the runtime clients", err)
 	}
 	return v.rules, nil
 }
@@ -114,6 +127,13 @@ func (sh *sharedState) readAhead() {
 	}()
 }
 
+// ping checks Redis for the health check, within a short time.
+func (sh *sharedState) ping(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	return sh.rdb.Ping(ctx).Err()
+}
+
 // settle waits out the window in which replicas may still reuse a read
 // from before a change this replica has just stored (see sharedState).
 func (sh *sharedState) settle() { time.Sleep(sharedSettle) }
@@ -124,9 +144,9 @@ func (sh *sharedState) settle() { time.Sleep(sharedSettle) }
 func (sh *sharedState) readBatch(waiting []struct{}) ([]sharedVersions, error) {
 	ctx := context.Background() // bounded by --redis-timeout
 	began := time.Now()
-	vals, err := sh.rdb.MGet(ctx, sh.keys.clock.Version, sh.keys.clientsVersion, sh.rulesVersion).Result()
+	vals, err := sh.rdb.MGet(ctx, sh.keys.clock.Version, sh.keys.clientsVersion, sh.keys.rulesVersion).Result()
 	if err != nil {
-		return nil, sharedReadFailure("read the shared state", err)
+		return nil, readFailure("read the shared state", err)
 	}
 	var v sharedVersions
 	for i, dst := range []*int64{&v.clock, &v.clients, &v.rules} {
@@ -136,11 +156,11 @@ func (sh *sharedState) readBatch(waiting []struct{}) ([]sharedVersions, error) {
 	}
 	if v.clock != sh.clocks.Version() {
 		if err := sh.clock.Read(ctx); err != nil {
-			return nil, sharedReadFailure("read the shared clock", err)
+			return nil, readFailure("read the shared clock", err)
 		}
 	}
 	if err := sh.provider.SyncClients(ctx, v.clients); err != nil {
-		return nil, sharedReadFailure("reload the runtime clients", err)
+		return nil, readFailure("reload the runtime clients", err)
 	}
 	sh.mu.Lock()
 	if began.After(sh.lastAt) {
@@ -164,4 +184,42 @@ func versionOf(val any) (int64, error) {
 	default:
 		return 0, fmt.Errorf("unexpected %T", val)
 	}
+}
+
+// ExpireRead makes the next request read the shared versions from Redis,
+// as it does once the last read is older than sharedSettle, without
+// waiting that long; tests use it to see each read. A read ahead still
+// running is waited for first (see ReadingAhead), so that none lands
+// after. In this process it does nothing.
+func (b *Backend) ExpireRead(ctx context.Context) error {
+	if b.sync == nil {
+		return nil
+	}
+	if err := b.WaitReadAhead(ctx); err != nil {
+		return err
+	}
+	b.sync.mu.Lock()
+	b.sync.lastAt = time.Time{}
+	b.sync.mu.Unlock()
+	return nil
+}
+
+// WaitReadAhead returns once no read ahead of the shared versions runs, or
+// with ctx's error. A request starts one before it is answered, and one
+// clears its mark only after its read, so once answers are in, its return
+// means their reads are done.
+func (b *Backend) WaitReadAhead(ctx context.Context) error {
+	if b.sync == nil {
+		return nil
+	}
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for b.sync.readingAhead.Load() {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("a read ahead of the shared versions is still running: %w", ctx.Err())
+		case <-tick.C:
+		}
+	}
+	return nil
 }

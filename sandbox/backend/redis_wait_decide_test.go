@@ -1,4 +1,4 @@
-package sandbox
+package backend
 
 import (
 	"context"
@@ -23,7 +23,7 @@ import (
 func TestRedisWaitDecisionReachesItsRequest(t *testing.T) {
 	cluster := redistest.StartCluster(t, 3, 1)
 	const prefix = "{wait-decide:}"
-	client, _, _, err := dialRedis(Options{RedisClusterURL: cluster.URL, RedisPrefix: "wait-decide:", RedisWait: 1, RedisTimeout: time.Second})
+	client, _, _, err := dialRedis(RedisConfig{ClusterURL: cluster.URL, Prefix: "wait-decide:", Wait: 1, Timeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestRedisWaitDecisionReachesItsRequest(t *testing.T) {
 func TestRedisWaitDecisionDeliveredWhenReplicasNeverConfirm(t *testing.T) {
 	cluster := redistest.StartCluster(t, 3, 1)
 	const prefix = "{wait-never:}"
-	client, _, _, err := dialRedis(Options{RedisClusterURL: cluster.URL, RedisPrefix: "wait-never:", RedisWait: 1, RedisTimeout: time.Second})
+	client, _, _, err := dialRedis(RedisConfig{ClusterURL: cluster.URL, Prefix: "wait-never:", Wait: 1, Timeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestRedisWaitDecisionDeliveredWhenReplicasNeverConfirm(t *testing.T) {
 	// The rule is added by a replica without --redis-wait: on a cluster
 	// just started, or under -race, a WAIT of 200 ms may fall short, and
 	// only the decision is under test.
-	adder, _, _, err := dialRedis(Options{RedisClusterURL: cluster.URL, RedisPrefix: "wait-never:"})
+	adder, _, _, err := dialRedis(RedisConfig{ClusterURL: cluster.URL, Prefix: "wait-never:"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func TestRedisWaitDecisionDeliveredWhenReplicasNeverConfirm(t *testing.T) {
 func TestRedisWaitRateLimitTokenDeliveredWhenReplicasNeverConfirm(t *testing.T) {
 	cluster := redistest.StartCluster(t, 3, 1)
 	const prefix = "wait-never-rl:ratelimit:" // untagged, as the sandbox gives it: each bucket takes its client's tag
-	client, _, _, err := dialRedis(Options{RedisClusterURL: cluster.URL, RedisPrefix: "wait-never-rl:", RedisWait: 1, RedisTimeout: time.Second})
+	client, _, _, err := dialRedis(RedisConfig{ClusterURL: cluster.URL, Prefix: "wait-never-rl:", Wait: 1, Timeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
