@@ -2,7 +2,6 @@ package sandbox_test
 
 import (
 	"net/http"
-	"net/http/httptest"
 	"testing"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -21,16 +20,7 @@ func tracedSandbox(t *testing.T) (s *testSandbox, stop func() tracetest.SpanStub
 	exporter := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exporter))
 	t.Cleanup(func() { _ = tp.Shutdown(t.Context()) })
-	in, err := sandbox.Open(sandbox.Options{TracerProvider: tp})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(in.Server)
-	t.Cleanup(func() {
-		ts.Close()
-		_ = in.Close()
-	})
-	s = &testSandbox{t: t, URL: ts.URL, client: ts.Client(), plain: ts.Client()}
+	s, ts := serveSandbox(t, sandbox.Options{TracerProvider: tp})
 	return s, func() tracetest.SpanStubs {
 		ts.Close()
 		return exporter.GetSpans()
