@@ -34,6 +34,7 @@ type postmanItem struct {
 			Type string `json:"type"`
 		} `json:"auth"`
 	} `json:"request"`
+	Response []savedExample `json:"response"`
 }
 
 type postmanCollection struct {

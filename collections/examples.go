@@ -23,29 +23,12 @@ type responseExample struct {
 // of it, or one built from its schema's property examples, types and
 // enums. A response without content (204) has an empty body.
 func (d *document) example(op apiOperation, status int) (responseExample, error) {
-	raw, ok := op.Responses[fmt.Sprint(status)]
-	if !ok {
+	resp, found, err := d.response(op, status)
+	switch {
+	case !found:
 		return responseExample{}, fmt.Errorf("no %d response", status)
-	}
-	var resp struct {
-		Ref     string `json:"$ref"`
-		Content map[string]struct {
-			Schema  json.RawMessage `json:"schema"`
-			Example any             `json:"example"`
-		} `json:"content"`
-	}
-	if err := json.Unmarshal(raw, &resp); err != nil {
+	case err != nil:
 		return responseExample{}, err
-	}
-	if resp.Ref != "" {
-		name, ok := strings.CutPrefix(resp.Ref, "#/components/responses/")
-		target, found := d.Components.Responses[name]
-		if !ok || !found {
-			return responseExample{}, fmt.Errorf("unresolved response %s", resp.Ref)
-		}
-		if err := json.Unmarshal(target, &resp); err != nil {
-			return responseExample{}, err
-		}
 	}
 	if len(resp.Content) == 0 {
 		return responseExample{}, nil
@@ -100,10 +83,9 @@ func (d *document) schemaExample(raw json.RawMessage, depth int) (any, error) {
 		return nil, err
 	}
 	if s.Ref != "" {
-		name, ok := strings.CutPrefix(s.Ref, "#/components/schemas/")
-		target, found := d.Components.Schemas[name]
-		if !ok || !found {
-			return nil, fmt.Errorf("unresolved schema %s", s.Ref)
+		target, err := component(d.Components.Schemas, s.Ref, "schemas", "schema")
+		if err != nil {
+			return nil, err
 		}
 		return d.schemaExample(target, depth+1)
 	}

@@ -32,25 +32,7 @@ func TestPostmanSavedExamples(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var c struct {
-		Item []struct {
-			Name string `json:"name"`
-			Item []struct {
-				Name    string `json:"name"`
-				Request struct {
-					Method string `json:"method"`
-					URL    string `json:"url"`
-				} `json:"request"`
-				Event []struct {
-					Listen string `json:"listen"`
-					Script struct {
-						Exec []string `json:"exec"`
-					} `json:"script"`
-				} `json:"event"`
-				Response []savedExample `json:"response"`
-			} `json:"item"`
-		} `json:"item"`
-	}
+	var c postmanCollection
 	if err := json.Unmarshal(g.Postman, &c); err != nil {
 		t.Fatal(err)
 	}
@@ -60,6 +42,10 @@ func TestPostmanSavedExamples(t *testing.T) {
 			continue
 		}
 		for _, item := range folder.Item {
+			if item.Request == nil {
+				t.Errorf("%s: no request", item.Name)
+				continue
+			}
 			if len(item.Response) != 1 {
 				t.Errorf("%s %s (%s): %d saved examples, want 1", item.Request.Method, item.Request.URL, item.Name, len(item.Response))
 				continue

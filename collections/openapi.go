@@ -54,11 +54,20 @@ type parameter struct {
 }
 
 type requestBody struct {
-	Ref     string `json:"$ref"`
-	Content map[string]struct {
-		Schema  json.RawMessage `json:"schema"`
-		Example any             `json:"example"`
-	} `json:"content"`
+	Ref     string               `json:"$ref"`
+	Content map[string]mediaType `json:"content"`
+}
+
+// response is one response of an operation, by status.
+type response struct {
+	Ref     string               `json:"$ref"`
+	Content map[string]mediaType `json:"content"`
+}
+
+// mediaType is a request body's or response's content of one type.
+type mediaType struct {
+	Schema  json.RawMessage `json:"schema"`
+	Example any             `json:"example"`
 }
 
 // schema is what the generator reads of a schema: its example and the
@@ -128,28 +137,52 @@ func (d *document) operations() ([]apiOperation, error) {
 	return out, nil
 }
 
+// component is what ref names in one section of the document's
+// components (parameters, schemas, ...); noun names such a component in
+// the error when ref names none.
+func component[T any](section map[string]T, ref, sectionName, noun string) (T, error) {
+	name, ok := strings.CutPrefix(ref, "#/components/"+sectionName+"/")
+	resolved, found := section[name]
+	if !ok || !found {
+		return resolved, fmt.Errorf("unresolved %s %s", noun, ref)
+	}
+	return resolved, nil
+}
+
 func (d *document) parameter(p parameter) (parameter, error) {
 	if p.Ref == "" {
 		return p, nil
 	}
-	name, ok := strings.CutPrefix(p.Ref, "#/components/parameters/")
-	resolved, found := d.Components.Parameters[name]
-	if !ok || !found {
-		return p, fmt.Errorf("unresolved parameter %s", p.Ref)
-	}
-	return resolved, nil
+	return component(d.Components.Parameters, p.Ref, "parameters", "parameter")
 }
 
 func (d *document) requestBody(b requestBody) (requestBody, error) {
 	if b.Ref == "" {
 		return b, nil
 	}
-	name, ok := strings.CutPrefix(b.Ref, "#/components/requestBodies/")
-	resolved, found := d.Components.RequestBodies[name]
-	if !ok || !found {
-		return b, fmt.Errorf("unresolved request body %s", b.Ref)
+	return component(d.Components.RequestBodies, b.Ref, "requestBodies", "request body")
+}
+
+// response is the operation's response of status, its reference
+// resolved; found is false when the operation declares none.
+func (d *document) response(op apiOperation, status int) (resp response, found bool, err error) {
+	raw, ok := op.Responses[fmt.Sprint(status)]
+	if !ok {
+		return response{}, false, nil
 	}
-	return resolved, nil
+	if err := json.Unmarshal(raw, &resp); err != nil {
+		return response{}, true, err
+	}
+	if resp.Ref != "" {
+		target, err := component(d.Components.Responses, resp.Ref, "responses", "response")
+		if err != nil {
+			return response{}, true, err
+		}
+		if err := json.Unmarshal(target, &resp); err != nil {
+			return response{}, true, err
+		}
+	}
+	return resp, true, nil
 }
 
 // schema resolves raw, a schema or a reference to one.
@@ -164,10 +197,9 @@ func (d *document) schema(raw json.RawMessage) (schema, error) {
 	if s.Ref == "" {
 		return s, nil
 	}
-	name, ok := strings.CutPrefix(s.Ref, "#/components/schemas/")
-	target, found := d.Components.Schemas[name]
-	if !ok || !found {
-		return s, fmt.Errorf("unresolved schema %s", s.Ref)
+	target, err := component(d.Components.Schemas, s.Ref, "schemas", "schema")
+	if err != nil {
+		return s, err
 	}
 	return d.schema(target)
 }

@@ -211,28 +211,9 @@ func (d *document) body(r *request, op apiOperation) error {
 // the names of the path parameters that read it back (outcomesId becomes
 // outcomes_id).
 func (d *document) capture(r *request, op apiOperation, pathParams map[string]bool) error {
-	raw, ok := op.Responses["201"]
-	if !ok {
-		return nil
-	}
-	var resp struct {
-		Ref     string `json:"$ref"`
-		Content map[string]struct {
-			Schema json.RawMessage `json:"schema"`
-		} `json:"content"`
-	}
-	if err := json.Unmarshal(raw, &resp); err != nil {
+	resp, found, err := d.response(op, 201)
+	if !found || err != nil {
 		return err
-	}
-	if resp.Ref != "" {
-		name, ok := strings.CutPrefix(resp.Ref, "#/components/responses/")
-		target, found := d.Components.Responses[name]
-		if !ok || !found {
-			return fmt.Errorf("unresolved response %s", resp.Ref)
-		}
-		if err := json.Unmarshal(target, &resp); err != nil {
-			return err
-		}
 	}
 	s, err := d.schema(resp.Content["application/json"].Schema)
 	if err != nil {

@@ -170,15 +170,14 @@ func errMultipleResources(scope string) *TokenError {
 		fmt.Sprintf("The provided value for the input parameter scope isn't valid because it contains more than one resource. Scope %s is not valid.", scope)}
 }
 
-func errUnavailable() *TokenError {
+// Unavailable is Entra's temporarily_unavailable (AADSTS90033): the
+// sandbox cannot serve a token request now (its shared state is
+// unreachable, or a scenario forces the outage); the caller sets
+// Retry-After.
+func Unavailable() *TokenError {
 	return &TokenError{http.StatusServiceUnavailable, CodeTemporarilyUnavailable, 90033,
 		"A transient error has occurred. Please try again."}
 }
-
-// Unavailable is Entra's temporarily_unavailable (AADSTS90033): the
-// sandbox cannot serve a token request now (its shared state is
-// unreachable); the caller sets Retry-After.
-func Unavailable() *TokenError { return errUnavailable() }
 
 // InvalidRequest is a token request the sandbox refuses before the identity
 // provider sees it (a bad X-Sandbox-* header value, plain HTTP to a --tls
@@ -200,7 +199,7 @@ func ForcedTokenError(code string, status int) (e *TokenError, ok bool) {
 	case code == CodeInvalidGrant:
 		return &TokenError{http.StatusBadRequest, CodeInvalidGrant, 70003, "The app requested an unsupported grant type (forced by a sandbox scenario)."}, true
 	case code == "" && status == http.StatusServiceUnavailable, code == CodeTemporarilyUnavailable:
-		return errUnavailable(), true
+		return Unavailable(), true
 	}
 	return nil, false
 }
@@ -212,12 +211,8 @@ func ForcedTokenError(code string, status int) (e *TokenError, ok bool) {
 // Retry-After, which MSAL honours on 429 and 5xx alike.
 func WriteThrottled(w http.ResponseWriter, r *http.Request) {
 	allowCrossOrigin(w, r)
-	h := w.Header()
-	h.Set("Content-Type", "text/plain; charset=utf-8")
-	h.Set("Cache-Control", "no-store, no-cache")
-	h.Set("Pragma", "no-cache")
-	h.Set("client-request-id", CorrelationID(r))
-	h.Set("x-ms-request-id", uuid.NewString())
+	setTokenHeaders(w.Header(), "text/plain; charset=utf-8", CorrelationID(r))
+	w.Header().Set("x-ms-request-id", uuid.NewString())
 	w.WriteHeader(http.StatusTooManyRequests)
 	_, _ = w.Write([]byte(throttledBody)) // the client has gone if this fails
 }
@@ -261,12 +256,8 @@ func WriteTokenError(w http.ResponseWriter, r *http.Request, now time.Time, e *T
 		CorrelationID: correlationID,
 	}
 	allowCrossOrigin(w, r)
-	h := w.Header()
-	h.Set("Content-Type", "application/json; charset=utf-8")
-	h.Set("Cache-Control", "no-store, no-cache")
-	h.Set("Pragma", "no-cache")
-	h.Set("client-request-id", correlationID)
-	h.Set("x-ms-request-id", traceID)
+	setTokenHeaders(w.Header(), "application/json; charset=utf-8", correlationID)
+	w.Header().Set("x-ms-request-id", traceID)
 	// No WWW-Authenticate, even after HTTP Basic: RFC 6749 5.2 asks for one,
 	// but Entra sends none, and clients built on the RFC (openid-client)
 	// then raise a challenge error that hides invalid_client.

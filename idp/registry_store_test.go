@@ -44,13 +44,7 @@ func TestRedisClientsChangeAndAnnounceAtOnce(t *testing.T) {
 	if err := st.PutClient(ctx, clientstest.Client("ci-b")); err != nil {
 		t.Fatal(err)
 	}
-	if err := rdb.ConfigSet(ctx, "maxmemory-policy", "noeviction").Err(); err != nil {
-		t.Fatal(err)
-	}
-	if err := rdb.ConfigSet(ctx, "maxmemory", "1").Err(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rdb.ConfigSet(ctx, "maxmemory", "0") })
+	redistest.RefuseWrites(t, rdb)
 	if err := st.DeleteClient(ctx, "ci-b"); err == nil {
 		t.Error("a delete with writes refused answered no error")
 	}

@@ -54,11 +54,7 @@ func (p *Provider) serveToken(w http.ResponseWriter, r *http.Request) {
 		o.ClientID, o.TokenID, o.TokenExpiresAt = clientID, issued.TokenID, issued.ExpiresAt
 	}
 	p.log.Info("token issued", "client_id", clientID, "uti", issued.TokenID, "expires_in", issued.ExpiresIn)
-	h := w.Header()
-	h.Set("Content-Type", "application/json; charset=utf-8")
-	h.Set("Cache-Control", "no-store, no-cache")
-	h.Set("Pragma", "no-cache")
-	h.Set("client-request-id", CorrelationID(r))
+	setTokenHeaders(w.Header(), "application/json; charset=utf-8", CorrelationID(r))
 	_ = json.NewEncoder(w).Encode(tokenResponse{
 		TokenType:    "Bearer",
 		ExpiresIn:    issued.ExpiresIn,

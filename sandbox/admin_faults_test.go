@@ -349,16 +349,9 @@ func callsWithWritesRefused(t *testing.T, newCalls func() []adminCall) {
 		admin := srv.NewClient(t)
 		for i, c := range calls {
 			id := c.prepare(t, obs, i)
-			if err := admin.ConfigSet(ctx, "maxmemory-policy", "noeviction").Err(); err != nil {
-				t.Fatal(err)
-			}
-			if err := admin.ConfigSet(ctx, "maxmemory", "1").Err(); err != nil {
-				t.Fatal(err)
-			}
+			allowWrites := redistest.RefuseWrites(t, admin)
 			r := c.call(subject, id)
-			if err := admin.ConfigSet(ctx, "maxmemory", "0").Err(); err != nil {
-				t.Fatal(err)
-			}
+			allowWrites()
 			judge(t, c, "maxmemory 1", r, obs, id)
 		}
 	})

@@ -289,6 +289,14 @@ func validPatient() map[string]any {
 // take (shared mode on a Redis or cluster of their own).
 func openSandbox(t *testing.T, opts sandbox.Options) *testSandbox {
 	t.Helper()
+	s, _ := serveSandbox(t, opts)
+	return s
+}
+
+// serveSandbox is openSandbox that also returns the httptest server, for a
+// test that stops it early: Close waits for every handler to return.
+func serveSandbox(t *testing.T, opts sandbox.Options) (*testSandbox, *httptest.Server) {
+	t.Helper()
 	in, err := sandbox.Open(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -298,5 +306,5 @@ func openSandbox(t *testing.T, opts sandbox.Options) *testSandbox {
 		ts.Close()
 		_ = in.Close()
 	})
-	return &testSandbox{t: t, URL: ts.URL, client: ts.Client(), plain: ts.Client()}
+	return &testSandbox{t: t, URL: ts.URL, client: ts.Client(), plain: ts.Client()}, ts
 }

@@ -65,10 +65,14 @@ func TestRateLimitSpendsOnceWhenAReplyIsLost(t *testing.T) {
 // than the Redis timeout answers 503 with Retry-After (or 200 if a retry
 // got through), and spends one token at most.
 func TestRateLimitDuringClientPause(t *testing.T) {
+	t.Parallel() // on a Redis of its own
 	srv := redistest.Start(t)
-	// A short timeout, as --redis-timeout 200ms, and go-redis's default
-	// retries (3): a pause of 1.5 s outlasts every try.
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, ReadTimeout: 200 * time.Millisecond, WriteTimeout: 200 * time.Millisecond, ContextTimeoutEnabled: true})
+	// A timeout of a second, as --redis-timeout 1s, and go-redis's default
+	// retries (3, with backoffs under 512 ms): a pause of pauseMillis
+	// outlasts every try. A shorter timeout failed the calls around the
+	// pause on a loaded 2-core machine, when Redis itself was slow.
+	const pauseMillis = "7000"
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, ReadTimeout: time.Second, WriteTimeout: time.Second, ContextTimeoutEnabled: true})
 	t.Cleanup(func() { _ = rdb.Close() })
 	const burst = 6
 	s := newSandbox(t, useRedis(rdb), withRateLimit(slowRate, burst))
@@ -77,7 +81,7 @@ func TestRateLimitDuringClientPause(t *testing.T) {
 		t.Fatalf("first call: %d %s", r.Status, r.Body)
 	}
 	admin := srv.NewClient(t)
-	if err := admin.Do(context.Background(), "CLIENT", "PAUSE", "1500", "WRITE").Err(); err != nil {
+	if err := admin.Do(context.Background(), "CLIENT", "PAUSE", pauseMillis, "WRITE").Err(); err != nil {
 		t.Fatal(err)
 	}
 	stalled := s.do(request{path: trialsPath, token: tok, plain: true})

@@ -92,15 +92,7 @@ func TestSharedRefusedWriteFailsAtOnce(t *testing.T) {
 			if r := sb.do(request{path: tc.path, token: tok, plain: true}); r.Status != http.StatusOK {
 				t.Fatalf("call before writes are refused: %d %s", r.Status, r.Body)
 			}
-			admin := srv.NewClient(t)
-			ctx := t.Context()
-			if err := admin.ConfigSet(ctx, "maxmemory-policy", "noeviction").Err(); err != nil {
-				t.Fatal(err)
-			}
-			if err := admin.ConfigSet(ctx, "maxmemory", "1").Err(); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { admin.ConfigSet(context.Background(), "maxmemory", "0") })
+			redistest.RefuseWrites(t, srv.NewClient(t))
 
 			// Calls one after another: each is refused on its own send,
 			// none waits behind another's.

@@ -59,13 +59,7 @@ func wantUnavailable(t *testing.T, what string, r *response) {
 // Retry-After, and nothing changed.
 func TestSharedRefusedWritesAnswer503(t *testing.T) {
 	sb, admin, ids := refusingSandbox(t)
-	ctx := context.Background()
-	if err := admin.ConfigSet(ctx, "maxmemory-policy", "noeviction").Err(); err != nil {
-		t.Fatal(err)
-	}
-	if err := admin.ConfigSet(ctx, "maxmemory", "1").Err(); err != nil {
-		t.Fatal(err)
-	}
+	allowWrites := redistest.RefuseWrites(t, admin)
 	for _, c := range []struct{ method, path string }{
 		{http.MethodDelete, "/__sandbox/scenarios"},
 		{http.MethodDelete, "/__sandbox/scenarios/" + ids[0]},
@@ -91,9 +85,7 @@ func TestSharedRefusedWritesAnswer503(t *testing.T) {
 	} else {
 		wantUnavailable(t, "DELETE /__sandbox/requests", r)
 	}
-	if err := admin.ConfigSet(ctx, "maxmemory", "0").Err(); err != nil {
-		t.Fatal(err)
-	}
+	allowWrites()
 	var list struct {
 		Rules  []struct{ ID string }   `json:"rules"`
 		Active []struct{ Name string } `json:"active"`

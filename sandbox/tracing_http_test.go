@@ -1,38 +1,40 @@
 package sandbox_test
 
 import (
+	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/referrals-sandbox/referrals-sandbox/internal/testutil"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
 )
 
 // tracedSandbox serves a sandbox whose spans go to an in-memory exporter
 // as each ends. stop closes the server, which waits for every handler
 // (and so every span) to end, and returns the spans.
-func tracedSandbox(t *testing.T) (s *testSandbox, stop func() tracetest.SpanStubs) {
+func tracedSandbox(t *testing.T) (s *testSandbox, stop func(want int) tracetest.SpanStubs) {
 	t.Helper()
 	exporter := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exporter))
 	t.Cleanup(func() { _ = tp.Shutdown(t.Context()) })
-	in, err := sandbox.Open(sandbox.Options{TracerProvider: tp})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(in.Server)
-	t.Cleanup(func() {
+	s, ts := serveSandbox(t, sandbox.Options{TracerProvider: tp})
+	return s, func(want int) tracetest.SpanStubs {
 		ts.Close()
-		_ = in.Close()
-	})
-	s = &testSandbox{t: t, URL: ts.URL, client: ts.Client(), plain: ts.Client()}
-	return s, func() tracetest.SpanStubs {
-		ts.Close()
+		// A span ends when its handler returns, which for a reset
+		// connection is after the client saw the reset, and the server's
+		// Close does not wait for a hijacked connection's handler.
+		testutil.Eventually(t, 10*time.Second, func() error {
+			if n := len(exporter.GetSpans()); n < want {
+				return fmt.Errorf("%d spans ended, want %d", n, want)
+			}
+			return nil
+		})
 		return exporter.GetSpans()
 	}
 }
@@ -62,7 +64,7 @@ func TestTracingSpanFields(t *testing.T) {
 	s.admin(http.MethodGet, "/__sandbox/journal", nil)
 
 	byID := map[string]tracetest.SpanStub{}
-	for _, span := range stop() {
+	for _, span := range stop(4) { // the token request and the three below
 		id := attrsOf(span)["sandbox.request_id"].AsString()
 		if id == "" {
 			t.Errorf("span %q has no request id", span.Name)

@@ -256,14 +256,7 @@ func TestSharedRefusedWritesAreUnavailable(t *testing.T) {
 	e := es[0]
 	ctx := context.Background()
 	mustAdd(t, e, scenarios.Rule{ID: "r", Status: 500})
-	admin := srv.NewClient(t)
-	if err := admin.ConfigSet(ctx, "maxmemory-policy", "noeviction").Err(); err != nil {
-		t.Fatal(err)
-	}
-	if err := admin.ConfigSet(ctx, "maxmemory", "1").Err(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { admin.ConfigSet(context.Background(), "maxmemory", "0") })
+	allowWrites := redistest.RefuseWrites(t, srv.NewClient(t))
 	for name, call := range map[string]func() error{
 		"Add":      func() error { _, err := e.Add(ctx, scenarios.Rule{Status: 500}); return err },
 		"Remove":   func() error { return e.Remove(ctx, "r") },
@@ -275,9 +268,7 @@ func TestSharedRefusedWritesAreUnavailable(t *testing.T) {
 			t.Errorf("%s with writes refused: %v, want ErrUnavailable", name, err)
 		}
 	}
-	if err := admin.ConfigSet(ctx, "maxmemory", "0").Err(); err != nil {
-		t.Fatal(err)
-	}
+	allowWrites()
 	if st := mustRules(t, e); len(st) != 1 || st[0].ID != "r" || st[0].Matches != 0 {
 		t.Errorf("rules after refused changes: %+v, want rule r untouched", st)
 	}

@@ -143,11 +143,9 @@ func withSubmissionExamples(ctx context.Context, doc []byte) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the sandbox's document: %w", err)
 	}
-	var d map[string]any
-	dec := json.NewDecoder(bytes.NewReader(doc))
-	dec.UseNumber()
-	if err := dec.Decode(&d); err != nil {
-		return nil, fmt.Errorf("the sandbox's document is not JSON: %w", err)
+	d, err := decodeDocument(doc)
+	if err != nil {
+		return nil, err
 	}
 	faker := gofakeit.New(1) // seeded: the same document, the same collections
 	changed := false
@@ -182,11 +180,9 @@ func withSubmissionExamples(ctx context.Context, doc []byte) ([]byte, error) {
 // write its paths from the root, as the built-in document does; a path
 // item with servers of its own (the sandbox's root operations) is kept.
 func pathsUnderBase(doc []byte) ([]byte, error) {
-	var d map[string]any
-	dec := json.NewDecoder(bytes.NewReader(doc))
-	dec.UseNumber()
-	if err := dec.Decode(&d); err != nil {
-		return nil, fmt.Errorf("the sandbox's document is not JSON: %w", err)
+	d, err := decodeDocument(doc)
+	if err != nil {
+		return nil, err
 	}
 	servers, _ := d["servers"].([]any)
 	first, _ := firstOf(servers).(map[string]any)
@@ -206,6 +202,18 @@ func pathsUnderBase(doc []byte) ([]byte, error) {
 	}
 	d["paths"] = moved
 	return json.Marshal(d)
+}
+
+// decodeDocument decodes the document the sandbox serves, its numbers
+// kept as written so that encoding it again changes none of them.
+func decodeDocument(doc []byte) (map[string]any, error) {
+	var d map[string]any
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.UseNumber()
+	if err := dec.Decode(&d); err != nil {
+		return nil, fmt.Errorf("the sandbox's document is not JSON: %w", err)
+	}
+	return d, nil
 }
 
 func firstOf(list []any) any {

@@ -31,8 +31,9 @@ func TestRideAFrozenRedis(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := redistest.Start(t)
 			// No retries of go-redis's own: each read that times out is
-			// one call Ride sees.
-			rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, ReadTimeout: 200 * time.Millisecond, MaxRetries: -1})
+			// one call Ride sees. A timeout of a second, not less: the read
+			// after the thaw must not time out on a loaded machine.
+			rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, ReadTimeout: time.Second, MaxRetries: -1})
 			t.Cleanup(func() { _ = rdb.Close() })
 			ctx := t.Context()
 			if err := rdb.Set(ctx, "k", "v", 0).Err(); err != nil {

@@ -1,10 +1,14 @@
 package redistest
 
 import (
+	"errors"
 	"net"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
+
+	"github.com/redis/go-redis/v9"
 )
 
 func TestStartStopRestart(t *testing.T) {
@@ -76,5 +80,23 @@ func TestStartOnFreePortsTriesNewPortsWhenOneIsTaken(t *testing.T) {
 	t.Cleanup(func() { s.Stop(t) })
 	if builds != 2 || ping(s.Addr) != nil {
 		t.Errorf("%d builds, PING %v; want a second build that answers", builds, ping(s.Addr))
+	}
+}
+
+// TestRefuseWrites: while writes are refused a SET fails as out of memory
+// and a GET still answers; after allow, the SET goes through.
+func TestRefuseWrites(t *testing.T) {
+	rdb := Start(t).NewClient(t)
+	ctx := t.Context()
+	allow := RefuseWrites(t, rdb)
+	if err := rdb.Set(ctx, "k", "v", 0).Err(); err == nil || !strings.HasPrefix(err.Error(), "OOM") {
+		t.Fatalf("SET with writes refused: %v, want OOM", err)
+	}
+	if err := rdb.Get(ctx, "k").Err(); !errors.Is(err, redis.Nil) {
+		t.Fatalf("GET with writes refused: %v, want nil reply", err)
+	}
+	allow()
+	if err := rdb.Set(ctx, "k", "v", 0).Err(); err != nil {
+		t.Fatalf("SET after allow: %v", err)
 	}
 }

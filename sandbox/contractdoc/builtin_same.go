@@ -24,13 +24,7 @@ func sameAsBuiltin(doc []byte) bool {
 		}
 		schemes, _ := object2(d, "components", "securitySchemes")
 		for _, scheme := range schemes {
-			s, _ := scheme.(map[string]any)
-			flows, _ := s["flows"].(map[string]any)
-			for _, f := range flows {
-				if f, ok := f.(map[string]any); ok && f["tokenUrl"] != nil {
-					f["tokenUrl"] = placeholderToken
-				}
-			}
+			placeTokenURLs(scheme)
 		}
 	}
 	return reflect.DeepEqual(supplied, builtin)

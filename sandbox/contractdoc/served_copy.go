@@ -2,6 +2,7 @@ package contractdoc
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 )
 
@@ -53,19 +54,22 @@ func (m *merger) security(v any) []any {
 	return out
 }
 
-// clone deep-copies a decoded JSON value.
-func clone(v any) any {
+// clone deep-copies a decoded JSON value, leaving out the object members
+// named in drop wherever they are.
+func clone(v any, drop ...string) any {
 	switch v := v.(type) {
 	case map[string]any:
 		out := make(map[string]any, len(v))
 		for k, e := range v {
-			out[k] = clone(e)
+			if !slices.Contains(drop, k) {
+				out[k] = clone(e, drop...)
+			}
 		}
 		return out
 	case []any:
 		out := make([]any, len(v))
 		for i, e := range v {
-			out[i] = clone(e)
+			out[i] = clone(e, drop...)
 		}
 		return out
 	}
@@ -113,25 +117,7 @@ func (m *merger) ref(ref string) string {
 // withoutTokenURLs is a copy of v without OAuth2 tokenUrls, which differ
 // between a served document and the built-in one, and which the merge
 // points at the sandbox anyway (rewriteTokenURLs).
-func withoutTokenURLs(v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, e := range v {
-			if k != "tokenUrl" {
-				out[k] = withoutTokenURLs(e)
-			}
-		}
-		return out
-	case []any:
-		out := make([]any, len(v))
-		for i, e := range v {
-			out[i] = withoutTokenURLs(e)
-		}
-		return out
-	}
-	return v
-}
+func withoutTokenURLs(v any) any { return clone(v, "tokenUrl") }
 
 // resolve follows a local reference in doc.
 func resolve(doc map[string]any, v any) any {

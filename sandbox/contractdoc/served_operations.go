@@ -122,13 +122,20 @@ func (m *merger) operationIDTaken(id string) bool {
 // rewriteTokenURLs points every OAuth2 flow's tokenUrl at the sandbox.
 func (m *merger) rewriteTokenURLs() {
 	for _, scheme := range object(object(m.ct, "components"), "securitySchemes") {
-		s, _ := resolve(m.ct, scheme).(map[string]any)
-		flows, _ := s["flows"].(map[string]any)
-		for _, f := range flows {
-			if f, ok := f.(map[string]any); ok {
-				if _, has := f["tokenUrl"]; has {
-					f["tokenUrl"] = placeholderToken
-				}
+		placeTokenURLs(resolve(m.ct, scheme))
+	}
+}
+
+// placeTokenURLs sets the tokenUrl of each OAuth2 flow of scheme, a
+// security scheme object, to placeholderToken, which Served replaces with
+// the sandbox's token endpoint.
+func placeTokenURLs(scheme any) {
+	s, _ := scheme.(map[string]any)
+	flows, _ := s["flows"].(map[string]any)
+	for _, f := range flows {
+		if f, ok := f.(map[string]any); ok {
+			if _, has := f["tokenUrl"]; has {
+				f["tokenUrl"] = placeholderToken
 			}
 		}
 	}

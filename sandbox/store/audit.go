@@ -62,19 +62,20 @@ func auditSeq(prefix, key string) (uint64, bool) {
 // '~').
 func auditEnd(prefix string) string { return prefix + "~" }
 
-// lastAuditSeq returns the seq of the newest audit entry under prefix, 0
-// when there is none: one seek in the key order, whatever the trail's
-// length.
-func lastAuditSeq(tx *storeTx, prefix string) (uint64, error) {
-	var last uint64
-	err := tx.DescendLessOrEqual("", auditEnd(prefix), func(key, _ string) bool {
-		last, _ = auditSeq(prefix, key)
+// lastAudit returns the seq and the stored JSON of the newest audit entry
+// under prefix, 0 and "" when there is none: one seek in the key order,
+// whatever the trail's length.
+func lastAudit(tx *storeTx, prefix string) (seq uint64, entry string, err error) {
+	err = tx.DescendLessOrEqual("", auditEnd(prefix), func(key, value string) bool {
+		if seq, _ = auditSeq(prefix, key); seq > 0 {
+			entry = value
+		}
 		return false
 	})
 	if err != nil {
-		return 0, fmt.Errorf("seek audit trail %q: %w", prefix, err)
+		return 0, "", fmt.Errorf("seek audit trail %q: %w", prefix, err)
 	}
-	return last, nil
+	return seq, entry, nil
 }
 
 // appendAudit stores entries after the newest audit entry under prefix.
@@ -82,7 +83,7 @@ func appendAudit(tx *storeTx, prefix string, entries ...fixtures.AuditEntry) err
 	if len(entries) == 0 {
 		return nil
 	}
-	last, err := lastAuditSeq(tx, prefix)
+	last, _, err := lastAudit(tx, prefix)
 	if err != nil {
 		return err
 	}
@@ -98,19 +99,11 @@ func appendInOrder(tx *storeTx, prefix string, entries ...fixtures.AuditEntry) e
 	if len(entries) == 0 {
 		return nil
 	}
-	last, err := lastAuditSeq(tx, prefix)
+	last, newest, err := lastAudit(tx, prefix)
 	if err != nil {
 		return err
 	}
-	prev := ""
-	if last > 0 {
-		key := auditKey(prefix, last)
-		v, err := tx.Get(key)
-		if err != nil {
-			return fmt.Errorf("read %q: %w", key, err)
-		}
-		prev = entryAt(v)
-	}
+	prev := entryAt(newest)
 	entries = slices.Clone(entries)
 	for i := range entries {
 		entries[i].At = notBefore(entries[i].At, prev)

@@ -89,21 +89,13 @@ func TestRedisWriteRefusedForMemoryIsUnavailable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := t.Context()
-	if err := rdb.ConfigSet(ctx, "maxmemory-policy", "noeviction").Err(); err != nil {
-		t.Fatal(err)
-	}
-	if err := rdb.ConfigSet(ctx, "maxmemory", "1").Err(); err != nil {
-		t.Fatal(err)
-	}
+	allowWrites := redistest.RefuseWrites(t, rdb)
 	ref := fixtures.Referral{OutcomesID: "oom-1", TrialID: "TRIAL-CARDIO-001", ClientID: "c", Status: fixtures.StatusReceived, SubmittedAt: "2026-01-01T00:00:00.000000Z"}
 	err = st.CreateReferral(ref)
 	if !errors.Is(err, store.ErrUnavailable) {
 		t.Fatalf("create under maxmemory 1: %v, want ErrUnavailable", err)
 	}
-	if err := rdb.ConfigSet(ctx, "maxmemory", "0").Err(); err != nil {
-		t.Fatal(err)
-	}
+	allowWrites()
 	if _, err := st.GetReferral("c", "oom-1"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("the refused referral reads %v, want not found", err)
 	}
