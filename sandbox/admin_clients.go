@@ -128,7 +128,7 @@ func (s *Server) clientViewOf(c fixtures.Client) registeredClient {
 		return v
 	}
 	v.Origin, v.CreatedAt, v.ExpiresAt = "runtime", formatTime(c.CreatedAt), formatTime(c.ExpiresAt)
-	now := s.now(c.ClientID)
+	now := s.clocks.Now(c.ClientID)
 	v.Secrets = make([]secretView, 0, len(c.Secrets))
 	for _, sec := range c.Secrets {
 		v.Secrets = append(v.Secrets, secretViewOf(sec, now))
@@ -217,7 +217,7 @@ func (s *Server) createClient(w http.ResponseWriter, r *http.Request) {
 func (s *Server) clientFrom(req clientRequest) (fixtures.Client, time.Time, []FieldError) {
 	errs := emptyGiven(map[string]*string{"clientId": req.ClientID, "environment": req.Environment, "ttl": req.TTL, "secretExpiresIn": req.SecretExpiresIn})
 	add := func(field, msg string) { errs = append(errs, FieldError{Field: field, Message: msg}) }
-	now := s.now("")
+	now := s.clocks.Now("")
 	c := fixtures.Client{
 		ClientID: value(req.ClientID), Roles: req.Roles, Resources: req.Resources, TokenLifetimeSeconds: req.TokenLifetimeSeconds,
 		RateLimit: req.RateLimit, RateBurst: req.RateBurst, Environment: value(req.Environment), Description: req.Description,
@@ -265,7 +265,7 @@ func (s *Server) clientFrom(req clientRequest) (fixtures.Client, time.Time, []Fi
 			c.ExpiresAt = now.Add(ttl)
 		}
 	}
-	secretExpires, msg := expiryOf(value(req.SecretExpiresIn), s.now(c.ClientID))
+	secretExpires, msg := expiryOf(value(req.SecretExpiresIn), s.clocks.Now(c.ClientID))
 	if msg != "" {
 		add("secretExpiresIn", msg)
 	}
@@ -325,7 +325,7 @@ func (s *Server) addClientSecret(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	now := s.now(id)
+	now := s.clocks.Now(id)
 	if errs := emptyGiven(map[string]*string{"expiresIn": req.ExpiresIn}); len(errs) > 0 {
 		s.problem(w, r, validationProblem(errs))
 		return
@@ -416,7 +416,7 @@ func (s *Server) forgetClientState(ctx context.Context, id string) error {
 	}
 	// A client without a clock of its own (as this replica, brought in
 	// step before the request, sees it) has none to reset.
-	if _, own := s.backend.ClientClocks.Offset(id); !own {
+	if _, own := s.clocks.Offset(id); !own {
 		return nil
 	}
 	if err := s.backend.Clocks.Reset(ctx, id); err != nil {

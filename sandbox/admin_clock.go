@@ -44,10 +44,10 @@ type resetRequest struct {
 }
 
 func (s *Server) clockView(clientID string) clockView {
-	global := s.cfg.Clock.Offset()
-	v := clockView{Now: s.now(clientID).Format(fixtures.TimestampLayout), Offset: global.String(), Real: global == 0}
+	global := s.clocks.Global().Offset()
+	v := clockView{Now: s.clocks.Now(clientID).Format(fixtures.TimestampLayout), Offset: global.String(), Real: global == 0}
 	if clientID != "" {
-		own, ok := s.backend.ClientClocks.Offset(clientID)
+		own, ok := s.clocks.Offset(clientID)
 		v.ClientID, v.OwnClock = clientID, ok
 		v.Offset, v.Real = (global + own).String(), global+own == 0
 	}

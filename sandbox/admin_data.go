@@ -61,7 +61,7 @@ type qualifiedRow struct {
 // fixtures, including those the API does not list (inactive or not
 // accepting referrals), with their switches.
 func (s *Server) dataTrials(w http.ResponseWriter, _ *http.Request) {
-	trials := s.cfg.Fixtures.Trials
+	trials := s.trials
 	if trials == nil {
 		trials = []fixtures.Trial{}
 	}

@@ -222,7 +222,7 @@ func TestAdminRefusesCrossSiteReads(t *testing.T) {
 // answers to; anything else is still refused.
 func TestAllowedHostsFromOptions(t *testing.T) {
 	t.Parallel()
-	in, err := sandbox.Open(sandbox.Options{
+	in, err := sandbox.Open(sandbox.Config{
 		PublicURL:    "http://referrals-sandbox.example:9000",
 		TLSHosts:     []string{"sandbox-tls"},
 		ListenAddr:   "devbox.local:8080",
@@ -243,7 +243,7 @@ func TestAllowedHostsFromOptions(t *testing.T) {
 		t.Errorf("Host %q: %d, want 403", reboundHost, r.Status)
 	}
 	for _, bad := range []string{"http://sandbox:8080", "*.example", ":8080"} {
-		if _, err := sandbox.Open(sandbox.Options{AllowedHosts: []string{bad}}); err == nil || !strings.Contains(err.Error(), bad) {
+		if _, err := sandbox.Open(sandbox.Config{AllowedHosts: []string{bad}}); err == nil || !strings.Contains(err.Error(), bad) {
 			t.Errorf("allowed host %q: error %v, want one naming it", bad, err)
 		}
 	}

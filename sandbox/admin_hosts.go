@@ -84,7 +84,7 @@ func normalizeHost(hostport string) string {
 // allowedHosts is every host name the sandbox is configured to be reached
 // at: the listen address's host when it is a name, the --public-url host,
 // the --tls-host names and --allowed-host.
-func allowedHosts(opts Options) ([]string, error) {
+func allowedHosts(opts Config) ([]string, error) {
 	hosts := append([]string(nil), opts.AllowedHosts...)
 	// ":8080" or "0.0.0.0:8080" name no host; the connection's own address
 	// covers IP literals.

@@ -36,7 +36,7 @@ func TestAdminDocumentIsServed(t *testing.T) {
 // where it answers GET): another method gets 405 with that Allow list,
 // except on the token endpoint, which answers as Entra does.
 func TestDocumentedMethodsAreAnswered(t *testing.T) {
-	s := newSandbox(t, func(c *sandboxConfig) { c.CACertPEM = []byte("a CA") })
+	s := newSandbox(t, func(c *sandboxConfig) { c.CADir = t.TempDir() }) // serves /__sandbox/ca.pem
 	admin, err := openapi.AdminDocument()
 	if err != nil {
 		t.Fatal(err)

@@ -17,7 +17,7 @@ func (s *Server) serveReport(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	opts := conformance.Options{
 		TLS: s.cfg.HTTPSOnly || r.TLS != nil, // r.TLS: a test may serve TLS without the flag
-		Now: s.cfg.Clock.Now(),
+		Now: s.clocks.Now(""),
 		// A client id no client has (a token request with a wrong id, a
 		// forged token) is listed apart, never judged as a client.
 		Known: func(id string) bool { _, ok := s.cfg.Provider.Client(id); return ok },

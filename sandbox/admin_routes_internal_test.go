@@ -28,7 +28,7 @@ func TestEveryAdminRouteIsDocumented(t *testing.T) {
 		}
 	}
 	r := mux.NewRouter()
-	s := &Server{cfg: Config{CACertPEM: []byte("a CA")}}
+	s := &Server{cfg: parts{CACertPEM: []byte("a CA")}}
 	s.adminRoutes(r)
 	s.handle(r, "/__sandbox/ca.pem", methods{}) // registered by routes with --tls
 	n := 0

@@ -84,7 +84,7 @@ func (s *Server) moveQualifiedStatus(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		updated, err = s.backend.Records.UpdateQualified(owner, id, func(q *fixtures.QualifiedReferral) error {
 			return changeQualifiedStatus(q, statusChange{
-				To: m.Status, At: s.now(owner), Actor: "sandbox-admin", RequestID: requestID(r),
+				To: m.Status, At: s.clocks.Now(owner), Actor: "sandbox-admin", RequestID: requestID(r),
 			})
 		})
 	}

@@ -19,6 +19,6 @@ type pingResponse struct {
 func (s *Server) servePing(w http.ResponseWriter, _ *http.Request, caller idp.Principal) {
 	writeJSON(w, http.StatusOK, pingResponse{
 		Message:   "pong",
-		Timestamp: s.now(caller.ClientID).UTC().Format(pingTimestampLayout),
+		Timestamp: s.clocks.Now(caller.ClientID).UTC().Format(pingTimestampLayout),
 	})
 }

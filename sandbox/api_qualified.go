@@ -91,7 +91,7 @@ func (s *Server) getQualified(w http.ResponseWriter, r *http.Request, caller idp
 // the audit trail records who saw the record, when, in which request.
 func (s *Server) viewedBy(r *http.Request, caller idp.Principal) *fixtures.AuditEntry {
 	return &fixtures.AuditEntry{
-		At:        s.now(caller.ClientID).UTC().Format(fixtures.TimestampLayout),
+		At:        s.clocks.Now(caller.ClientID).UTC().Format(fixtures.TimestampLayout),
 		Action:    fixtures.AuditViewed,
 		Actor:     caller.ClientID,
 		RequestID: requestID(r),

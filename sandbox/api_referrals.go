@@ -100,7 +100,7 @@ func (s *Server) getReferral(w http.ResponseWriter, r *http.Request, caller idp.
 // trialNamed reports whether id (a trialId or altTrialId) names the trial
 // whose canonical id is canonical.
 func (s *Server) trialNamed(id, canonical string) bool {
-	for _, t := range s.cfg.Fixtures.Trials {
+	for _, t := range s.trials {
 		if t.TrialID == canonical && t.Matches(id) {
 			return true
 		}
@@ -119,8 +119,8 @@ func readSubmission[T any](s *Server, w http.ResponseWriter, r *http.Request, cl
 		return req, "", now, false
 	}
 	warnUnknownFields(w, unknown)
-	now = s.now(clientID)
-	trialID, errs := validate(req, now, s.cfg.Fixtures.Trials)
+	now = s.clocks.Now(clientID)
+	trialID, errs := validate(req, now, s.trials)
 	if errs = append(invalid, withoutFields(errs, invalid)...); len(errs) > 0 {
 		s.problem(w, r, validationProblem(errs))
 		return req, "", now, false

@@ -18,7 +18,7 @@ import (
 // accepted that long past exp, and refused after.
 func TestOptionsClockSkewReachesTheAPI(t *testing.T) {
 	clk := clock.NewAdjustable(nil)
-	in, err := sandbox.Open(sandbox.Options{ClockSkew: 30 * time.Second, Clock: clk})
+	in, err := sandbox.Open(sandbox.Config{ClockSkew: 30 * time.Second, Clock: clk})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,7 +62,7 @@ func (s *Server) readContractSubmission(w http.ResponseWriter, r *http.Request, 
 		e.add(fe.Pointer, "%s", fe.Message)
 		failed[fe.Pointer] = true
 	}
-	now = s.now(clientID)
+	now = s.clocks.Now(clientID)
 	members = map[contractdoc.Member]string{}
 	for m, name := range op.RequestMembers {
 		at := "/" + jsonPointerToken(name)
@@ -70,7 +70,7 @@ func (s *Server) readContractSubmission(w http.ResponseWriter, r *http.Request, 
 		switch {
 		case failed[at]:
 		case m == contractdoc.TrialID && present && v != "":
-			members[m] = e.trial(at, v, s.cfg.Fixtures.Trials)
+			members[m] = e.trial(at, v, s.trials)
 		case m == contractdoc.ExternalSourceID && present && externalSourceIDRE.MatchString(v):
 			members[m] = v
 		case m == contractdoc.ExternalSourceID && present:

@@ -386,7 +386,7 @@ func TestContract_GeneratedFixtures(t *testing.T) {
 	t.Cleanup(func() { _ = st.Close() })
 	captured.Store, captured.Contract = st, nil
 	captured.Backend = openBackend(t, captured)
-	if _, err := sandbox.New(captured.Config); err == nil || !strings.Contains(err.Error(), "start the sandbox with that --contract") {
+	if _, err := sandbox.Open(captured.Config); err == nil || !strings.Contains(err.Error(), "start the sandbox with that --contract") {
 		t.Errorf("without the contract: %v, want a refusal naming --contract", err)
 	}
 }

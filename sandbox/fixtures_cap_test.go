@@ -29,7 +29,7 @@ func TestFixtureRecordProblemsAreCapped(t *testing.T) {
 	if err := fixtures.WriteDir(set, dir); err != nil {
 		t.Fatal(err)
 	}
-	in, err := sandbox.Open(sandbox.Options{FixturesDir: dir})
+	in, err := sandbox.Open(sandbox.Config{FixturesDir: dir})
 	if err == nil {
 		_ = in.Close()
 		t.Fatal("2000 referrals with a bad gender loaded")

@@ -58,12 +58,10 @@ type sandboxConfig struct {
 	// Redis, when set, runs the shared mode on it, under RedisPrefix.
 	Redis       redis.UniversalClient
 	RedisPrefix string
-	// Library, MaxRules, JournalSize and JournalBytes are the backend's
-	// (backend.Config); zero values are its defaults.
-	Library      *scenarios.Library
-	MaxRules     int
-	JournalSize  int
-	JournalBytes int64
+	// Library and MaxRules are the backend's (backend.Config); zero
+	// values are its defaults.
+	Library  *scenarios.Library
+	MaxRules int
 }
 
 // sandboxOption changes the configuration before the server is built.
@@ -74,7 +72,7 @@ type sandboxOption func(*sandboxConfig)
 func openBackend(t *testing.T, cfg sandboxConfig) *backend.Backend {
 	t.Helper()
 	bcfg := backend.Config{
-		Clock: cfg.Clock, Library: cfg.Library, MaxRules: cfg.MaxRules, JournalSize: cfg.JournalSize, JournalBytes: cfg.JournalBytes,
+		Clock: cfg.Clock, Library: cfg.Library, MaxRules: cfg.MaxRules, JournalSize: cfg.Config.JournalSize, JournalBytes: cfg.Config.JournalBytes,
 		Redis: backend.RedisConfig{Prefix: cfg.RedisPrefix},
 	}
 	var b *backend.Backend
@@ -100,18 +98,10 @@ func newSandbox(t *testing.T, opts ...sandboxOption) *testSandbox {
 	if err != nil {
 		t.Fatal(err)
 	}
-	keys, err := idp.LoadKeys(fixtures.DefaultSigningKeyPEM())
-	if err != nil {
-		t.Fatal(err)
-	}
 	clk := clock.NewAdjustable(nil)
 	logs := &testutil.LockedBuffer{}
 	logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	provider, err := idp.New(idp.Config{Clients: set.Clients, Keys: keys, Clock: clk, Logger: logger})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := sandboxConfig{Config: sandbox.Config{Provider: provider, Fixtures: set, Clock: clk, Logger: logger}}
+	cfg := sandboxConfig{Config: sandbox.Config{Fixtures: set, Clock: clk, Logger: logger}}
 	release := onBackend(t, &cfg)
 	t.Cleanup(release)
 	harnessStore, harnessRedis := cfg.Store, cfg.Redis
@@ -126,13 +116,15 @@ func newSandbox(t *testing.T, opts ...sandboxOption) *testSandbox {
 		recordHarnessTest(t)
 	}
 	cfg.Backend = openBackend(t, cfg)
-	srv, err := sandbox.New(cfg.Config)
+	in, err := sandbox.Open(cfg.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
+	srv := in.Server
 	ts := httptest.NewServer(srv)
 	t.Cleanup(func() {
 		ts.Close()
+		_ = in.Close()
 		_ = cfg.Store.Close()
 	})
 	return &testSandbox{
@@ -144,21 +136,13 @@ func newSandbox(t *testing.T, opts ...sandboxOption) *testSandbox {
 }
 
 // withClients changes the client list (a copy of it) and runs the sandbox
-// as environment (development when empty), rebuilding the fixtures and the
-// identity provider over them as clients.json and --environment would.
-func withClients(t *testing.T, environment string, change func([]fixtures.Client) []fixtures.Client) sandboxOption {
+// as environment (development when empty), as clients.json and
+// --environment would.
+func withClients(environment string, change func([]fixtures.Client) []fixtures.Client) sandboxOption {
 	return func(c *sandboxConfig) {
 		set := *c.Fixtures
 		set.Clients = change(slices.Clone(set.Clients))
-		keys, err := idp.LoadKeys(fixtures.DefaultSigningKeyPEM())
-		if err != nil {
-			t.Fatal(err)
-		}
-		provider, err := idp.New(idp.Config{Clients: set.Clients, Keys: keys, Clock: c.Clock, Logger: c.Logger, Environment: environment})
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.Fixtures, c.Provider = &set, provider
+		c.Fixtures, c.Environment = &set, environment
 	}
 }
 
@@ -287,7 +271,7 @@ func validPatient() map[string]any {
 // openSandbox opens a sandbox with opts, as serve does, and serves it on
 // httptest until the test ends: for tests of options newSandbox does not
 // take (shared mode on a Redis or cluster of their own).
-func openSandbox(t *testing.T, opts sandbox.Options) *testSandbox {
+func openSandbox(t *testing.T, opts sandbox.Config) *testSandbox {
 	t.Helper()
 	s, _ := serveSandbox(t, opts)
 	return s
@@ -295,7 +279,7 @@ func openSandbox(t *testing.T, opts sandbox.Options) *testSandbox {
 
 // serveSandbox is openSandbox that also returns the httptest server, for a
 // test that stops it early: Close waits for every handler to return.
-func serveSandbox(t *testing.T, opts sandbox.Options) (*testSandbox, *httptest.Server) {
+func serveSandbox(t *testing.T, opts sandbox.Config) (*testSandbox, *httptest.Server) {
 	t.Helper()
 	in, err := sandbox.Open(opts)
 	if err != nil {

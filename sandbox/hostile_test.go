@@ -41,7 +41,7 @@ type liveSandbox struct {
 // watches connection states sets ConnState).
 func startLiveSandbox(t *testing.T, configure ...func(*http.Server)) *liveSandbox {
 	t.Helper()
-	in, err := sandbox.Open(sandbox.Options{})
+	in, err := sandbox.Open(sandbox.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

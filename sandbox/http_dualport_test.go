@@ -50,7 +50,7 @@ func trusting(pemBytes []byte) *http.Client {
 // enough. The CA certificate is served over plain HTTP.
 func TestDefaultPortAnswersHTTPAndHTTPS(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "referrals-sandbox")
-	in, err := sandbox.Open(sandbox.Options{CADir: dir})
+	in, err := sandbox.Open(sandbox.Config{CADir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestDefaultPortAnswersHTTPAndHTTPS(t *testing.T) {
 	}
 
 	// A second start (after this one stopped) keeps the CA.
-	again, err := sandbox.Open(sandbox.Options{CADir: dir})
+	again, err := sandbox.Open(sandbox.Config{CADir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestDefaultPortAnswersHTTPAndHTTPS(t *testing.T) {
 // except for its CA certificate, which is public and which a client needs
 // before it can speak HTTPS to it (no curl -k).
 func TestTLSServesTheCAOverPlainHTTP(t *testing.T) {
-	in, err := sandbox.Open(sandbox.Options{TLS: true})
+	in, err := sandbox.Open(sandbox.Config{TLS: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -48,7 +48,7 @@ func (s *Server) withScenarios(next http.Handler) http.Handler {
 			// carries the client's RateLimit-* headers like every other.
 			if req.Endpoint == scenarios.EndpointAPI || req.Endpoint == scenarios.EndpointPing {
 				id := info.claimed.ClientID
-				s.limiter.forcedHeaders(r.Context(), w, id, s.now(id), 0)
+				s.limiter.forcedHeaders(r.Context(), w, id, s.clocks.Now(id), 0)
 			}
 			s.refuseRequest(w, r, err.Error())
 			return
@@ -205,12 +205,12 @@ func (s *Server) writeForced(w http.ResponseWriter, r *http.Request, endpoint sc
 		if !ok {
 			e, _ = idp.ForcedTokenError("", http.StatusServiceUnavailable)
 		}
-		idp.WriteTokenError(w, r, s.cfg.Clock.Now(), e)
+		idp.WriteTokenError(w, r, s.clocks.Now(""), e)
 		return
 	}
 	if d.Status != http.StatusTooManyRequests {
 		id := infoFrom(r.Context()).claimed.ClientID
-		s.limiter.forcedHeaders(r.Context(), w, id, s.now(id), 0)
+		s.limiter.forcedHeaders(r.Context(), w, id, s.clocks.Now(id), 0)
 	}
 	switch d.Status {
 	case http.StatusUnauthorized:
@@ -223,7 +223,7 @@ func (s *Server) writeForced(w http.ResponseWriter, r *http.Request, endpoint sc
 		s.forbid(w, r, "required for this operation (permissions revoked by sandbox rule "+d.RuleID+")")
 	case http.StatusTooManyRequests:
 		seconds := retryAfterSeconds(d.RetryAfter)
-		s.limiter.forcedHeaders(r.Context(), w, infoFrom(r.Context()).claimed.ClientID, s.cfg.Clock.Now(), seconds)
+		s.limiter.forcedHeaders(r.Context(), w, infoFrom(r.Context()).claimed.ClientID, s.clocks.Now(""), seconds)
 		s.problem(w, r, newProblem(d.Status, fmt.Sprintf("rate limit exceeded; retry after %d second(s)", seconds)))
 	case http.StatusServiceUnavailable:
 		s.problem(w, r, newProblem(d.Status, "the service is temporarily unavailable; retry after the Retry-After delay"))

@@ -104,10 +104,10 @@ func withoutHold(d scenarios.Decision) scenarios.Decision {
 func (s *Server) refuseHold(w http.ResponseWriter, r *http.Request, endpoint scenarios.Endpoint, why string) {
 	w.Header().Set("Retry-After", strconv.Itoa(heldRetryAfter))
 	if endpoint == scenarios.EndpointToken {
-		idp.WriteTokenError(w, r, s.cfg.Clock.Now(), idp.Unavailable())
+		idp.WriteTokenError(w, r, s.clocks.Now(""), idp.Unavailable())
 		return
 	}
 	id := infoFrom(r.Context()).claimed.ClientID
-	s.limiter.forcedHeaders(r.Context(), w, id, s.now(id), 0)
+	s.limiter.forcedHeaders(r.Context(), w, id, s.clocks.Now(id), 0)
 	s.problem(w, r, newProblem(http.StatusServiceUnavailable, why))
 }

@@ -73,7 +73,7 @@ type requestEnd struct {
 // stamp sets the end once: the first stamp wins.
 func (e *requestEnd) stamp() {
 	if e.at.IsZero() {
-		e.at = e.s.now(e.info.claimed.ClientID)
+		e.at = e.s.clocks.Now(e.info.claimed.ClientID)
 	}
 }
 
@@ -117,7 +117,7 @@ func (s *Server) withJournal(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		start := s.now(info.claimed.ClientID)
+		start := s.clocks.Now(info.claimed.ClientID)
 		st.end = requestEnd{s: s, info: info}
 		st.journalRec = statusRecorder{ResponseWriter: w, end: &st.end}
 		rec := &st.journalRec
@@ -178,8 +178,8 @@ func (s *Server) journalEntry(r *http.Request, rec *statusRecorder, info *reques
 	// How far the client's clock was from real time (seconds with the
 	// fraction, so a jump of a few seconds still shows): the report tells a
 	// token that expired because the clock jumped.
-	own, _ := s.backend.ClientClocks.Offset(e.ClientID)
-	e.ClockOffsetSeconds = (s.cfg.Clock.Offset() + own).Seconds()
+	own, _ := s.clocks.Offset(e.ClientID)
+	e.ClockOffsetSeconds = (s.clocks.Global().Offset() + own).Seconds()
 	expires := info.claimed.ExpiresAt
 	if !obs.TokenExpiresAt.IsZero() {
 		expires = obs.TokenExpiresAt

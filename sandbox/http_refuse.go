@@ -13,7 +13,7 @@ import (
 // clients parse nothing else (interface 7.1), problem+json everywhere else.
 func (s *Server) refuseRequest(w http.ResponseWriter, r *http.Request, detail string) {
 	if infoFrom(r.Context()).endpoint == string(scenarios.EndpointToken) {
-		idp.WriteTokenError(w, r, s.cfg.Clock.Now(), idp.InvalidRequest(detail))
+		idp.WriteTokenError(w, r, s.clocks.Now(""), idp.InvalidRequest(detail))
 		return
 	}
 	s.problem(w, r, newProblem(http.StatusBadRequest, detail))

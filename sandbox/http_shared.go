@@ -63,7 +63,7 @@ func needsSharedState(path string) bool {
 func (s *Server) unavailable(w http.ResponseWriter, r *http.Request, err error) {
 	w.Header().Set("Retry-After", strconv.Itoa(sharedRetryAfter))
 	if endpointOf(r) == scenarios.EndpointToken {
-		idp.WriteTokenError(w, r, s.cfg.Clock.Now(), idp.Unavailable())
+		idp.WriteTokenError(w, r, s.clocks.Now(""), idp.Unavailable())
 		return
 	}
 	what := "cannot be reached"

@@ -29,7 +29,7 @@ import (
 // instead of a TLS error, and the conformance report's https-only check
 // fails with that request as its evidence.
 func TestTLSListener_PlainHTTPIsRefusedAndReported(t *testing.T) {
-	in, err := sandbox.Open(sandbox.Options{TLS: true})
+	in, err := sandbox.Open(sandbox.Config{TLS: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func (l *failingListener) Accept() (net.Conn, error) {
 // once per burst; HTTPS is served after it. Before, one such error stopped
 // the listener for good.
 func TestTLSListener_SurvivesTemporaryAcceptErrors(t *testing.T) {
-	in, err := sandbox.Open(sandbox.Options{TLS: true})
+	in, err := sandbox.Open(sandbox.Config{TLS: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -217,7 +217,7 @@ func TestTokenOfAnotherEnvironmentIs401(t *testing.T) {
 	const prodClient = "prod-partner"
 	dev := newSandbox(t)
 	devToken := dev.token(partner)
-	prod := newSandbox(t, withClients(t, fixtures.EnvironmentProduction, func(clients []fixtures.Client) []fixtures.Client {
+	prod := newSandbox(t, withClients(fixtures.EnvironmentProduction, func(clients []fixtures.Client) []fixtures.Client {
 		return append(clients, fixtures.Client{
 			ClientID: prodClient, ClientSecret: prodClient + "-secret", Roles: []string{sandbox.RoleTrialsRead},
 			Resources: []string{idp.DefaultResource}, Environment: fixtures.EnvironmentProduction,

@@ -251,7 +251,7 @@ func TestMetricsPassPromtool(t *testing.T) {
 // journal's size rather than reporting a false zero.
 func TestMetricsCountRedisRoundTrips(t *testing.T) {
 	redisSrv := redistest.Start(t)
-	s := openSandbox(t, sandbox.Options{Redis: backend.RedisConfig{URL: redisSrv.URL, Timeout: 2 * time.Second}})
+	s := openSandbox(t, sandbox.Config{Redis: backend.RedisConfig{URL: redisSrv.URL, Timeout: 2 * time.Second}})
 	token := s.token(partner)
 	if r := s.do(request{path: trialsPath, token: token}); r.Status != http.StatusOK {
 		t.Fatalf("trials: %d %s", r.Status, r.Body)

@@ -23,12 +23,14 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/scenarios"
 )
 
-// Options is everything the sandbox can be told at start, as plain values:
-// the serve command fills it from flags, sandboxtest from Go options. The
-// zero value is a working sandbox: embedded fixtures and key, in-memory
-// store, no rate limit, plain HTTP. With TLS, an empty TLSDir means a new
-// private directory for ca.pem (tlsca.PrivateDir), removed by Close.
-type Options struct {
+// Config is everything a sandbox is built from: the serve command fills it
+// from flags, sandboxtest from Go options, tests from both plain values and
+// parts they build themselves (Fixtures, Contract, Backend). The zero
+// value is a working sandbox: embedded fixtures and key, in-memory store,
+// no rate limit, plain HTTP. With TLS, an empty TLSDir means a new private
+// directory for ca.pem (tlsca.PrivateDir), removed by Close. Open never
+// changes the Config it is given.
+type Config struct {
 	PublicURL     string
 	Tenant        string
 	Environment   string
@@ -93,6 +95,25 @@ type Options struct {
 	// by it (serve builds one with package tracing when an OTLP endpoint is
 	// configured); nil traces nothing. Its owner shuts it down.
 	TracerProvider trace.TracerProvider
+	// MaxHeld and MaxHeldPerClient cap the requests delays and hangs hold
+	// open at once, in total and per verified client; default
+	// DefaultMaxHeld and DefaultMaxHeldPerClient (http_holds.go).
+	MaxHeld          int
+	MaxHeldPerClient int
+
+	// The parts below, when set, are used as given instead of being built
+	// from the plain values above.
+
+	// Fixtures are the clients, trials and records, instead of
+	// FixturesDir's or the embedded ones. The server keeps their records
+	// encoded, not this set's decoded copies.
+	Fixtures *fixtures.Set
+	// Contract is a loaded --contract, instead of ContractFile's.
+	Contract *contractdoc.Contract
+	// Backend is where the state lives, instead of the one DataFile or
+	// Redis would open; its caller closes it, after the Instance. Its
+	// clock is the sandbox clock (Clock, when set, must be it).
+	Backend *backend.Backend
 }
 
 // Instance is an opened sandbox: the handler and what it was built from.
@@ -111,7 +132,7 @@ type Instance struct {
 	// TLS is the server TLS configuration, nil for plain HTTP.
 	TLS *tls.Config
 	// HTTPSOnly is true with --tls: plain HTTP is refused. With TLS set
-	// and HTTPSOnly false (Options.CADir), the port answers both.
+	// and HTTPSOnly false (Config.CADir), the port answers both.
 	HTTPSOnly bool
 	// CACertPEM is the generated CA certificate (nil with --tls-cert or
 	// without TLS); CAPath is where it was written.
@@ -127,20 +148,95 @@ type Instance struct {
 	// SharedMode is where the shared state lives (no password), "" when it
 	// is in this process.
 	SharedMode string
-	// backend is the state Server keeps, closed by Close.
-	backend *backend.Backend
+	// backend is the state Server keeps, closed by Close when Open opened
+	// it (ownsBackend).
+	backend     *backend.Backend
+	ownsBackend bool
 }
 
-// Open builds a sandbox from opts.
-func Open(opts Options) (*Instance, error) {
-	return OpenContext(context.Background(), opts)
+// Open builds a sandbox from cfg.
+func Open(cfg Config) (*Instance, error) {
+	return OpenContext(context.Background(), cfg)
 }
 
 // OpenContext is Open, stopped with ctx's error when ctx ends while it
 // loads the contract (the one step of opening that can take long).
-func OpenContext(ctx context.Context, opts Options) (*Instance, error) {
+func OpenContext(ctx context.Context, cfg Config) (*Instance, error) {
+	opts := cfg // filled with defaults; cfg stays as given
+	if err := opts.fillDefaults(); err != nil {
+		return nil, err
+	}
+	set, embedded := opts.Fixtures, false
+	if set == nil {
+		var err error
+		if set, embedded, err = loadFixtures(opts.FixturesDir); err != nil {
+			return nil, err
+		}
+	}
+	contract := opts.Contract
+	if opts.ContractFile != "" {
+		var err error
+		if contract, err = contractdoc.LoadFileContext(ctx, opts.ContractFile); err != nil {
+			return nil, err
+		}
+	}
+	provider, err := newProvider(opts, set)
+	if err != nil {
+		return nil, err
+	}
+	in := &Instance{Provider: provider, Fixtures: &fixtures.Set{Clients: set.Clients, Trials: set.Trials}, EmbeddedFixtures: embedded, HTTPSOnly: opts.TLS}
+	if err := in.setUpTLS(opts); err != nil {
+		return nil, err
+	}
+	hosts, err := allowedHosts(opts)
+	if err != nil {
+		return nil, errors.Join(err, in.removePrivateTLSDir())
+	}
+	if in.backend = opts.Backend; in.backend == nil {
+		if in.backend, err = openBackend(ctx, &opts); err != nil {
+			return nil, errors.Join(err, in.removePrivateTLSDir())
+		}
+		in.ownsBackend = true
+	}
+	in.Clock, in.ClientClocks, in.SharedMode = opts.Clock, in.backend.ClientClocks, in.backend.Location
+	in.Server, err = newServer(parts{
+		Provider: provider, Logger: opts.Logger, Backend: in.backend,
+		RateLimit: opts.RateLimit, RateBurst: opts.RateBurst, AdminToken: opts.AdminToken, CACertPEM: in.CACertPEM,
+		HTTPSOnly: opts.TLS, AllowedHosts: hosts, Upstream: opts.Upstream, Contract: contract,
+		Build: opts.Build, TracerProvider: opts.TracerProvider, MaxHeld: opts.MaxHeld, MaxHeldPerClient: opts.MaxHeldPerClient,
+	}, set)
+	if err != nil {
+		_ = in.Close()
+		return nil, err
+	}
+	// The backend's Redis client is this instance's own, so no other
+	// sandbox is using it while the observer goes in.
+	in.backend.ObserveCalls(in.Server.metrics)
+	// Reading fixtures or a data file leaves their decoded and encoded
+	// copies behind as garbage (with 100,000 referrals, about as much as
+	// what stays live): return it to the OS now rather than keep it
+	// resident until the heap grows that far again. Fixtures given as a
+	// part are their caller's to drop.
+	if cfg.Fixtures == nil {
+		debug.FreeOSMemory()
+	}
+	return in, nil
+}
+
+// fillDefaults checks the plain values and fills in what was left out.
+func (opts *Config) fillDefaults() error {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Backend != nil {
+		switch own := opts.Backend.ClientClocks.Global(); {
+		case opts.DataFile != "" || opts.Redis.URL != "" || opts.Redis.ClusterURL != "":
+			return errors.New("sandbox: a Backend excludes DataFile and Redis, which would open another")
+		case opts.Clock == nil:
+			opts.Clock = own
+		case opts.Clock != own:
+			return errors.New("sandbox: the Backend's clock is not Clock")
+		}
 	}
 	if opts.Clock == nil {
 		opts.Clock = clock.NewAdjustable(nil)
@@ -149,23 +245,22 @@ func OpenContext(ctx context.Context, opts Options) (*Instance, error) {
 		opts.Environment = fixtures.EnvironmentDevelopment
 	}
 	if opts.Environment != fixtures.EnvironmentDevelopment && opts.Environment != fixtures.EnvironmentProduction {
-		return nil, fmt.Errorf("environment must be development or production, not %q", opts.Environment)
+		return fmt.Errorf("environment must be development or production, not %q", opts.Environment)
 	}
 	if opts.RateLimit < 0 || opts.RateBurst < 0 || opts.JournalSize < 0 || opts.JournalBytes < 0 {
-		return nil, errors.New("rate limit, rate burst, journal size and journal bytes must not be negative")
+		return errors.New("rate limit, rate burst, journal size and journal bytes must not be negative")
 	}
-	set, embedded, err := loadFixtures(opts.FixturesDir)
-	if err != nil {
-		return nil, err
+	if opts.Fixtures != nil && opts.FixturesDir != "" || opts.Contract != nil && opts.ContractFile != "" {
+		return errors.New("sandbox: Fixtures and FixturesDir, or Contract and ContractFile, exclude each other")
 	}
-	var contract *contractdoc.Contract
-	if opts.ContractFile != "" {
-		if contract, err = contractdoc.LoadFileContext(ctx, opts.ContractFile); err != nil {
-			return nil, err
-		}
-	}
+	return nil
+}
+
+// newProvider builds the identity provider over set's clients.
+func newProvider(opts Config, set *fixtures.Set) (*idp.Provider, error) {
 	keyPEM := fixtures.DefaultSigningKeyPEM()
 	if opts.SigningKeyFile != "" {
+		var err error
 		if keyPEM, err = os.ReadFile(opts.SigningKeyFile); err != nil {
 			return nil, fmt.Errorf("signing key: %w", err)
 		}
@@ -174,54 +269,23 @@ func OpenContext(ctx context.Context, opts Options) (*Instance, error) {
 	if err != nil {
 		return nil, fmt.Errorf("signing key %s: %w", opts.SigningKeyFile, err)
 	}
-	provider, err := idp.New(idp.Config{
+	return idp.New(idp.Config{
 		Tenant: opts.Tenant, Environment: opts.Environment, Clients: set.Clients,
 		TokenLifetime: opts.TokenLifetime, TokenVersion: opts.TokenVersion, ClockSkew: opts.ClockSkew, Keys: keys, PublicURL: opts.PublicURL, Clock: opts.Clock, Logger: opts.Logger,
 		Hosts: opts.TLSHosts,
 	})
+}
+
+// openBackend opens the backend the plain values describe.
+func openBackend(ctx context.Context, opts *Config) (*backend.Backend, error) {
+	library, err := loadLibrary(opts)
 	if err != nil {
 		return nil, err
 	}
-	library, err := loadLibrary(&opts)
-	if err != nil {
-		return nil, err
-	}
-	in := &Instance{Provider: provider, Clock: opts.Clock, Fixtures: set, EmbeddedFixtures: embedded, HTTPSOnly: opts.TLS}
-	if err := in.setUpTLS(opts); err != nil {
-		return nil, err
-	}
-	hosts, err := allowedHosts(opts)
-	if err != nil {
-		return nil, errors.Join(err, in.removePrivateTLSDir())
-	}
-	in.backend, err = backend.Open(ctx, backend.Config{
+	return backend.Open(ctx, backend.Config{
 		Clock: opts.Clock, Library: library, Activate: opts.ScenarioNames, JournalSize: opts.JournalSize, JournalBytes: opts.JournalBytes,
 		Quota: opts.Quota, DataFile: opts.DataFile, Redis: opts.Redis, Logger: opts.Logger,
 	})
-	if err != nil {
-		return nil, errors.Join(err, in.removePrivateTLSDir())
-	}
-	in.ClientClocks, in.SharedMode = in.backend.ClientClocks, in.backend.Location
-	in.Server, err = New(Config{
-		Provider: provider, Fixtures: set, Clock: opts.Clock, Logger: opts.Logger, Backend: in.backend,
-		RateLimit: opts.RateLimit, RateBurst: opts.RateBurst, AdminToken: opts.AdminToken, CACertPEM: in.CACertPEM,
-		HTTPSOnly: opts.TLS, AllowedHosts: hosts, Upstream: opts.Upstream, Contract: contract,
-		Build: opts.Build, TracerProvider: opts.TracerProvider,
-	})
-	if err != nil {
-		_ = in.Close()
-		return nil, err
-	}
-	in.Fixtures = in.Server.cfg.Fixtures
-	// The backend's Redis client is this instance's own, so no other
-	// sandbox is using it while the observer goes in.
-	in.backend.ObserveCalls(in.Server.metrics)
-	// Reading fixtures or a data file leaves their decoded and encoded
-	// copies behind as garbage (with 100,000 referrals, about as much as
-	// what stays live): return it to the OS now rather than keep it
-	// resident until the heap grows that far again.
-	debug.FreeOSMemory()
-	return in, nil
 }
 
 // Close releases the store (for a --data file: syncs and closes it and
@@ -234,13 +298,13 @@ func (in *Instance) Close() error {
 		}
 	}
 	var err error
-	if in.backend != nil {
+	if in.ownsBackend {
 		err = in.backend.Close()
 	}
 	return errors.Join(err, in.removePrivateTLSDir())
 }
 
-func (in *Instance) setUpTLS(opts Options) error {
+func (in *Instance) setUpTLS(opts Config) error {
 	switch {
 	case !opts.TLS && (opts.TLSCertFile != "" || opts.TLSKeyFile != ""):
 		return errors.New("--tls-cert and --tls-key need --tls")
@@ -279,7 +343,7 @@ func loadFixtures(dir string) (set *fixtures.Set, embedded bool, err error) {
 // loadLibrary builds the library (embedded, plus the team's directory); a
 // start-up scenario name ending in .json is a file, added to it, and
 // named by the scenario's own name from then on.
-func loadLibrary(opts *Options) (*scenarios.Library, error) {
+func loadLibrary(opts *Config) (*scenarios.Library, error) {
 	library, err := scenarios.LoadLibrary()
 	if err != nil {
 		return nil, err

@@ -47,7 +47,7 @@ func (in *Instance) removePrivateTLSDir() error {
 // setUpKeptCA serves HTTPS beside plain HTTP with a certificate from the CA
 // kept in opts.CADir, made on the first start and reused after, so that a
 // client's trust in it, set up once, lasts.
-func (in *Instance) setUpKeptCA(opts Options) error {
+func (in *Instance) setUpKeptCA(opts Config) error {
 	kept, err := tlsca.LoadOrCreate(opts.CADir, opts.TLSHosts, opts.Clock.Now())
 	switch {
 	case err != nil && opts.CADirOptional:

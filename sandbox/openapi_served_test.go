@@ -51,12 +51,12 @@ func TestOpenAPIDocumentNamesTheRealAddresses(t *testing.T) {
 	)
 	tests := []struct {
 		name string
-		opts sandbox.Options
+		opts sandbox.Config
 		// base is the expected server URL; "" means the test server's.
 		base, tenant string
 	}{
-		{"the request's address and tenant", sandbox.Options{Tenant: tenant}, "", tenant},
-		{"--public-url", sandbox.Options{PublicURL: public + "/"}, public, idp.DefaultTenant},
+		{"the request's address and tenant", sandbox.Config{Tenant: tenant}, "", tenant},
+		{"--public-url", sandbox.Config{PublicURL: public + "/"}, public, idp.DefaultTenant},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

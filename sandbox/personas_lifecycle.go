@@ -40,7 +40,7 @@ func (s *Server) settleQualified(q fixtures.QualifiedReferral, requestID string)
 		if err != nil {
 			return err
 		}
-		at := s.now(rec.ClientID)
+		at := s.clocks.Now(rec.ClientID)
 		for _, step := range life.Due(rec.Status, elapsed) {
 			if err := changeQualifiedStatus(rec, statusChange{
 				To: step.Status, At: at, Actor: fixtures.PersonaActor, RequestID: requestID, Reason: step.Reason,
@@ -82,5 +82,5 @@ func (s *Server) sinceSubmitted(q fixtures.QualifiedReferral) (time.Duration, er
 	if err != nil {
 		return 0, fmt.Errorf("qualified referral %q: submittedAt %q: %w", q.ExternalSourceID, q.SubmittedAt, err)
 	}
-	return s.now(q.ClientID).Sub(at), nil
+	return s.clocks.Now(q.ClientID).Sub(at), nil
 }

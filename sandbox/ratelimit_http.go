@@ -100,7 +100,7 @@ func (s *Server) withRateLimit(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		res, err := s.limiter.buckets.Take(r.Context(), key, lim, s.now(id))
+		res, err := s.limiter.buckets.Take(r.Context(), key, lim, s.clocks.Now(id))
 		if err != nil {
 			s.log.Error("rate limit unavailable", "request_id", requestID(r), "err", err)
 			s.unavailable(w, r, err)

@@ -25,7 +25,7 @@ func TestRedisClusterNATMap(t *testing.T) {
 		proxies = append(proxies, p)
 		natMap = append(natMap, node.Addr+"="+p.Addr)
 	}
-	s := openSandbox(t, sandbox.Options{Redis: backend.RedisConfig{ClusterURL: cluster.URL, NATMap: natMap, Timeout: 2 * time.Second}})
+	s := openSandbox(t, sandbox.Config{Redis: backend.RedisConfig{ClusterURL: cluster.URL, NATMap: natMap, Timeout: 2 * time.Second}})
 	if r := s.do(request{path: trialsPath, token: s.token(partner)}); r.Status != http.StatusOK {
 		t.Fatalf("trials through the mapped cluster: %d %s", r.Status, r.Body)
 	}

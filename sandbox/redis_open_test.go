@@ -33,7 +33,7 @@ func TestOpenRedisErrorsHideThePassword(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			in, err := sandbox.Open(sandbox.Options{Redis: backend.RedisConfig{URL: tc.url}})
+			in, err := sandbox.Open(sandbox.Config{Redis: backend.RedisConfig{URL: tc.url}})
 			if err == nil {
 				_ = in.Close()
 				t.Fatal("Open succeeded")
@@ -43,7 +43,7 @@ func TestOpenRedisErrorsHideThePassword(t *testing.T) {
 			}
 		})
 	}
-	if _, err := sandbox.Open(sandbox.Options{DataFile: "x.db", Redis: backend.RedisConfig{URL: "redis://" + closed}}); err == nil || !strings.Contains(err.Error(), "--data and --redis") {
+	if _, err := sandbox.Open(sandbox.Config{DataFile: "x.db", Redis: backend.RedisConfig{URL: "redis://" + closed}}); err == nil || !strings.Contains(err.Error(), "--data and --redis") {
 		t.Errorf("--data with --redis: %v", err)
 	}
 }

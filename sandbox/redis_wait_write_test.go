@@ -19,7 +19,7 @@ import (
 // record, which reads back 200.
 func TestUnconfirmedWriteSaysItMayBeStored(t *testing.T) {
 	cluster := redistest.StartCluster(t, 3, 1)
-	s := openSandbox(t, sandbox.Options{Redis: backend.RedisConfig{ClusterURL: cluster.URL, Prefix: "unconfirmed:", Wait: 1, Timeout: time.Second}})
+	s := openSandbox(t, sandbox.Config{Redis: backend.RedisConfig{ClusterURL: cluster.URL, Prefix: "unconfirmed:", Wait: 1, Timeout: time.Second}})
 	token := s.token(partner)
 	for _, replica := range cluster.Nodes[cluster.Masters:] {
 		replica.Freeze(t)

@@ -42,7 +42,7 @@ func newConformanceSandbox(t *testing.T) *conformanceSandbox {
 	var handler http.Handler
 	tlsSrv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
 	slept := &sleptTime{}
-	in, err := sandbox.Open(sandbox.Options{PublicURL: "https://" + tlsSrv.Listener.Addr().String(), Clock: clock.NewAdjustable(slept.now)})
+	in, err := sandbox.Open(sandbox.Config{PublicURL: "https://" + tlsSrv.Listener.Addr().String(), Clock: clock.NewAdjustable(slept.now)})
 	if err != nil {
 		tlsSrv.Close()
 		t.Fatal(err)

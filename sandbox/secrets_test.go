@@ -280,7 +280,7 @@ func TestTokenErrorsNeverEchoASecret(t *testing.T) {
 // there: a partner whose secret is "trials" does not find it in the
 // journal's path of GET /api/v1/referrals/trials.
 func TestJournalRedactsRoutePathHoldingASecret(t *testing.T) {
-	s := newSandbox(t, withClients(t, "", func(cs []fixtures.Client) []fixtures.Client {
+	s := newSandbox(t, withClients("", func(cs []fixtures.Client) []fixtures.Client {
 		for i := range cs {
 			if cs[i].ClientID == partner2 {
 				cs[i].ClientSecret = "trials"

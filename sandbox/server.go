@@ -32,26 +32,17 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
-// Config injects the sandbox's parts. Provider, Fixtures, Clock and Logger
-// are required.
-type Config struct {
+// parts are what Open builds from a Config for the server: each built
+// once, none changed by the server.
+type parts struct {
 	// Provider is the identity provider the API trusts.
 	Provider *idp.Provider
-	// Fixtures is the data the store is seeded with and reset to. New
-	// keeps their records encoded (store.EncodedSet), not this set's
-	// decoded copies, which the caller may drop once New returns.
-	Fixtures *fixtures.Set
-	// Clock is the one sandbox clock; the admin API moves it.
-	Clock *clock.Adjustable
 	// Logger receives request and lifecycle logs, never secrets.
 	Logger *slog.Logger
 	// Backend is where the sandbox keeps its state: in this process or,
-	// in shared mode, in Redis (package backend). When its record store
-	// is empty at start it is seeded with the fixtures' records.
+	// in shared mode, in Redis (package backend). Its clocks are the
+	// sandbox's only handle on time.
 	Backend *backend.Backend
-	// Audience is the resource the API accepts tokens for; default
-	// idp.DefaultResource.
-	Audience string
 	// RateLimit is each client's requests per second on the API and ping;
 	// 0 turns limiting off. RateBurst is the bucket size.
 	RateLimit float64
@@ -92,7 +83,7 @@ const DefaultJournalSize = backend.DefaultJournalSize
 // DefaultQuotaRecords and DefaultQuotaBytes are serve's store quota per
 // client (--quota-records, --quota-bytes): far above what a test suite
 // stores, low enough that a runaway loop fills its own client's quota
-// long before the sandbox's memory (see docs/security.md). Options' zero
+// long before the sandbox's memory (see docs/security.md). Config's zero
 // Quota is no bound.
 const (
 	DefaultQuotaRecords       = 10_000
@@ -108,9 +99,13 @@ const (
 
 // Server is the whole sandbox as an http.Handler.
 type Server struct {
-	// cfg.Fixtures holds only the clients and trials: the records are in
-	// records.
-	cfg Config
+	cfg parts
+	// clocks are the sandbox clock and the clients' own: the backend's.
+	clocks *clock.PerClient
+	// trials are the fixtures' trials, the only part of the fixtures
+	// read after start: the records are in records, the clients in the
+	// provider.
+	trials []fixtures.Trial
 	// records are the fixtures' records, as the store keeps them, to reset
 	// the store to.
 	records  *store.EncodedSet
@@ -151,23 +146,19 @@ type Server struct {
 	pages pageBuffers
 }
 
-// New checks cfg and builds the server.
-func New(cfg Config) (*Server, error) {
+// newServer builds the server from cfg, seeding its backend from set when
+// its record store is empty. The server keeps set's trials, not set: its
+// decoded records may be dropped once newServer returns.
+func newServer(cfg parts, set *fixtures.Set) (*Server, error) {
 	switch {
 	case cfg.Provider == nil:
 		return nil, errors.New("sandbox: no identity provider")
-	case cfg.Fixtures == nil:
+	case set == nil:
 		return nil, errors.New("sandbox: no fixtures")
-	case cfg.Clock == nil:
-		return nil, errors.New("sandbox: no clock")
 	case cfg.Backend == nil:
 		return nil, errors.New("sandbox: no backend")
-	}
-	if cfg.Audience == "" {
-		cfg.Audience = idp.DefaultResource
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
+	case cfg.Logger == nil:
+		return nil, errors.New("sandbox: no logger")
 	}
 	// The provider keeps runtime clients in the backend and judges each
 	// client's tokens on that client's clock.
@@ -178,23 +169,24 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Contract != nil {
 		shapes = newContractShapes(cfg.Contract)
 	}
-	if err := checkFixtureRecords(cfg.Fixtures, cfg.Clock.Now(), shapes); err != nil {
+	clocks := cfg.Backend.ClientClocks
+	if err := checkFixtureRecords(set, clocks.Now(""), shapes); err != nil {
 		return nil, err
 	}
-	records, err := store.EncodeSet(cfg.Fixtures)
+	records, err := store.EncodeSet(set)
 	if err != nil {
 		return nil, fmt.Errorf("load fixtures into the store: %w", err)
 	}
 	if err := seed(cfg.Backend.Records, records); err != nil {
 		return nil, err
 	}
-	cfg.Fixtures = &fixtures.Set{Clients: cfg.Fixtures.Clients, Trials: cfg.Fixtures.Trials}
-	trialsJSON, err := encodeTrialsList(cfg.Fixtures.Trials)
+	trialsJSON, err := encodeTrialsList(set.Trials)
 	if err != nil {
 		return nil, err
 	}
 	s := &Server{
-		cfg: cfg, records: records, log: cfg.Logger, backend: cfg.Backend, audience: cfg.Audience, audienceID: idp.ApplicationID(cfg.Audience), trialsJSON: trialsJSON,
+		cfg: cfg, clocks: clocks, trials: set.Trials, records: records, log: cfg.Logger, backend: cfg.Backend,
+		audience: idp.DefaultResource, audienceID: idp.ApplicationID(idp.DefaultResource), trialsJSON: trialsJSON,
 		limiter: newRateLimiter(cfg.Provider, cfg.RateLimit, cfg.RateBurst, cfg.Backend.Buckets),
 	}
 	if s.hosts, err = newHostPolicy(cfg.AllowedHosts); err != nil {
@@ -214,10 +206,6 @@ func New(cfg Config) (*Server, error) {
 }
 
 // ServeHTTP serves every sandbox route.
-// now is clientID's time: the sandbox clock, moved by the client's own
-// offset when it has one ("" is the sandbox-wide time).
-func (s *Server) now(clientID string) time.Time { return s.backend.ClientClocks.Now(clientID) }
-
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
 func (s *Server) routes() http.Handler {

@@ -25,7 +25,7 @@ func TestAPIAcceptsItsTokensInEitherFormat(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.ver, func(t *testing.T) {
 			t.Parallel()
-			s := openSandbox(t, sandbox.Options{TokenVersion: tc.version})
+			s := openSandbox(t, sandbox.Config{TokenVersion: tc.version})
 			tok := s.token(partner)
 			claims := testutil.JWTClaims(t, tok)
 			if claims["ver"] != tc.ver || claims[tc.client] != partner || claims["aud"] != tc.aud {

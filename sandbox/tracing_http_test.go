@@ -23,7 +23,7 @@ func tracedSandbox(t *testing.T) (s *testSandbox, stop func(want int) tracetest.
 	exporter := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exporter))
 	t.Cleanup(func() { _ = tp.Shutdown(t.Context()) })
-	s, ts := serveSandbox(t, sandbox.Options{TracerProvider: tp})
+	s, ts := serveSandbox(t, sandbox.Config{TracerProvider: tp})
 	return s, func(want int) tracetest.SpanStubs {
 		ts.Close()
 		// A span ends when its handler returns, which for a reset

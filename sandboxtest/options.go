@@ -14,7 +14,7 @@ type Option func(*config)
 // not part of this package's API, so they can change without breaking
 // users' tests.
 type config struct {
-	sandbox sandbox.Options
+	sandbox sandbox.Config
 }
 
 // WithTLS serves HTTPS with a certificate from a CA made for this sandbox;

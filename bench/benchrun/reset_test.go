@@ -10,7 +10,7 @@ import (
 // TestResetSandbox: the reset bench/run makes between figures is one the
 // admin API accepts (it refuses a state change without a JSON body).
 func TestResetSandbox(t *testing.T) {
-	in, err := sb.Open(sb.Options{})
+	in, err := sb.Open(sb.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ import (
 
 func openBench(b *testing.B) (*sandbox.Instance, string) {
 	b.Helper()
-	in, err := sandbox.Open(sandbox.Options{})
+	in, err := sandbox.Open(sandbox.Config{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func BenchmarkHandlerQualified(b *testing.B) {
 func BenchmarkOpen(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
-		in, err := sandbox.Open(sandbox.Options{})
+		in, err := sandbox.Open(sandbox.Config{})
 		if err != nil {
 			b.Fatal(err)
 		}

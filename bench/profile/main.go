@@ -81,7 +81,7 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	if *startup {
-		return profileStartup(sandbox.Options{FixturesDir: *fixturesDir, DataFile: *dataFile, Redis: backend.RedisConfig{URL: *redisURL}}, *out)
+		return profileStartup(sandbox.Config{FixturesDir: *fixturesDir, DataFile: *dataFile, Redis: backend.RedisConfig{URL: *redisURL}}, *out)
 	}
 	tg, ok := targets()[*target]
 	if !ok {
@@ -91,7 +91,7 @@ func run(ctx context.Context, args []string) error {
 		return errors.New("wrk is not installed (apt-get install -y wrk)")
 	}
 	logger := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	in, err := sandbox.Open(sandbox.Options{FixturesDir: *fixturesDir, DataFile: *dataFile, Logger: logger, Redis: backend.RedisConfig{URL: *redisURL}})
+	in, err := sandbox.Open(sandbox.Config{FixturesDir: *fixturesDir, DataFile: *dataFile, Logger: logger, Redis: backend.RedisConfig{URL: *redisURL}})
 	if err != nil {
 		return fmt.Errorf("open the sandbox: %w", err)
 	}

@@ -20,7 +20,7 @@ import (
 // file), with a CPU profile of the whole open and a heap profile of what
 // stays live after it (in use, not allocations), and prints the time taken
 // and the resident memory after, as bench/run reads it.
-func profileStartup(opts sandbox.Options, out string) error {
+func profileStartup(opts sandbox.Config, out string) error {
 	opts.Logger = slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	cpu, err := os.Create(out + ".cpu.pprof")
 	if err != nil {

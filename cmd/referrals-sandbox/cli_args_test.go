@@ -32,7 +32,7 @@ func TestBareHelpListsCommandsThenServeFlags(t *testing.T) {
 }
 
 func TestPositionalArgumentsGoAnywhere(t *testing.T) {
-	url := startSandbox(t, sandbox.Options{})
+	url := startSandbox(t, sandbox.Config{})
 	for _, args := range [][]string{
 		{"scenario", "apply", "flaky", "--url", url},
 		{"scenario", "apply", "--url", url, "flaky"},
@@ -54,7 +54,7 @@ func TestPositionalArgumentsGoAnywhere(t *testing.T) {
 }
 
 func TestEachClientIDFlagHasItsOwnVariable(t *testing.T) {
-	url := startSandbox(t, sandbox.Options{})
+	url := startSandbox(t, sandbox.Config{})
 	// A job that narrows its scenario to one client must not change whom
 	// token asks for, or what report judges.
 	environ := map[string]string{"SANDBOX_URL": url, "SANDBOX_SCENARIO_CLIENT_ID": "sandbox-partner-2", "SANDBOX_REPORT_CLIENT_ID": "nobody"}
@@ -77,7 +77,7 @@ func TestEachClientIDFlagHasItsOwnVariable(t *testing.T) {
 }
 
 func TestEveryClientCommandFindsTheSandboxThroughSANDBOX_ADDR(t *testing.T) {
-	url := startSandbox(t, sandbox.Options{})
+	url := startSandbox(t, sandbox.Config{})
 	environ := map[string]string{"SANDBOX_ADDR": hostPort(t, url)}
 	for _, args := range [][]string{{"healthcheck"}, {"token"}, {"scenario", "list"}} {
 		if res := runCLI(t, environ, args...); res.code != 0 {
@@ -87,7 +87,7 @@ func TestEveryClientCommandFindsTheSandboxThroughSANDBOX_ADDR(t *testing.T) {
 }
 
 func TestCertificateErrorsSayHowToTrustTheCA(t *testing.T) {
-	in, err := sandbox.Open(sandbox.Options{TLS: true, TLSDir: t.TempDir()})
+	in, err := sandbox.Open(sandbox.Config{TLS: true, TLSDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

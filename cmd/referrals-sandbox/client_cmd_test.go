@@ -27,7 +27,7 @@ func envLines(t *testing.T, out string) map[string]string {
 }
 
 func TestClientCreateListDelete(t *testing.T) {
-	root := startSandbox(t, sandbox.Options{})
+	root := startSandbox(t, sandbox.Config{})
 	res := runCLI(t, map[string]string{"SANDBOX_URL": root}, "client", "create", "--roles", "Trials.Read", "--ttl", "1h")
 	if res.code != 0 {
 		t.Fatalf("create: exit %d, stderr %q", res.code, res.stderr)
@@ -68,7 +68,7 @@ func TestClientCreateListDelete(t *testing.T) {
 }
 
 func TestClientCreateJSON(t *testing.T) {
-	root := startSandbox(t, sandbox.Options{})
+	root := startSandbox(t, sandbox.Config{})
 	res := runCLI(t, nil, "client", "create", "--url", root, "--format", "json", "--client-id", "job-7")
 	var got struct {
 		ClientID     string `json:"clientId"`

@@ -8,7 +8,7 @@ import (
 )
 
 func TestClockCommandMovesOneClientOrAll(t *testing.T) {
-	root := startSandbox(t, sandbox.Options{})
+	root := startSandbox(t, sandbox.Config{})
 	environ := map[string]string{"SANDBOX_URL": root}
 	res := runCLI(t, environ, "clock", "advance", "2h", "--client-id", "sandbox-partner-2")
 	if res.code != 0 || !strings.Contains(res.stdout, "client sandbox-partner-2 time") || !strings.Contains(res.stdout, "offset 2h0m0s") {

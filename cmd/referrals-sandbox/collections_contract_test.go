@@ -18,7 +18,7 @@ import (
 // operations (paths written under its servers URL included), each
 // submission with an example its request schema accepts.
 func TestCollectionsFromTheServedContract(t *testing.T) {
-	url := startSandbox(t, sandbox.Options{ContractFile: filepath.Join(contractsDir, "birthdate.yaml")})
+	url := startSandbox(t, sandbox.Config{ContractFile: filepath.Join(contractsDir, "birthdate.yaml")})
 	dir := t.TempDir()
 	if res := runCLI(t, nil, "collections", dir, "--url", url); res.code != 0 {
 		t.Fatalf("collections: exit %d, %s", res.code, res.stderr)
@@ -35,7 +35,7 @@ func TestCollectionsFromTheServedContract(t *testing.T) {
 		}
 	}
 	// A sandbox without a contract: the built-in document, as without --url.
-	builtin := startSandbox(t, sandbox.Options{})
+	builtin := startSandbox(t, sandbox.Config{})
 	fetched := t.TempDir()
 	if res := runCLI(t, nil, "collections", fetched, "--url", builtin); res.code != 0 {
 		t.Fatalf("collections of a sandbox without a contract: exit %d, %s", res.code, res.stderr)

@@ -454,7 +454,7 @@ func TestComposeProductionService(t *testing.T) {
 		t.Errorf("the embedded development partner got a production token")
 	}
 	// The same directory on a development sandbox has only partner-dev.
-	dev := startSandbox(t, sandbox.Options{FixturesDir: hostDir})
+	dev := startSandbox(t, sandbox.Config{FixturesDir: hostDir})
 	if res := runCLI(t, nil, "token", "--url", dev, "--client-id", "partner-prod", "--client-secret", "partner-prod-secret"); res.code != 1 {
 		t.Errorf("partner-prod got a token from a development sandbox")
 	}

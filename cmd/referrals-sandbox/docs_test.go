@@ -93,7 +93,7 @@ func TestDocsShellBlocks(t *testing.T) {
 // against a new sandbox, and checks the output page's blocks must give.
 func runShellBlocks(t *testing.T, page string, blocks []string) {
 	t.Helper()
-	in, err := sandbox.Open(sandbox.Options{RateLimit: sandbox.DefaultRateLimit, RateBurst: sandbox.DefaultRateBurst})
+	in, err := sandbox.Open(sandbox.Config{RateLimit: sandbox.DefaultRateLimit, RateBurst: sandbox.DefaultRateBurst})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -189,7 +189,7 @@ func (c *driftConfig) sandboxTarget() (drift.Target, func(), error) {
 // startDriftSandbox serves a sandbox on a free loopback port as serve
 // would by default (rate limited, so RateLimit-* headers are compared).
 func startDriftSandbox() (string, *sandbox.Instance, func(), error) {
-	in, err := sandbox.Open(sandbox.Options{RateLimit: sandbox.DefaultRateLimit, RateBurst: sandbox.DefaultRateBurst})
+	in, err := sandbox.Open(sandbox.Config{RateLimit: sandbox.DefaultRateLimit, RateBurst: sandbox.DefaultRateBurst})
 	if err != nil {
 		return "", nil, nil, fmt.Errorf("start the sandbox: %w", err)
 	}

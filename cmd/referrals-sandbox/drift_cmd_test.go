@@ -32,7 +32,7 @@ func checkNoSecret(t *testing.T, r cliResult) {
 // A sandbox as the upstream, against the sandbox drift starts itself: no
 // difference, exit 0, and a summary of what was sent.
 func TestDriftCommandAgainstASandboxFindsNothing(t *testing.T) {
-	upstream := startSandbox(t, sandbox.Options{RateLimit: sandbox.DefaultRateLimit, RateBurst: sandbox.DefaultRateBurst})
+	upstream := startSandbox(t, sandbox.Config{RateLimit: sandbox.DefaultRateLimit, RateBurst: sandbox.DefaultRateBurst})
 	r := runCLI(t, driftEnv(), driftArgs(upstream, "--writes", "TRIAL-CARDIO-001")...)
 	checkNoSecret(t, r)
 	if r.code != 0 || r.stdout != "" {
@@ -49,7 +49,7 @@ func TestDriftCommandAgainstASandboxFindsNothing(t *testing.T) {
 // An upstream without rate limiting sends no RateLimit-* headers: exit 1
 // and the JSON names each difference, until the allow file accepts them.
 func TestDriftCommandExitsOneOnDifferencesAndZeroWhenAllowed(t *testing.T) {
-	upstream := startSandbox(t, sandbox.Options{})
+	upstream := startSandbox(t, sandbox.Config{})
 	r := runCLI(t, driftEnv(), driftArgs(upstream, "--format", "json")...)
 	checkNoSecret(t, r)
 	if r.code != 1 {
@@ -80,7 +80,7 @@ func TestDriftCommandExitsOneOnDifferencesAndZeroWhenAllowed(t *testing.T) {
 }
 
 func TestDriftCommandUsageAndConnectionErrorsExitTwo(t *testing.T) {
-	upstream := startSandbox(t, sandbox.Options{})
+	upstream := startSandbox(t, sandbox.Config{})
 	cases := []struct {
 		name    string
 		environ map[string]string

@@ -14,7 +14,7 @@ import (
 )
 
 func TestHealthcheckExitStatus(t *testing.T) {
-	sandboxURL := startSandbox(t, sandbox.Options{})
+	sandboxURL := startSandbox(t, sandbox.Config{})
 	failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		http.Error(w, "broken", http.StatusInternalServerError)
 	}))
@@ -49,7 +49,7 @@ func TestHealthcheckExitStatus(t *testing.T) {
 }
 
 func TestHealthcheckDefaultsToServeAddress(t *testing.T) {
-	sandboxURL := startSandbox(t, sandbox.Options{})
+	sandboxURL := startSandbox(t, sandbox.Config{})
 	_, port := splitHostPort(t, hostPort(t, sandboxURL))
 	tests := []struct {
 		name     string
@@ -112,12 +112,12 @@ func TestServeListenTarget(t *testing.T) {
 // certificate another CA signed.
 func TestHealthcheckVerifiesTheLocalCA(t *testing.T) {
 	tlsDir, otherDir := t.TempDir(), t.TempDir()
-	in, err := sandbox.Open(sandbox.Options{TLS: true, TLSDir: tlsDir})
+	in, err := sandbox.Open(sandbox.Config{TLS: true, TLSDir: tlsDir})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = in.Close() })
-	other, err := sandbox.Open(sandbox.Options{TLS: true, TLSDir: otherDir})
+	other, err := sandbox.Open(sandbox.Config{TLS: true, TLSDir: otherDir})
 	if err != nil {
 		t.Fatal(err)
 	}

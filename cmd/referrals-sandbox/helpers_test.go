@@ -40,14 +40,14 @@ func mapGetenv(environ map[string]string) func(string) string {
 
 // startSandbox serves a sandbox opened with opts on an httptest server and
 // returns its root URL.
-func startSandbox(t *testing.T, opts sandbox.Options) string {
+func startSandbox(t *testing.T, opts sandbox.Config) string {
 	t.Helper()
 	return serveSandbox(t, opts).URL
 }
 
 // serveSandbox serves a sandbox opened with opts on an httptest server,
 // closed with the test.
-func serveSandbox(t *testing.T, opts sandbox.Options) *httptest.Server {
+func serveSandbox(t *testing.T, opts sandbox.Config) *httptest.Server {
 	t.Helper()
 	in, err := sandbox.Open(opts)
 	if err != nil {

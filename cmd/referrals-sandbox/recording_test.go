@@ -38,8 +38,8 @@ func recordThroughProxy(t *testing.T, keep ...string) (proxyURL string, realName
 	if err := fixtures.WriteDir(set, dir); err != nil {
 		t.Fatal(err)
 	}
-	real := startSandbox(t, sandbox.Options{FixturesDir: dir, RateLimit: sandbox.DefaultRateLimit, RateBurst: sandbox.DefaultRateBurst})
-	proxy := startSandbox(t, sandbox.Options{Upstream: &sandbox.UpstreamConfig{RootURL: real, AuthURL: real + "/" + idp.DefaultTenant, Keep: keep}})
+	real := startSandbox(t, sandbox.Config{FixturesDir: dir, RateLimit: sandbox.DefaultRateLimit, RateBurst: sandbox.DefaultRateBurst})
+	proxy := startSandbox(t, sandbox.Config{Upstream: &sandbox.UpstreamConfig{RootURL: real, AuthURL: real + "/" + idp.DefaultTenant, Keep: keep}})
 
 	form := url.Values{"grant_type": {"client_credentials"}, "client_id": {"sandbox-partner"}, "client_secret": {"sandbox-partner-secret"}, "scope": {"api://referrals-sandbox/.default"}}
 	resp, err := http.PostForm(proxy+"/"+idp.DefaultTenant+"/oauth2/v2.0/token", form)
@@ -107,7 +107,7 @@ func TestFixturesImportFromARecordingLoadsInTheSandbox(t *testing.T) {
 	}
 	// The sandbox loads the directory (--fixtures DIR) and serves the
 	// recorded trials list.
-	imported := startSandbox(t, sandbox.Options{FixturesDir: dir})
+	imported := startSandbox(t, sandbox.Config{FixturesDir: dir})
 	set, err := fixtures.LoadDir(dir)
 	if err != nil {
 		t.Fatal(err)

@@ -17,7 +17,7 @@ import (
 
 // serveReportSandbox serves a fresh sandbox with start (httptest.NewServer
 // or NewTLSServer).
-func serveReportSandbox(t *testing.T, opts sandbox.Options, start func(http.Handler) *httptest.Server) *httptest.Server {
+func serveReportSandbox(t *testing.T, opts sandbox.Config, start func(http.Handler) *httptest.Server) *httptest.Server {
 	t.Helper()
 	in, err := sandbox.Open(opts)
 	if err != nil {
@@ -122,7 +122,7 @@ func TestReportExitCodes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := serveSandbox(t, sandbox.Options{})
+			srv := serveSandbox(t, sandbox.Config{})
 			tt.play(newReportClient(t, srv))
 			code, out, stderr := runReportCLI(t, nil, append([]string{"--url", srv.URL}, tt.args...)...)
 			if code != tt.wantCode {
@@ -141,7 +141,7 @@ func TestReportExitCodes(t *testing.T) {
 }
 
 func TestReportEmptyJournalFails(t *testing.T) {
-	srv := serveSandbox(t, sandbox.Options{})
+	srv := serveSandbox(t, sandbox.Config{})
 	code, out, stderr := runReportCLI(t, nil, "--url", srv.URL)
 	if code != 1 || !strings.Contains(stderr, "holds no client requests") || !strings.Contains(out, "No client requests") {
 		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, stderr)
@@ -149,7 +149,7 @@ func TestReportEmptyJournalFails(t *testing.T) {
 }
 
 func TestReportJSONAndAdminToken(t *testing.T) {
-	srv := serveSandbox(t, sandbox.Options{AdminToken: "admin-s3cret"})
+	srv := serveSandbox(t, sandbox.Config{AdminToken: "admin-s3cret"})
 	c := newReportClient(t, srv)
 	c.get("/api/v1/referrals/trials", "")
 

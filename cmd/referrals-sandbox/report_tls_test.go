@@ -17,7 +17,7 @@ import (
 // the machine does not trust, report fails with a message saying to pass
 // --ca; with the CA, or told the wrong one, it says which.
 func TestReportOverTLSSaysHowToPassTheCA(t *testing.T) {
-	srv := serveReportSandbox(t, sandbox.Options{}, httptest.NewTLSServer)
+	srv := serveReportSandbox(t, sandbox.Config{}, httptest.NewTLSServer)
 	resp, err := srv.Client().Get(srv.URL + "/health/ping") // something to report on
 	if err != nil {
 		t.Fatal(err)

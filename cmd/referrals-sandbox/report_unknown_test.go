@@ -15,7 +15,7 @@ import (
 // an unknown client with what it tried, never as a passing client, and a
 // journal with only such requests fails the gate with the ids to check.
 func TestReportListsUnknownClientsApart(t *testing.T) {
-	srv := serveSandbox(t, sandbox.Options{})
+	srv := serveSandbox(t, sandbox.Config{})
 	tokenPath := "/" + idp.DefaultTenant + "/oauth2/v2.0/token"
 	form := url.Values{"grant_type": {"client_credentials"}, "client_id": {"nobody"},
 		"client_secret": {"wrong-secret"}, "scope": {defaultScope}}

@@ -32,7 +32,7 @@ func getWithID(t *testing.T, url, requestID string) {
 // first, across many pages, filtered as asked; --after-id continues where
 // a previous run stopped; cut values show in the TRUNCATED column.
 func TestRequestsFollowsEveryPage(t *testing.T) {
-	base := startSandbox(t, sandbox.Options{})
+	base := startSandbox(t, sandbox.Config{})
 	const sent = 3*requestsPageSize + 2
 	for i := 1; i <= sent; i++ {
 		getWithID(t, base+"/api/v1/referrals/trials", fmt.Sprintf("cli-%d", i))
@@ -108,7 +108,7 @@ func waitJournaled(t *testing.T, base, requestID string) {
 // TestRequestsHAR: requests --har prints one HAR 1.2 archive of the
 // filtered journal, and --json with --har is a usage error.
 func TestRequestsHAR(t *testing.T) {
-	base := startSandbox(t, sandbox.Options{})
+	base := startSandbox(t, sandbox.Config{})
 	for i := 1; i <= 3; i++ {
 		getWithID(t, base+"/api/v1/referrals/trials", fmt.Sprintf("har-%d", i))
 	}

@@ -51,7 +51,7 @@ func activeColumn(row string) string {
 }
 
 func TestScenarioApplyListClear(t *testing.T) {
-	url := startSandbox(t, sandbox.Options{})
+	url := startSandbox(t, sandbox.Config{})
 	const name = "api-unavailable-then-recovers"
 	tok := runCLI(t, nil, "token", "--url", url)
 	if tok.code != 0 {
@@ -100,7 +100,7 @@ func TestScenarioApplyListClear(t *testing.T) {
 }
 
 func TestScenarioApplyForOneClient(t *testing.T) {
-	url := startSandbox(t, sandbox.Options{})
+	url := startSandbox(t, sandbox.Config{})
 	const name = "api-unavailable-then-recovers"
 	tokens := map[string]string{}
 	for _, id := range []string{"sandbox-partner", "sandbox-partner-2"} {
@@ -127,8 +127,8 @@ func TestScenarioApplyForOneClient(t *testing.T) {
 }
 
 func TestScenarioErrors(t *testing.T) {
-	open := startSandbox(t, sandbox.Options{})
-	guarded := startSandbox(t, sandbox.Options{AdminToken: "admin-secret"})
+	open := startSandbox(t, sandbox.Config{})
+	guarded := startSandbox(t, sandbox.Config{AdminToken: "admin-secret"})
 	tests := []struct {
 		name    string
 		environ map[string]string

@@ -36,7 +36,7 @@ type serveConfig struct {
 	healthFile    string
 	metricsAddr   string
 	tokenVersion  string
-	opts          sandbox.Options
+	opts          sandbox.Config
 	// upstream and upstreamAuth make serve a recording proxy.
 	upstream, upstreamAuth string
 	// upstreamKeep lists members and headers whose values a recording keeps.

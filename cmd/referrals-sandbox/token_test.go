@@ -14,7 +14,7 @@ import (
 )
 
 func TestTokenPrintsOnlyTheToken(t *testing.T) {
-	url := startSandbox(t, sandbox.Options{})
+	url := startSandbox(t, sandbox.Config{})
 	tests := []struct {
 		name       string
 		environ    map[string]string
@@ -62,7 +62,7 @@ func TestTokenPrintsOnlyTheToken(t *testing.T) {
 }
 
 func TestTokenFailures(t *testing.T) {
-	url := startSandbox(t, sandbox.Options{})
+	url := startSandbox(t, sandbox.Config{})
 	const secret = "not-the-secret-4711"
 	tests := []struct {
 		name    string

@@ -21,7 +21,7 @@ import (
 // token is said so in the form.
 func TestConsoleShowsNoSandboxStateBeforeTheToken(t *testing.T) {
 	const adminToken = "qa-admin-token"
-	_, base := newSandbox(t, func(o *sandbox.Options) { o.AdminToken = adminToken })
+	_, base := newSandbox(t, func(o *sandbox.Config) { o.AdminToken = adminToken })
 	ctx := newBrowser(t, desktopWidth, desktopHeight)
 	do(t, ctx, "open the console", chromedp.Navigate(base+"/__sandbox/ui/#scenarios"))
 	waitFor(t, ctx, "the admin token form", `!document.getElementById('auth').hidden`)

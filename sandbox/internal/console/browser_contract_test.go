@@ -12,7 +12,7 @@ import (
 // TestConsoleShowsContractRecordAsStored: under a --contract, the data view
 // shows a record by its submission as stored, and still offers its moves.
 func TestConsoleShowsContractRecordAsStored(t *testing.T) {
-	_, base := newSandbox(t, func(o *sandbox.Options) {
+	_, base := newSandbox(t, func(o *sandbox.Config) {
 		o.ContractFile = filepath.Join("..", "..", "testdata", "contracts", "nested.yaml")
 	})
 	sent := `{"trialId":"NCT05550001","patient":{"identity":{"name":"Ada","birthDate":"1990-02-03","sex":"female"}}}`

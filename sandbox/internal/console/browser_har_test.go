@@ -15,7 +15,7 @@ import (
 // client filter applied, as a .har file; the token it holds is redacted.
 func TestConsoleDownloadsHAR(t *testing.T) {
 	const adminToken = "qa-admin-token"
-	_, base := newSandbox(t, func(o *sandbox.Options) { o.AdminToken = adminToken })
+	_, base := newSandbox(t, func(o *sandbox.Config) { o.AdminToken = adminToken })
 	partnerToken := token(t, base, "sandbox-partner")
 	send(t, base, call{path: "/api/v1/referrals/trials", token: partnerToken, headers: map[string]string{"X-Request-Id": "har-partner"}})
 	other := token(t, base, "sandbox-partner-2")

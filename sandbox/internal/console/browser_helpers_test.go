@@ -202,9 +202,9 @@ func writePNG(t *testing.T, dir, name string, png []byte) {
 }
 
 // newSandbox runs the whole sandbox, as the binary does, on a test server.
-func newSandbox(t *testing.T, opts ...func(*sandbox.Options)) (*sandbox.Instance, string) {
+func newSandbox(t *testing.T, opts ...func(*sandbox.Config)) (*sandbox.Instance, string) {
 	t.Helper()
-	var o sandbox.Options
+	var o sandbox.Config
 	for _, set := range opts {
 		set(&o)
 	}
