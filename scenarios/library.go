@@ -59,8 +59,10 @@ func (l *Library) UseSaved(saved SavedStore) {
 	l.saved = saved
 }
 
-// savedStore is where saved scenarios are kept.
-func (l *Library) savedStore() SavedStore {
+// SavedStore is where the scenarios saved at run time are kept: the store
+// UseSaved gave, or the library's own in memory. It is exported so that a
+// test can run the SavedStore suite on the store a backend wired in.
+func (l *Library) SavedStore() SavedStore {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	return l.saved
@@ -167,14 +169,14 @@ func (l *Library) Get(ctx context.Context, name string) (Scenario, bool, error) 
 	if ok {
 		return cloneScenario(sc), true, nil
 	}
-	return l.savedStore().Get(ctx, name)
+	return l.SavedStore().Get(ctx, name)
 }
 
 // Scenarios returns copies of all scenarios, sorted by name. A saved one
 // whose name a scenario of this process's own took since (a replica
 // started with another --scenarios-dir) is hidden by it, as Get does.
 func (l *Library) Scenarios(ctx context.Context) ([]Scenario, error) {
-	saved, err := l.savedStore().List(ctx)
+	saved, err := l.SavedStore().List(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -273,7 +275,7 @@ func (l *Library) Save(ctx context.Context, sc Scenario) (Scenario, error) {
 	if taken {
 		return Scenario{}, fmt.Errorf("%w: %s", ErrScenarioExists, sc.Name)
 	}
-	if err := l.savedStore().Save(ctx, sc); err != nil {
+	if err := l.SavedStore().Save(ctx, sc); err != nil {
 		return Scenario{}, err
 	}
 	return sc, nil
@@ -298,7 +300,7 @@ func (l *Library) Delete(ctx context.Context, name string) error {
 	if own {
 		return fmt.Errorf("scenario %q: %w", name, ErrNotSaved)
 	}
-	return l.savedStore().Delete(ctx, name)
+	return l.SavedStore().Delete(ctx, name)
 }
 
 // validateName checks a scenario name: lower-case words joined by hyphens,

@@ -19,14 +19,36 @@ var Real = time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 // Adjustable whose real time is Real.
 type Open func(t *testing.T, clocks *clock.PerClient) clock.Store
 
+// OpenOver returns an empty store and the clocks it moves, a PerClient it
+// built over sandbox, an Adjustable whose real time is Real. It is for
+// what builds its client clocks itself from the sandbox clock, as a
+// backend does, so the suite checks the clocks that are really moved.
+type OpenOver func(t *testing.T, sandbox *clock.Adjustable) (clock.Store, *clock.PerClient)
+
 // Run runs the suite.
 func Run(t *testing.T, open Open) {
+	RunOver(t, func(t *testing.T, sandbox *clock.Adjustable) (clock.Store, *clock.PerClient) {
+		clocks := clock.NewPerClient(sandbox)
+		return open(t, clocks), clocks
+	})
+}
+
+// RunOver runs the suite on stores that build their own client clocks.
+func RunOver(t *testing.T, open OpenOver) {
 	t.Run("Moves", func(t *testing.T) { testMoves(t, open) })
 	t.Run("Range", func(t *testing.T) { testRange(t, open) })
 }
 
-func newClocks() *clock.PerClient {
-	return clock.NewPerClient(clock.NewAdjustable(func() time.Time { return Real }))
+// openOnReal opens a store over a new sandbox clock at Real, and fails t
+// unless its clocks read that clock: the suite's times hold only then.
+func openOnReal(t *testing.T, open OpenOver) (clock.Store, *clock.PerClient) {
+	t.Helper()
+	sandbox := clock.NewAdjustable(func() time.Time { return Real })
+	st, clocks := open(t, sandbox)
+	if clocks.Global() != sandbox {
+		t.Fatal("the store's clocks are not over the sandbox clock it was given")
+	}
+	return st, clocks
 }
 
 func must(t *testing.T, err error) {
@@ -43,10 +65,9 @@ func want(t *testing.T, clocks *clock.PerClient, clientID string, at time.Time) 
 	}
 }
 
-func testMoves(t *testing.T, open Open) {
+func testMoves(t *testing.T, open OpenOver) {
 	ctx := context.Background()
-	clocks := newClocks()
-	st := open(t, clocks)
+	st, clocks := openOnReal(t, open)
 	must(t, st.Advance(ctx, "", time.Hour))
 	must(t, st.Advance(ctx, "", time.Hour)) // advances add up
 	want(t, clocks, "", Real.Add(2*time.Hour))
@@ -68,10 +89,9 @@ func testMoves(t *testing.T, open Open) {
 	want(t, clocks, "b", Real)
 }
 
-func testRange(t *testing.T, open Open) {
+func testRange(t *testing.T, open OpenOver) {
 	ctx := context.Background()
-	clocks := newClocks()
-	st := open(t, clocks)
+	st, clocks := openOnReal(t, open)
 	refused := func(what string, err error) {
 		t.Helper()
 		if !errors.Is(err, clock.ErrOutOfRange) {

@@ -8,8 +8,9 @@
 // each replica is brought in step with the others before a request (see
 // sync.go). The HTTP code takes a Backend and never asks which kind it
 // has: what differs between them is behind the fields' interfaces and the
-// methods below. Each part's interface is pinned by a conformance suite
-// that runs on both (package conformance).
+// methods below. Each part's interface is pinned by a conformance suite,
+// run on each implementation in the part's own package and, through
+// package backendtest, on the parts each kind of backend wires together.
 //
 // This package is not a stable API: it changes with the sandbox's
 // internals. The Go API to build on is package sandboxtest.
