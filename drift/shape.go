@@ -86,14 +86,6 @@ func (s *shape) add(v any) {
 	}
 }
 
-// member returns the shape of one member of an object shape, nil if absent.
-func (s *shape) member(name string) *shape {
-	if s == nil {
-		return nil
-	}
-	return s.members[name]
-}
-
 func setString(set map[string]bool) string {
 	keys := make([]string, 0, len(set))
 	for k := range set {

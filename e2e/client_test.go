@@ -139,11 +139,6 @@ func listAllReferrals(t *testing.T, c *http.Client, base, token string, max int)
 	return listAll[fixtures.Referral](t, c, base+"/api/v1/referrals/", "referrals", token, max)
 }
 
-// listAllQualified returns every qualified referral of the token's partner.
-func listAllQualified(t *testing.T, c *http.Client, base, token string, max int) []fixtures.QualifiedReferral {
-	return listAll[fixtures.QualifiedReferral](t, c, base+"/api/v1/referrals/qualified", "qualifiedReferrals", token, max)
-}
-
 // listAll pages through a listing (500 a page) and returns the records under
 // field. The number of pages is bounded by max/500+1. listURL may carry a
 // query of its own.

@@ -68,7 +68,7 @@ func TestNumberKeepsDigitsAndSign(t *testing.T) {
 			t.Errorf("%s → %s", v, p)
 		}
 	}
-	if m.Number("1e300") != m.Number("1e300") || !strings.HasSuffix(m.Number("1e300"), "e300") {
+	if first, again := m.Number("1e300"), m.Number("1e300"); first != again || !strings.HasSuffix(first, "e300") {
 		t.Errorf("the exponent changed: %s", m.Number("1e300"))
 	}
 }

@@ -131,7 +131,7 @@ func parseRedisClusterURL(raw string) (*redis.ClusterOptions, error) {
 func checkRedisScheme(flag, raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return nil, fmt.Errorf("%s is not a URL; want redis://[:password@]host:port... or rediss://...", flag)
+		return nil, fmt.Errorf("%s is not a URL; want redis://[:password@]host:port or rediss://[:password@]host:port", flag)
 	}
 	if u.Scheme != "redis" && u.Scheme != "rediss" {
 		return nil, fmt.Errorf("%s must start with redis:// or rediss://, not %q", flag, u.Scheme+"://")
