@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
 )
 
@@ -135,13 +135,13 @@ func mustToken(t *testing.T, c *http.Client, base, id, secret string) string {
 }
 
 // listAllReferrals returns every referral of the token's partner.
-func listAllReferrals(t *testing.T, c *http.Client, base, token string, max int) []fixtures.Referral {
-	return listAll[fixtures.Referral](t, c, base+"/api/v1/referrals/", "referrals", token, max)
+func listAllReferrals(t *testing.T, c *http.Client, base, token string, max int) []referrals.Referral {
+	return listAll[referrals.Referral](t, c, base+"/api/v1/referrals/", "referrals", token, max)
 }
 
 // listAllQualified returns every qualified referral of the token's partner.
-func listAllQualified(t *testing.T, c *http.Client, base, token string, max int) []fixtures.QualifiedReferral {
-	return listAll[fixtures.QualifiedReferral](t, c, base+"/api/v1/referrals/qualified", "qualifiedReferrals", token, max)
+func listAllQualified(t *testing.T, c *http.Client, base, token string, max int) []referrals.QualifiedReferral {
+	return listAll[referrals.QualifiedReferral](t, c, base+"/api/v1/referrals/qualified", "qualifiedReferrals", token, max)
 }
 
 // listAll pages through a listing (500 a page) and returns the records under

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/referrals-sandbox/referrals-sandbox/clock"
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/backend"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
@@ -45,7 +45,7 @@ type resetRequest struct {
 
 func (s *Server) clockView(clientID string) clockView {
 	global := s.cfg.Clock.Offset()
-	v := clockView{Now: s.now(clientID).Format(fixtures.TimestampLayout), Offset: global.String(), Real: global == 0}
+	v := clockView{Now: s.now(clientID).Format(referrals.TimestampLayout), Offset: global.String(), Real: global == 0}
 	if clientID != "" {
 		own, ok := s.backend.ClientClocks.Offset(clientID)
 		v.ClientID, v.OwnClock = clientID, ok

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
@@ -23,7 +23,7 @@ type statusMove struct {
 type errBadTransition struct{ from, to string }
 
 func (e errBadTransition) Error() string {
-	next := fixtures.NextStatuses(e.from)
+	next := referrals.NextStatuses(e.from)
 	if len(next) == 0 {
 		return fmt.Sprintf("status %s is final; it cannot move to %s", e.from, e.to)
 	}
@@ -36,8 +36,8 @@ func (s *Server) readStatusMove(w http.ResponseWriter, r *http.Request) (statusM
 		s.fail(w, r, err)
 		return m, false
 	}
-	if !fixtures.ValidStatus(m.Status) {
-		s.problem(w, r, validationProblem([]FieldError{{Field: "status", Message: "must be one of " + strings.Join(fixtures.Statuses(), ", ")}}))
+	if !referrals.ValidStatus(m.Status) {
+		s.problem(w, r, validationProblem([]FieldError{{Field: "status", Message: "must be one of " + strings.Join(referrals.Statuses(), ", ")}}))
 		return m, false
 	}
 	return m, true
@@ -54,8 +54,8 @@ func (s *Server) moveReferralStatus(w http.ResponseWriter, r *http.Request) {
 		err = store.ErrNotFound
 	}
 	if err == nil {
-		found, err = s.backend.Records.UpdateReferral(found.ClientID, found.OutcomesID, func(ref *fixtures.Referral) error {
-			if !fixtures.CanMove(ref.Status, m.Status) {
+		found, err = s.backend.Records.UpdateReferral(found.ClientID, found.OutcomesID, func(ref *referrals.Referral) error {
+			if !referrals.CanMove(ref.Status, m.Status) {
 				return errBadTransition{ref.Status, m.Status}
 			}
 			ref.Status = m.Status
@@ -80,9 +80,9 @@ func (s *Server) moveQualifiedStatus(w http.ResponseWriter, r *http.Request) {
 	}
 	id := pathVars(r)["external_source_id"]
 	owner, err := s.qualifiedOwner(id, m.ClientID)
-	var updated fixtures.QualifiedReferral
+	var updated referrals.QualifiedReferral
 	if err == nil {
-		updated, err = s.backend.Records.UpdateQualified(owner, id, func(q *fixtures.QualifiedReferral) error {
+		updated, err = s.backend.Records.UpdateQualified(owner, id, func(q *referrals.QualifiedReferral) error {
 			return changeQualifiedStatus(q, statusChange{
 				To: m.Status, At: s.now(owner), Actor: "sandbox-admin", RequestID: requestID(r),
 			})
@@ -113,13 +113,13 @@ type statusChange struct {
 // entry that explains it, or refuses a move the processing order forbids
 // (errBadTransition). It is the one place a qualified referral's status
 // moves, so the record and its trail cannot disagree.
-func changeQualifiedStatus(q *fixtures.QualifiedReferral, c statusChange) error {
-	if !fixtures.CanMove(q.Status, c.To) {
+func changeQualifiedStatus(q *referrals.QualifiedReferral, c statusChange) error {
+	if !referrals.CanMove(q.Status, c.To) {
 		return errBadTransition{q.Status, c.To}
 	}
-	q.AuditTrail = append(q.AuditTrail, fixtures.AuditEntry{
-		At:     c.At.UTC().Format(fixtures.TimestampLayout),
-		Action: fixtures.AuditStatusChanged, Actor: c.Actor, RequestID: c.RequestID,
+	q.AuditTrail = append(q.AuditTrail, referrals.AuditEntry{
+		At:     c.At.UTC().Format(referrals.TimestampLayout),
+		Action: referrals.AuditStatusChanged, Actor: c.Actor, RequestID: c.RequestID,
 		FromStatus: q.Status, ToStatus: c.To, Reason: c.Reason,
 	})
 	q.Status = c.To

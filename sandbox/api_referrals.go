@@ -9,8 +9,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/contractdoc"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
@@ -20,8 +20,8 @@ const maxBodyBytes = 1 << 20
 
 // referralsPage is the body of GET /api/v1/referrals/.
 type referralsPage struct {
-	Referrals  []fixtures.Referral `json:"referrals"`
-	NextCursor *string             `json:"nextCursor"`
+	Referrals  []referrals.Referral `json:"referrals"`
+	NextCursor *string              `json:"nextCursor"`
 }
 
 func (s *Server) createReferral(w http.ResponseWriter, r *http.Request, caller idp.Principal) {
@@ -33,12 +33,12 @@ func (s *Server) createReferral(w http.ResponseWriter, r *http.Request, caller i
 	if !ok {
 		return
 	}
-	ref := fixtures.Referral{
+	ref := referrals.Referral{
 		TrialID:     trialID,
 		OutcomesID:  uuid.NewString(),
 		ClientID:    caller.ClientID,
-		Status:      fixtures.StatusReceived,
-		SubmittedAt: now.UTC().Format(fixtures.TimestampLayout),
+		Status:      referrals.StatusReceived,
+		SubmittedAt: now.UTC().Format(referrals.TimestampLayout),
 		Patient:     req.Patient,
 		Notes:       req.Notes,
 	}
@@ -72,7 +72,7 @@ func (s *Server) listReferrals(w http.ResponseWriter, r *http.Request, caller id
 		return
 	}
 	if items == nil {
-		items = []fixtures.Referral{}
+		items = []referrals.Referral{}
 	}
 	writeJSON(w, http.StatusOK, referralsPage{Referrals: items, NextCursor: nextCursor(next)})
 }
@@ -112,7 +112,7 @@ func (s *Server) trialNamed(id, canonical string) bool {
 // sandbox clock and trials, naming unknown fields in Sandbox-Warning. When
 // the body is refused it answers the problem itself and ok is false.
 func readSubmission[T any](s *Server, w http.ResponseWriter, r *http.Request, clientID string,
-	validate func(T, time.Time, []fixtures.Trial) (string, []FieldError)) (req T, trialID string, now time.Time, ok bool) {
+	validate func(T, time.Time, []referrals.Trial) (string, []FieldError)) (req T, trialID string, now time.Time, ok bool) {
 	unknown, invalid, err := decodeSubmission(r, maxBodyBytes, &req)
 	if err != nil {
 		s.fail(w, r, err)
@@ -128,7 +128,7 @@ func readSubmission[T any](s *Server, w http.ResponseWriter, r *http.Request, cl
 	return req, trialID, now, true
 }
 
-func referralPath(ref fixtures.Referral) string {
+func referralPath(ref referrals.Referral) string {
 	return "/api/v1/referrals/" + url.PathEscape(ref.TrialID) + "/" + url.PathEscape(ref.OutcomesID)
 }
 

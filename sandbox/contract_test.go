@@ -15,6 +15,7 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redistest"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/contractdoc"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/openapi"
@@ -365,7 +366,7 @@ func TestContract_GeneratedFixtures(t *testing.T) {
 		t.Fatal(err)
 	}
 	ref := set.Referrals[0]
-	if len(ref.Submission) == 0 || ref.Patient != (fixtures.Patient{}) {
+	if len(ref.Submission) == 0 || ref.Patient != (referrals.Patient{}) {
 		t.Fatalf("generated referral %+v, want a submission and no built-in patient", ref)
 	}
 	var captured sandboxConfig

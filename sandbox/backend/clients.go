@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
@@ -17,7 +17,7 @@ type recordStoreClients struct {
 	st store.Store
 }
 
-func (c recordStoreClients) PutClient(_ context.Context, cl fixtures.Client) error {
+func (c recordStoreClients) PutClient(_ context.Context, cl referrals.Client) error {
 	return c.st.PutClient(cl)
 }
 
@@ -25,7 +25,7 @@ func (c recordStoreClients) DeleteClient(_ context.Context, id string) error {
 	return c.st.DeleteClient(id)
 }
 
-func (c recordStoreClients) RuntimeClients(context.Context) ([]fixtures.Client, error) {
+func (c recordStoreClients) RuntimeClients(context.Context) ([]referrals.Client, error) {
 	return c.st.RuntimeClients()
 }
 

@@ -7,19 +7,20 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/tidwall/buntdb"
+
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 )
 
-func auditedRecord(client, id string) fixtures.QualifiedReferral {
+func auditedRecord(client, id string) referrals.QualifiedReferral {
 	at := "2025-10-13T09:00:00.000000Z"
-	return fixtures.QualifiedReferral{ExternalSourceID: id, ClientID: client, Status: fixtures.StatusReceived, SubmittedAt: at,
-		Patient:    fixtures.Patient{FirstName: "Grace", LastName: "Hopper", DateOfBirth: "1985-12-09", Gender: "female"},
-		AuditTrail: []fixtures.AuditEntry{{At: at, Action: fixtures.AuditSubmitted, Actor: client}}}
+	return referrals.QualifiedReferral{ExternalSourceID: id, ClientID: client, Status: referrals.StatusReceived, SubmittedAt: at,
+		Patient:    referrals.Patient{FirstName: "Grace", LastName: "Hopper", DateOfBirth: "1985-12-09", Gender: "female"},
+		AuditTrail: []referrals.AuditEntry{{At: at, Action: referrals.AuditSubmitted, Actor: client}}}
 }
 
-func readView(i int) *fixtures.AuditEntry {
-	return &fixtures.AuditEntry{At: "2025-10-13T10:00:00.000000Z", Action: fixtures.AuditViewed, Actor: "alice", RequestID: fmt.Sprintf("%08d", i)}
+func readView(i int) *referrals.AuditEntry {
+	return &referrals.AuditEntry{At: "2025-10-13T10:00:00.000000Z", Action: referrals.AuditViewed, Actor: "alice", RequestID: fmt.Sprintf("%08d", i)}
 }
 
 // storedValue is the record's value as buntdb holds it.
@@ -116,12 +117,12 @@ func TestLegacyTrailMigrates(t *testing.T) {
 	if err != nil || after.AuditTrailTotal != total+1 || after.AuditTrail[len(after.AuditTrail)-1].RequestID != "00000999" {
 		t.Fatalf("first audited read: total %d, last %+v (err %v)", after.AuditTrailTotal, after.AuditTrail[len(after.AuditTrail)-1], err)
 	}
-	var stored fixtures.QualifiedReferral
+	var stored referrals.QualifiedReferral
 	if _, record := splitValue(storedValue(t, s, "alice", "Q-1")); json.Unmarshal([]byte(record), &stored) != nil || len(stored.AuditTrail) != 0 {
 		t.Errorf("the record still holds %d audit entries after migrating", len(stored.AuditTrail))
 	}
 	page, _, err = s.QualifiedAuditTrail("alice", "Q-1", Page{Limit: MaxLimit})
-	if err != nil || len(page) != total+1 || page[0].Action != fixtures.AuditSubmitted || page[1].RequestID != "00000000" {
+	if err != nil || len(page) != total+1 || page[0].Action != referrals.AuditSubmitted || page[1].RequestID != "00000000" {
 		t.Errorf("migrated trail: %d entries (err %v), want %d in the old order", len(page), err, total+1)
 	}
 }
@@ -173,7 +174,7 @@ func TestNewRecordStartsANewTrail(t *testing.T) {
 				} else {
 					var answer []byte
 					answer, err = s.CreateQualifiedJSON(nil, q)
-					var got fixtures.QualifiedReferral
+					var got referrals.QualifiedReferral
 					if jerr := json.Unmarshal(answer, &got); err == nil && (jerr != nil || got.AuditTrailTotal != 1 || len(got.AuditTrail) != 1) {
 						t.Errorf("the answer's trail: %d of %d entries (%v): %s; want the new record's one", len(got.AuditTrail), got.AuditTrailTotal, jerr, answer)
 					}
@@ -186,7 +187,7 @@ func TestNewRecordStartsANewTrail(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					if got.AuditTrailTotal != 1 || len(got.AuditTrail) != 1 || got.AuditTrail[0].Action != fixtures.AuditSubmitted {
+					if got.AuditTrailTotal != 1 || len(got.AuditTrail) != 1 || got.AuditTrail[0].Action != referrals.AuditSubmitted {
 						t.Errorf("%s: trail %+v (total %d); want only the new record's submission", when, got.AuditTrail, got.AuditTrailTotal)
 					}
 				}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
@@ -60,8 +61,8 @@ func benchSet(n int) *fixtures.Set {
 	start := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	set := &fixtures.Set{}
 	add := func(client string, i int) {
-		r := referral(client, fmt.Sprintf("OUT-%s-%07d", client, i), start.Add(time.Duration(i)*time.Minute).Format(fixtures.TimestampLayout))
-		r.Patient = fixtures.Patient{FirstName: "Ada", LastName: "Lovelace", DateOfBirth: "1990-01-02", Gender: "female", Email: "ada@example.test"}
+		r := referral(client, fmt.Sprintf("OUT-%s-%07d", client, i), start.Add(time.Duration(i)*time.Minute).Format(referrals.TimestampLayout))
+		r.Patient = referrals.Patient{FirstName: "Ada", LastName: "Lovelace", DateOfBirth: "1990-01-02", Gender: "female", Email: "ada@example.test"}
 		set.Referrals = append(set.Referrals, r)
 	}
 	for i := range n {

@@ -7,8 +7,9 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/tidwall/buntdb"
+
+	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 )
 
 // MemoryPath is the path Open takes for a store that lives only in memory.

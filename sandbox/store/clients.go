@@ -8,6 +8,7 @@ import (
 	"github.com/tidwall/buntdb"
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 )
 
 // clientPrefix starts the key of every runtime client. Its value is the
@@ -16,7 +17,7 @@ import (
 const clientPrefix = "c:"
 
 // PutClient stores or replaces a runtime client.
-func (s *BuntStore) PutClient(c fixtures.Client) error {
+func (s *BuntStore) PutClient(c referrals.Client) error {
 	data, err := encodeClient(c)
 	if err != nil {
 		return err
@@ -44,12 +45,12 @@ func (s *BuntStore) DeleteClient(clientID string) error {
 }
 
 // RuntimeClients returns every stored runtime client, by key order.
-func (s *BuntStore) RuntimeClients() ([]fixtures.Client, error) {
-	var out []fixtures.Client
+func (s *BuntStore) RuntimeClients() ([]referrals.Client, error) {
+	var out []referrals.Client
 	err := s.viewTx(func(tx *storeTx) error {
 		var decodeErr error
 		err := tx.AscendKeys(clientPrefix+"*", func(k, v string) bool {
-			var c fixtures.Client
+			var c referrals.Client
 			if decodeErr = json.Unmarshal([]byte(v), &c); decodeErr != nil {
 				decodeErr = fmt.Errorf("decode client %q: %w", k, decodeErr)
 				return false
@@ -120,8 +121,8 @@ func deleteAuditOf(tx *storeTx, key string) error {
 }
 
 // encodeClient checks a runtime client and returns the JSON the stores
-// keep (secrets only as digests, as fixtures.Client holds them).
-func encodeClient(c fixtures.Client) ([]byte, error) {
+// keep (secrets only as digests, as referrals.Client holds them).
+func encodeClient(c referrals.Client) ([]byte, error) {
 	if c.ClientID == "" {
 		return nil, fmt.Errorf("store client: %w: clientId is empty", ErrInvalid)
 	}

@@ -8,17 +8,18 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
-	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 	"github.com/tidwall/buntdb"
+
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
 // awkwardReferrals are referrals whose identifiers and fields exercise
 // every escaping the stored form meets: the store's own (%, :, control
 // characters), JSON's (quotes, backslashes, HTML characters, U+2028,
 // invalid UTF-8 in a field) and none at all.
-func awkwardReferrals() []fixtures.Referral {
-	var out []fixtures.Referral
+func awkwardReferrals() []referrals.Referral {
+	var out []referrals.Referral
 	for i, ids := range [][2]string{
 		{"partner", "plain-1"},
 		{"part:ner", "id:with:colons"},
@@ -36,10 +37,10 @@ func awkwardReferrals() []fixtures.Referral {
 		// Patients whole, without some optional fields, and none.
 		switch i % 3 {
 		case 0:
-			r.Patient = fixtures.Patient{FirstName: `A"da` + ids[0], LastName: `Love\lace`, DateOfBirth: "1815-12-10",
+			r.Patient = referrals.Patient{FirstName: `A"da` + ids[0], LastName: `Love\lace`, DateOfBirth: "1815-12-10",
 				Gender: "female", Email: "<ada>@example.test", Phone: "+44 20", PostalCode: "W1 & 2"}
 		case 1:
-			r.Patient = fixtures.Patient{FirstName: "Ada", LastName: "Lovelace", DateOfBirth: "1815-12-10", Gender: "female",
+			r.Patient = referrals.Patient{FirstName: "Ada", LastName: "Lovelace", DateOfBirth: "1815-12-10", Gender: "female",
 				Phone: "+44 20"}
 		}
 		if i == 3 {
@@ -60,7 +61,7 @@ func awkwardReferrals() []fixtures.Referral {
 func TestStoredReferralsReadBackExactly(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "data.db")
 	s := mustOpen(t, path)
-	want := map[string]fixtures.Referral{}
+	want := map[string]referrals.Referral{}
 	for _, r := range awkwardReferrals() {
 		noErr(t, s.CreateReferral(r))
 		at, err := store.CanonicalTimestamp(r.SubmittedAt)
@@ -69,7 +70,7 @@ func TestStoredReferralsReadBackExactly(t *testing.T) {
 		// What JSON keeps of it: invalid UTF-8 becomes U+FFFD.
 		js, err := json.Marshal(r)
 		noErr(t, err)
-		r = fixtures.Referral{}
+		r = referrals.Referral{}
 		noErr(t, json.Unmarshal(js, &r))
 		want[r.ClientID+"\x00"+r.OutcomesID] = r
 	}
@@ -147,7 +148,7 @@ func TestFileOfTheOlderFormOpens(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "data.db")
 	db, err := buntdb.Open(path)
 	noErr(t, err)
-	old := []fixtures.Referral{
+	old := []referrals.Referral{
 		referral("alice", "OLD-1", "2025-10-13T09:00:01.000000Z"),
 		referral("alice", "OLD-3", "2025-10-13T09:00:03.000000Z"),
 		referral("alice", "OLD-5", "2025-10-13T09:00:05.000000Z"),
@@ -180,12 +181,12 @@ func TestFileOfTheOlderFormOpens(t *testing.T) {
 	}
 	noErr(t, s.CreateReferral(referral("alice", "NEW-2", "2025-10-13T09:00:02Z")))
 	noErr(t, s.CreateReferral(referral("alice", "NEW-4", "2025-10-13T09:00:05Z")))
-	updated, err := s.UpdateReferral("alice", "OLD-3", func(r *fixtures.Referral) error {
-		r.Status = fixtures.StatusEnrolled
+	updated, err := s.UpdateReferral("alice", "OLD-3", func(r *referrals.Referral) error {
+		r.Status = referrals.StatusEnrolled
 		return nil
 	})
 	noErr(t, err)
-	if got, err := s.GetReferral("alice", "OLD-3"); err != nil || !reflect.DeepEqual(got, updated) || got.Status != fixtures.StatusEnrolled {
+	if got, err := s.GetReferral("alice", "OLD-3"); err != nil || !reflect.DeepEqual(got, updated) || got.Status != referrals.StatusEnrolled {
 		t.Errorf("after the update: %+v, %v; want %+v", got, err, updated)
 	}
 	var ids []string

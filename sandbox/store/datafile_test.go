@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store/storetest"
 )
@@ -52,12 +53,12 @@ func TestFileResetReplacesTheFile(t *testing.T) {
 	s := mustOpen(t, path)
 	noErr(t, s.CreateReferral(referral("alice", "OLD-1", "2025-10-13T09:00:01Z")))
 	set := &fixtures.Set{
-		Referrals:          []fixtures.Referral{referral("bob", "NEW-1", "2025-10-13T09:00:02Z")},
-		QualifiedReferrals: []fixtures.QualifiedReferral{qualified("bob", "NEW-Q", "2025-10-13T09:00:03Z")},
+		Referrals:          []referrals.Referral{referral("bob", "NEW-1", "2025-10-13T09:00:02Z")},
+		QualifiedReferrals: []referrals.QualifiedReferral{qualified("bob", "NEW-Q", "2025-10-13T09:00:03Z")},
 	}
 	noErr(t, s.Reset(set))
 	noErr(t, s.CreateReferral(referral("carol", "AFTER-1", "2025-10-13T09:00:04Z")))
-	bad := &fixtures.Set{Referrals: []fixtures.Referral{
+	bad := &fixtures.Set{Referrals: []referrals.Referral{
 		referral("dave", "DUP", "2025-10-13T09:00:05Z"), referral("dave", "DUP", "2025-10-13T09:00:06Z"),
 	}}
 	if err := s.Reset(bad); !errors.Is(err, store.ErrConflict) {
@@ -134,7 +135,7 @@ func TestFileRecordThatNoLongerDecodes(t *testing.T) {
 			return ids, next, err
 		},
 	}
-	for name, v := range map[string]*fixtures.AuditEntry{"qualified": nil, "qualified, audited": {At: "2025-10-13T10:00:00Z", Action: fixtures.AuditViewed, Actor: "alice"}} {
+	for name, v := range map[string]*referrals.AuditEntry{"qualified": nil, "qualified, audited": {At: "2025-10-13T10:00:00Z", Action: referrals.AuditViewed, Actor: "alice"}} {
 		listings[name] = func(p store.Page) ([]string, string, error) {
 			qs, next, err := s.ListQualified("alice", p, v)
 			var ids []string
@@ -193,7 +194,7 @@ func noErr(t *testing.T, err error) {
 func TestFileResetWhileInUse(t *testing.T) {
 	s := mustOpen(t, filepath.Join(t.TempDir(), "data.db"))
 	defer s.Close()
-	set := &fixtures.Set{Referrals: []fixtures.Referral{referral("alice", "FIXTURE", "2025-10-13T09:00:00Z")}}
+	set := &fixtures.Set{Referrals: []referrals.Referral{referral("alice", "FIXTURE", "2025-10-13T09:00:00Z")}}
 	var wg sync.WaitGroup
 	errs := make(chan error, 100)
 	for w := range 2 {
@@ -241,7 +242,7 @@ func TestFileResetAfterCloseRefused(t *testing.T) {
 	noErr(t, first.Close())
 	second := mustOpen(t, path)
 	noErr(t, second.CreateReferral(referral("alice", "KEPT", "2025-10-13T09:00:01Z")))
-	set := &fixtures.Set{Referrals: []fixtures.Referral{referral("bob", "NEW", "2025-10-13T09:00:02Z")}}
+	set := &fixtures.Set{Referrals: []referrals.Referral{referral("bob", "NEW", "2025-10-13T09:00:02Z")}}
 	if err := first.Reset(set); err == nil {
 		t.Fatal("Reset on a closed store succeeded")
 	}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 )
 
 // maxVerified and maxVerifiedBytes bound the verified-records cache: a
@@ -86,7 +86,7 @@ func (s *BuntStore) appendReferralJSON(b []byte, it item) ([]byte, error) {
 			return b, nil
 		}
 	}
-	rec, err := decode[fixtures.Referral](it.key, it.value)
+	rec, err := decode[referrals.Referral](it.key, it.value)
 	if err != nil {
 		return b, err
 	}

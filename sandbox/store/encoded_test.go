@@ -6,9 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
-	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 	"github.com/tidwall/buntdb"
+
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
 // TestAppendReferralsJSON: the records a listing writes through are, byte
@@ -22,7 +23,7 @@ func TestAppendReferralsJSON(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "data.db")
 	s := mustOpen(t, path)
 	const client = "partner"
-	for _, r := range []fixtures.Referral{
+	for _, r := range []referrals.Referral{
 		referral(client, "a", "2026-01-01T00:00:00Z"),
 		referral(client, "b", "2026-01-02T00:00:00Z"),
 		referral(client, "c", "2026-01-03T00:00:00Z"),
@@ -105,8 +106,8 @@ func TestAppendReferralsJSON(t *testing.T) {
 	}
 	check("first listing")
 	check("second listing")
-	if _, err := s.UpdateReferral(client, "c", func(r *fixtures.Referral) error {
-		r.Status = fixtures.StatusEnrolled
+	if _, err := s.UpdateReferral(client, "c", func(r *referrals.Referral) error {
+		r.Status = referrals.StatusEnrolled
 		return nil
 	}); err != nil {
 		t.Fatal(err)

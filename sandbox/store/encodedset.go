@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 )
 
 // EncodedSet is a fixture set's records as the embedded store keeps them:
@@ -26,7 +27,7 @@ type EncodedSet struct {
 // which the store keeps apart from the record (see audit.go).
 type encodedQualified struct {
 	item
-	trail []fixtures.AuditEntry // with canonical times
+	trail []referrals.AuditEntry // with canonical times
 }
 
 // EncodeSet encodes the records of set (its clients and trials are not
@@ -129,17 +130,17 @@ func (e *EncodedSet) Set() (*fixtures.Set, error) {
 	if e == nil {
 		return set, nil
 	}
-	set.Referrals = make([]fixtures.Referral, 0, len(e.referrals))
+	set.Referrals = make([]referrals.Referral, 0, len(e.referrals))
 	for _, it := range e.referrals {
-		r, err := decode[fixtures.Referral](it.key, it.value)
+		r, err := decode[referrals.Referral](it.key, it.value)
 		if err != nil {
 			return nil, err
 		}
 		set.Referrals = append(set.Referrals, r)
 	}
-	set.QualifiedReferrals = make([]fixtures.QualifiedReferral, 0, len(e.qualified))
+	set.QualifiedReferrals = make([]referrals.QualifiedReferral, 0, len(e.qualified))
 	for _, eq := range e.qualified {
-		q, err := decode[fixtures.QualifiedReferral](eq.key, eq.value)
+		q, err := decode[referrals.QualifiedReferral](eq.key, eq.value)
 		if err != nil {
 			return nil, err
 		}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
@@ -27,8 +28,8 @@ func resetFixtures(n int) *fixtures.Set {
 	for i := range 3 {
 		q := qualified([]string{"alice", "bob:%x"}[i%2], fmt.Sprintf("Q-%d", i), "2025-10-13T10:00:00Z")
 		for j := range store.TrailInRecord + 5 {
-			q.AuditTrail = append(q.AuditTrail, fixtures.AuditEntry{
-				At: fmt.Sprintf("2025-10-13T11:00:%02d.25Z", j), Action: fixtures.AuditViewed, Actor: "alice"})
+			q.AuditTrail = append(q.AuditTrail, referrals.AuditEntry{
+				At: fmt.Sprintf("2025-10-13T11:00:%02d.25Z", j), Action: referrals.AuditViewed, Actor: "alice"})
 		}
 		set.QualifiedReferrals = append(set.QualifiedReferrals, q)
 	}
@@ -99,12 +100,12 @@ func change(t *testing.T, s store.Store) {
 	t.Helper()
 	noErr(t, s.CreateReferral(referral("alice", "NEW", "2025-10-14T00:00:00Z")))
 	noErr(t, s.CreateReferral(referral("carol", "NEW", "2025-10-14T00:00:00Z")))
-	_, err := s.UpdateReferral("alice", "R:0", func(r *fixtures.Referral) error { r.Status = fixtures.StatusEnrolled; return nil })
+	_, err := s.UpdateReferral("alice", "R:0", func(r *referrals.Referral) error { r.Status = referrals.StatusEnrolled; return nil })
 	noErr(t, err)
-	_, err = s.UpdateReferral("bob:%x", "R:1", func(r *fixtures.Referral) error { r.Notes = "changed"; return nil })
+	_, err = s.UpdateReferral("bob:%x", "R:1", func(r *referrals.Referral) error { r.Notes = "changed"; return nil })
 	noErr(t, err)
 	noErr(t, s.CreateQualified(qualified("alice", "Q-NEW", "2025-10-14T00:00:00Z")))
-	viewed := fixtures.AuditEntry{At: "2025-10-14T01:00:00.000000Z", Action: fixtures.AuditViewed, Actor: "alice", RequestID: "req-1"}
+	viewed := referrals.AuditEntry{At: "2025-10-14T01:00:00.000000Z", Action: referrals.AuditViewed, Actor: "alice", RequestID: "req-1"}
 	_, err = s.GetQualified("alice", "Q-0", &viewed)
 	noErr(t, err)
 }
@@ -233,13 +234,13 @@ func TestFileOfManyRecordsReopensIntact(t *testing.T) {
 // encoded, naming the record, as Load refuses it; two records with one
 // key are refused when seeded, and nothing is loaded.
 func TestEncodeSetRefusesWhatLoadRefuses(t *testing.T) {
-	for name, r := range map[string]fixtures.Referral{
+	for name, r := range map[string]referrals.Referral{
 		"no client":     referral("", "R-1", "2025-10-13T10:00:00Z"),
 		"no id":         referral("alice", "", "2025-10-13T10:00:00Z"),
 		"bad instant":   referral("alice", "R-1", "yesterday"),
 		"empty instant": referral("alice", "R-1", ""),
 	} {
-		set := &fixtures.Set{Referrals: []fixtures.Referral{referral("alice", "R-0", "2025-10-13T10:00:00Z"), r}}
+		set := &fixtures.Set{Referrals: []referrals.Referral{referral("alice", "R-0", "2025-10-13T10:00:00Z"), r}}
 		_, err := store.EncodeSet(set)
 		if err == nil || !strings.Contains(err.Error(), "referral 1") {
 			t.Errorf("%s: EncodeSet error %v, want one naming referral 1", name, err)
@@ -248,7 +249,7 @@ func TestEncodeSetRefusesWhatLoadRefuses(t *testing.T) {
 			t.Errorf("%s: Load accepted what EncodeSet refused", name)
 		}
 	}
-	dup := &fixtures.Set{Referrals: []fixtures.Referral{
+	dup := &fixtures.Set{Referrals: []referrals.Referral{
 		referral("alice", "R-1", "2025-10-13T10:00:00Z"), referral("alice", "R-1", "2025-10-13T11:00:00Z")}}
 	encoded, err := store.EncodeSet(dup)
 	if err != nil {

@@ -11,20 +11,21 @@ import (
 	"time"
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
 // listIDs pages through the client's referrals and qualified referrals, a
 // few at a time, and returns their ids in listing order.
-func listIDs(t *testing.T, s store.Store, clientID string) (referrals, qualified []string) {
+func listIDs(t *testing.T, s store.Store, clientID string) (refs, qualified []string) {
 	t.Helper()
-	referrals = pageIDs(t, "referrals of "+clientID, func(p store.Page) ([]fixtures.Referral, string, error) {
+	refs = pageIDs(t, "referrals of "+clientID, func(p store.Page) ([]referrals.Referral, string, error) {
 		return s.ListReferrals(clientID, p)
-	}, func(r fixtures.Referral) string { return r.OutcomesID })
-	qualified = pageIDs(t, "qualified referrals of "+clientID, func(p store.Page) ([]fixtures.QualifiedReferral, string, error) {
+	}, func(r referrals.Referral) string { return r.OutcomesID })
+	qualified = pageIDs(t, "qualified referrals of "+clientID, func(p store.Page) ([]referrals.QualifiedReferral, string, error) {
 		return s.ListQualified(clientID, p, nil)
-	}, func(q fixtures.QualifiedReferral) string { return q.ExternalSourceID })
-	return referrals, qualified
+	}, func(q referrals.QualifiedReferral) string { return q.ExternalSourceID })
+	return refs, qualified
 }
 
 // pageIDs pages through list three records at a time, following its
@@ -68,12 +69,12 @@ func TestListingAfterFailedWrites(t *testing.T) {
 			s := mustOpen(t, path)
 			defer s.Close()
 			set := &fixtures.Set{
-				Referrals: []fixtures.Referral{
+				Referrals: []referrals.Referral{
 					referral("alice", "R-1", "2025-10-13T09:00:01.000000Z"),
 					referral("alice", "R-2", "2025-10-13T09:00:02.000000Z"),
 					referral("bob", "R-1", "2025-10-13T09:00:03.000000Z"),
 				},
-				QualifiedReferrals: []fixtures.QualifiedReferral{qualified("alice", "Q-1", "2025-10-13T09:00:04.000000Z")},
+				QualifiedReferrals: []referrals.QualifiedReferral{qualified("alice", "Q-1", "2025-10-13T09:00:04.000000Z")},
 			}
 			if err := s.Seed(set); err != nil {
 				t.Fatal(err)
@@ -81,11 +82,11 @@ func TestListingAfterFailedWrites(t *testing.T) {
 			before := listing(t, s, "alice", "bob")
 
 			// Each stores or deletes records, then meets a conflict.
-			conflicting := &fixtures.Set{Referrals: []fixtures.Referral{
+			conflicting := &fixtures.Set{Referrals: []referrals.Referral{
 				referral("alice", "R-8", "2025-10-13T09:00:08.000000Z"),
 				referral("alice", "R-9", "2025-10-13T09:00:09.000000Z"),
 				referral("alice", "R-9", "2025-10-13T09:00:09.000000Z"),
-			}, QualifiedReferrals: []fixtures.QualifiedReferral{qualified("alice", "Q-9", "2025-10-13T09:00:09.000000Z")}}
+			}, QualifiedReferrals: []referrals.QualifiedReferral{qualified("alice", "Q-9", "2025-10-13T09:00:09.000000Z")}}
 			if err := s.Load(conflicting); !errors.Is(err, store.ErrConflict) {
 				t.Fatalf("Load of a set with a duplicate = %v, want ErrConflict", err)
 			}
@@ -110,7 +111,7 @@ func TestListingAfterFailedWrites(t *testing.T) {
 			if err := s.CreateReferral(referral("alice", "R-0", "2025-10-13T09:00:00.000000Z")); err != nil {
 				t.Fatal(err)
 			}
-			if err := s.ResetClient("alice", &fixtures.Set{Referrals: []fixtures.Referral{referral("alice", "R-3", "2025-10-13T09:00:05.000000Z")}}); err != nil {
+			if err := s.ResetClient("alice", &fixtures.Set{Referrals: []referrals.Referral{referral("alice", "R-3", "2025-10-13T09:00:05.000000Z")}}); err != nil {
 				t.Fatal(err)
 			}
 			want := "alice: referrals [\"R-3\"] qualified []\nbob: referrals [\"R-1\"] qualified []\n"
@@ -138,7 +139,7 @@ func TestListingRebuiltOnOpen(t *testing.T) {
 	clients := []string{"alice", "alice:x", "bob", "carol"}
 	at := func() string {
 		// Few distinct times, so that many records share one and order by id.
-		return time.Date(2025, 10, 13, 9, 0, rng.IntN(40), 0, time.UTC).Format(fixtures.TimestampLayout)
+		return time.Date(2025, 10, 13, 9, 0, rng.IntN(40), 0, time.UTC).Format(referrals.TimestampLayout)
 	}
 	var set fixtures.Set
 	for i := range 120 {
@@ -158,8 +159,8 @@ func TestListingRebuiltOnOpen(t *testing.T) {
 		}
 	}
 	for _, r := range set.Referrals[:40] {
-		if _, err := s.UpdateReferral(r.ClientID, r.OutcomesID, func(r *fixtures.Referral) error {
-			r.Status = fixtures.StatusEnrolled
+		if _, err := s.UpdateReferral(r.ClientID, r.OutcomesID, func(r *referrals.Referral) error {
+			r.Status = referrals.StatusEnrolled
 			return nil
 		}); err != nil {
 			t.Fatal(err)
@@ -180,13 +181,13 @@ func TestListingRebuiltOnOpen(t *testing.T) {
 
 	// Both are newest first, by submittedAt then id.
 	for _, c := range clients {
-		var want []fixtures.Referral
+		var want []referrals.Referral
 		for _, r := range append(slices.Clone(set.Referrals), allCreated(t, s, c)...) {
-			if r.ClientID == c && !slices.ContainsFunc(want, func(w fixtures.Referral) bool { return w.OutcomesID == r.OutcomesID }) {
+			if r.ClientID == c && !slices.ContainsFunc(want, func(w referrals.Referral) bool { return w.OutcomesID == r.OutcomesID }) {
 				want = append(want, r)
 			}
 		}
-		slices.SortFunc(want, func(a, b fixtures.Referral) int {
+		slices.SortFunc(want, func(a, b referrals.Referral) int {
 			if a.SubmittedAt != b.SubmittedAt {
 				return -cmpString(a.SubmittedAt, b.SubmittedAt)
 			}
@@ -204,9 +205,9 @@ func TestListingRebuiltOnOpen(t *testing.T) {
 
 // allCreated is every referral the client has that is not in a fixture
 // set, as GetReferral reads them.
-func allCreated(t *testing.T, s store.Store, clientID string) []fixtures.Referral {
+func allCreated(t *testing.T, s store.Store, clientID string) []referrals.Referral {
 	t.Helper()
-	var out []fixtures.Referral
+	var out []referrals.Referral
 	for i := range 80 {
 		r, err := s.GetReferral(clientID, fmt.Sprintf("N-%03d", i))
 		switch {
@@ -247,7 +248,7 @@ func TestListingWhileWriting(t *testing.T) {
 			for w := range writers {
 				wg.Go(func() {
 					for i := range perWriter {
-						at := time.Date(2025, 10, 13, 9, w, i, 0, time.UTC).Format(fixtures.TimestampLayout)
+						at := time.Date(2025, 10, 13, 9, w, i, 0, time.UTC).Format(referrals.TimestampLayout)
 						if err := s.CreateReferral(referral("alice", fmt.Sprintf("W%d-%03d", w, i), at)); err != nil {
 							errs <- err
 							return
@@ -256,11 +257,11 @@ func TestListingWhileWriting(t *testing.T) {
 				})
 			}
 			wg.Go(func() {
-				bad := &fixtures.Set{Referrals: []fixtures.Referral{
+				bad := &fixtures.Set{Referrals: []referrals.Referral{
 					referral("alice", "X-1", "2025-10-13T10:00:00.000000Z"),
 					referral("alice", "X-1", "2025-10-13T10:00:00.000000Z"),
 				}}
-				good := &fixtures.Set{Referrals: []fixtures.Referral{referral("bob", "B-1", "2025-10-13T10:00:00.000000Z")}}
+				good := &fixtures.Set{Referrals: []referrals.Referral{referral("bob", "B-1", "2025-10-13T10:00:00.000000Z")}}
 				for range 10 {
 					if err := s.Load(bad); !errors.Is(err, store.ErrConflict) {
 						errs <- fmt.Errorf("Load of a duplicate: %v", err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redistest"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 )
 
 // flipBackends are the Redis setups the flip tests run on: one
@@ -27,9 +28,9 @@ func flipBackends(t *testing.T, run func(t *testing.T, rdb redis.UniversalClient
 	})
 }
 
-func flipReferral(client, id string) fixtures.Referral {
-	return fixtures.Referral{TrialID: "TRIAL-001", OutcomesID: id, ClientID: client,
-		Status: fixtures.StatusReceived, SubmittedAt: "2025-10-13T09:00:00Z"}
+func flipReferral(client, id string) referrals.Referral {
+	return referrals.Referral{TrialID: "TRIAL-001", OutcomesID: id, ClientID: client,
+		Status: referrals.StatusReceived, SubmittedAt: "2025-10-13T09:00:00Z"}
 }
 
 func openFlipStore(t *testing.T, rdb redis.UniversalClient) *RedisStore {
@@ -97,12 +98,12 @@ func wantClients(t *testing.T, s *RedisStore, want ...string) {
 func TestRedisInterruptedFlipCompletedAtOpen(t *testing.T) {
 	flipBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
 		s := openFlipStore(t, rdb)
-		for _, r := range []fixtures.Referral{flipReferral("alice", "OLD-A"), flipReferral("bob", "OLD-B1"), flipReferral("bob", "OLD-B2")} {
+		for _, r := range []referrals.Referral{flipReferral("alice", "OLD-A"), flipReferral("bob", "OLD-B1"), flipReferral("bob", "OLD-B2")} {
 			if err := s.CreateReferral(r); err != nil {
 				t.Fatal(err)
 			}
 		}
-		beginFlip(t, s, &fixtures.Set{Referrals: []fixtures.Referral{flipReferral("alice", "NEW-A"), flipReferral("bob", "NEW-B"), flipReferral("carol", "NEW-C")}}, "alice")
+		beginFlip(t, s, &fixtures.Set{Referrals: []referrals.Referral{flipReferral("alice", "NEW-A"), flipReferral("bob", "NEW-B"), flipReferral("carol", "NEW-C")}}, "alice")
 
 		wantReferral(t, s, "alice", "NEW-A", true)
 		wantReferral(t, s, "alice", "OLD-A", false)
@@ -130,8 +131,8 @@ func TestRedisInterruptedFlipCompletedByReset(t *testing.T) {
 		if err := s.CreateReferral(flipReferral("alice", "OLD-A")); err != nil {
 			t.Fatal(err)
 		}
-		first := beginFlip(t, s, &fixtures.Set{Referrals: []fixtures.Referral{flipReferral("bob", "NEW-B")}}, "bob")
-		if err := s.Reset(&fixtures.Set{Referrals: []fixtures.Referral{flipReferral("carol", "LAST-C")}}); err != nil {
+		first := beginFlip(t, s, &fixtures.Set{Referrals: []referrals.Referral{flipReferral("bob", "NEW-B")}}, "bob")
+		if err := s.Reset(&fixtures.Set{Referrals: []referrals.Referral{flipReferral("carol", "LAST-C")}}); err != nil {
 			t.Fatal(err)
 		}
 		wantReferral(t, s, "alice", "OLD-A", false)
@@ -155,7 +156,7 @@ func TestRedisCreateDuringFlipKept(t *testing.T) {
 		if err := s.CreateReferral(flipReferral("alice", "OLD-A")); err != nil {
 			t.Fatal(err)
 		}
-		beginFlip(t, s, &fixtures.Set{Referrals: []fixtures.Referral{flipReferral("bob", "NEW-B")}})
+		beginFlip(t, s, &fixtures.Set{Referrals: []referrals.Referral{flipReferral("bob", "NEW-B")}})
 		if err := s.CreateReferral(flipReferral("dave", "LATE-D")); err != nil {
 			t.Fatal(err)
 		}

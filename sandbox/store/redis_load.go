@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 )
 
 // redisSet checks and encodes every record of set, refusing two records
@@ -258,7 +259,7 @@ func (s *RedisStore) Empty() (bool, error) {
 }
 
 // PutClient stores or replaces a runtime client.
-func (s *RedisStore) PutClient(c fixtures.Client) error {
+func (s *RedisStore) PutClient(c referrals.Client) error {
 	data, err := encodeClient(c)
 	if err != nil {
 		return err
@@ -279,7 +280,7 @@ func (s *RedisStore) DeleteClient(clientID string) error {
 
 // RuntimeClients returns every stored runtime client, by escaped id as the
 // buntdb store orders them.
-func (s *RedisStore) RuntimeClients() ([]fixtures.Client, error) {
+func (s *RedisStore) RuntimeClients() ([]referrals.Client, error) {
 	res, err := s.run(runtimeClientScript, "all")
 	var flat []string
 	if err == nil {
@@ -294,9 +295,9 @@ func (s *RedisStore) RuntimeClients() ([]fixtures.Client, error) {
 		fields = append(fields, field{flat[i], flat[i+1]})
 	}
 	sort.Slice(fields, func(i, j int) bool { return fields[i].key < fields[j].key })
-	var out []fixtures.Client
+	var out []referrals.Client
 	for _, f := range fields {
-		var c fixtures.Client
+		var c referrals.Client
 		if err := json.Unmarshal([]byte(f.value), &c); err != nil {
 			return nil, fmt.Errorf("decode client %q: %w", f.key, err)
 		}

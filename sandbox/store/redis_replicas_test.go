@@ -7,7 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
@@ -33,8 +33,8 @@ func TestRedisReplicasUpdateConcurrently(t *testing.T) {
 			wg.Add(3)
 			go func() {
 				defer wg.Done()
-				_, err := s.UpdateQualified("alice", "Q-1", func(q *fixtures.QualifiedReferral) error {
-					q.AuditTrail = append(q.AuditTrail, fixtures.AuditEntry{At: "2025-10-13T10:00:00.000000Z", Action: fixtures.AuditStatusChanged, Actor: fmt.Sprintf("r%d-%d", r, i)})
+				_, err := s.UpdateQualified("alice", "Q-1", func(q *referrals.QualifiedReferral) error {
+					q.AuditTrail = append(q.AuditTrail, referrals.AuditEntry{At: "2025-10-13T10:00:00.000000Z", Action: referrals.AuditStatusChanged, Actor: fmt.Sprintf("r%d-%d", r, i)})
 					return nil
 				})
 				if err != nil {
@@ -43,14 +43,14 @@ func TestRedisReplicasUpdateConcurrently(t *testing.T) {
 			}()
 			go func() {
 				defer wg.Done()
-				view := fixtures.AuditEntry{At: "2025-10-13T10:00:00.000000Z", Action: fixtures.AuditViewed, Actor: "alice"}
+				view := referrals.AuditEntry{At: "2025-10-13T10:00:00.000000Z", Action: referrals.AuditViewed, Actor: "alice"}
 				if _, err := s.GetQualified("alice", "Q-1", &view); err != nil {
 					t.Error(err)
 				}
 			}()
 			go func() {
 				defer wg.Done()
-				_, err := s.UpdateReferral("alice", "R-1", func(ref *fixtures.Referral) error {
+				_, err := s.UpdateReferral("alice", "R-1", func(ref *referrals.Referral) error {
 					ref.Notes += "x"
 					return nil
 				})
@@ -75,7 +75,7 @@ func TestRedisReplicasUpdateConcurrently(t *testing.T) {
 	}
 	for r := range replicas {
 		for i := range perReplica {
-			if n := seen[fmt.Sprintf("%s r%d-%d", fixtures.AuditStatusChanged, r, i)]; n != 1 {
+			if n := seen[fmt.Sprintf("%s r%d-%d", referrals.AuditStatusChanged, r, i)]; n != 1 {
 				t.Errorf("update r%d-%d is in the trail %d times, want once", r, i, n)
 			}
 		}

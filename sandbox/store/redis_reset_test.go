@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
@@ -35,8 +36,8 @@ func TestRedisResetDropsOldGeneration(t *testing.T) {
 	}
 	must(s.CreateReferral(referral("alice", "OLD-1", "2025-10-13T09:00:01Z")))
 	must(s.CreateQualified(qualified("alice", "OLD-Q", "2025-10-13T09:00:01Z")))
-	must(s.PutClient(fixtures.Client{ClientID: "runtime-1"}))
-	must(s.Reset(&fixtures.Set{Referrals: []fixtures.Referral{referral("bob", "NEW-1", "2025-10-13T09:00:02Z")}}))
+	must(s.PutClient(referrals.Client{ClientID: "runtime-1"}))
+	must(s.Reset(&fixtures.Set{Referrals: []referrals.Referral{referral("bob", "NEW-1", "2025-10-13T09:00:02Z")}}))
 
 	if _, err := s.GetReferral("bob", "NEW-1"); err != nil {
 		t.Errorf("the set's referral after Reset: %v", err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redistest"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store/storetest"
 )
@@ -90,7 +91,7 @@ func TestRedisWriteRefusedForMemoryIsUnavailable(t *testing.T) {
 		t.Fatal(err)
 	}
 	allowWrites := redistest.RefuseWrites(t, rdb)
-	ref := fixtures.Referral{OutcomesID: "oom-1", TrialID: "TRIAL-CARDIO-001", ClientID: "c", Status: fixtures.StatusReceived, SubmittedAt: "2026-01-01T00:00:00.000000Z"}
+	ref := referrals.Referral{OutcomesID: "oom-1", TrialID: "TRIAL-CARDIO-001", ClientID: "c", Status: referrals.StatusReceived, SubmittedAt: "2026-01-01T00:00:00.000000Z"}
 	err = st.CreateReferral(ref)
 	if !errors.Is(err, store.ErrUnavailable) {
 		t.Fatalf("create under maxmemory 1: %v, want ErrUnavailable", err)

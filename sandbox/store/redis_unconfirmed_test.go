@@ -8,9 +8,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/rediscall"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redistest"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
@@ -108,8 +108,8 @@ func TestRedisWriteWhoseReplyIsLostIsUnconfirmed(t *testing.T) {
 func TestRedisUpdateWhoseReadFailsIsNotUnconfirmed(t *testing.T) {
 	proxy, c, s := storeBehindFaultProxy(t)
 	err := loseScriptReply(t, proxy, c, func() error {
-		_, err := s.UpdateQualified("alice", "Q-0", func(q *fixtures.QualifiedReferral) error {
-			q.Status = fixtures.StatusWithdrawn
+		_, err := s.UpdateQualified("alice", "Q-0", func(q *referrals.QualifiedReferral) error {
+			q.Status = referrals.StatusWithdrawn
 			return nil
 		})
 		return err
@@ -117,8 +117,8 @@ func TestRedisUpdateWhoseReadFailsIsNotUnconfirmed(t *testing.T) {
 	if !errors.Is(err, store.ErrUnavailable) || errors.Is(err, rediscall.ErrUnconfirmed) {
 		t.Errorf("update whose read failed: %v, want ErrUnavailable and not rediscall.ErrUnconfirmed: nothing was written", err)
 	}
-	if got, err := s.GetQualified("alice", "Q-0", nil); err != nil || got.Status != fixtures.StatusReceived {
-		t.Errorf("the record after the failed update: %v, %v; want it unchanged (%s)", got.Status, err, fixtures.StatusReceived)
+	if got, err := s.GetQualified("alice", "Q-0", nil); err != nil || got.Status != referrals.StatusReceived {
+		t.Errorf("the record after the failed update: %v, %v; want it unchanged (%s)", got.Status, err, referrals.StatusReceived)
 	}
 }
 

@@ -10,10 +10,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tidwall/buntdb"
+
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store/storetest"
-	"github.com/tidwall/buntdb"
 )
 
 func TestConformanceMemory(t *testing.T) {
@@ -36,14 +38,14 @@ func TestConformanceFile(t *testing.T) {
 	})
 }
 
-func referral(client, id, at string) fixtures.Referral {
-	return fixtures.Referral{TrialID: "TRIAL-001", OutcomesID: id, ClientID: client,
-		Status: fixtures.StatusReceived, SubmittedAt: at}
+func referral(client, id, at string) referrals.Referral {
+	return referrals.Referral{TrialID: "TRIAL-001", OutcomesID: id, ClientID: client,
+		Status: referrals.StatusReceived, SubmittedAt: at}
 }
 
-func qualified(client, id, at string) fixtures.QualifiedReferral {
-	return fixtures.QualifiedReferral{ExternalSourceID: id, ClientID: client, Status: fixtures.StatusReceived,
-		SubmittedAt: at, AuditTrail: []fixtures.AuditEntry{{At: at, Action: fixtures.AuditSubmitted, Actor: client}}}
+func qualified(client, id, at string) referrals.QualifiedReferral {
+	return referrals.QualifiedReferral{ExternalSourceID: id, ClientID: client, Status: referrals.StatusReceived,
+		SubmittedAt: at, AuditTrail: []referrals.AuditEntry{{At: at, Action: referrals.AuditSubmitted, Actor: client}}}
 }
 
 func mustOpen(t *testing.T, path string, opts ...store.Option) *store.BuntStore {
@@ -61,7 +63,7 @@ func mustOpen(t *testing.T, path string, opts ...store.Option) *store.BuntStore 
 func TestFileReopen(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "data.db")
 	s := mustOpen(t, path)
-	for _, r := range []fixtures.Referral{
+	for _, r := range []referrals.Referral{
 		referral("alice", "R-1", "2025-10-13T09:00:01.000000Z"),
 		referral("alice", "R-2", "2025-10-13T09:00:03.000000Z"),
 		referral("alice:x", "R-1", "2025-10-13T09:00:02.000000Z"),
@@ -73,10 +75,10 @@ func TestFileReopen(t *testing.T) {
 	if err := s.CreateQualified(qualified("bob", "Q:1", "2025-10-13T09:00:04.000000Z")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.UpdateReferral("alice", "R-1", func(r *fixtures.Referral) error { r.Status = fixtures.StatusEnrolled; return nil }); err != nil {
+	if _, err := s.UpdateReferral("alice", "R-1", func(r *referrals.Referral) error { r.Status = referrals.StatusEnrolled; return nil }); err != nil {
 		t.Fatal(err)
 	}
-	viewed := fixtures.AuditEntry{At: "2025-10-13T10:00:00.000000Z", Action: fixtures.AuditViewed, Actor: "bob", RequestID: "req-1"}
+	viewed := referrals.AuditEntry{At: "2025-10-13T10:00:00.000000Z", Action: referrals.AuditViewed, Actor: "bob", RequestID: "req-1"}
 	if _, err := s.GetQualified("bob", "Q:1", &viewed); err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +99,7 @@ func TestFileReopen(t *testing.T) {
 	if len(list) != 2 || next != "" || list[0].OutcomesID != "R-2" || list[1].OutcomesID != "R-1" {
 		t.Fatalf("after reopening, alice lists %+v (cursor %q)", list, next)
 	}
-	if list[1].Status != fixtures.StatusEnrolled {
+	if list[1].Status != referrals.StatusEnrolled {
 		t.Errorf("update lost: status %q", list[1].Status)
 	}
 	q, err := s.GetQualified("bob", "Q:1", nil)

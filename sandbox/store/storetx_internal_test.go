@@ -7,8 +7,10 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/tidwall/buntdb"
+
+	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 )
 
 // TestPanicInWriteRollsBack: a write transaction whose function panics
@@ -18,11 +20,11 @@ import (
 // and the listing index kept apart from buntdb's records would then list
 // other records than the store holds.
 func TestPanicInWriteRollsBack(t *testing.T) {
-	seed := &fixtures.Set{Referrals: []fixtures.Referral{
-		{TrialID: "T", OutcomesID: "R-1", ClientID: "alice", Status: fixtures.StatusReceived, SubmittedAt: "2025-10-13T09:00:01.000000Z"},
-		{TrialID: "T", OutcomesID: "R-2", ClientID: "alice", Status: fixtures.StatusReceived, SubmittedAt: "2025-10-13T09:00:02.000000Z"},
+	seed := &fixtures.Set{Referrals: []referrals.Referral{
+		{TrialID: "T", OutcomesID: "R-1", ClientID: "alice", Status: referrals.StatusReceived, SubmittedAt: "2025-10-13T09:00:01.000000Z"},
+		{TrialID: "T", OutcomesID: "R-2", ClientID: "alice", Status: referrals.StatusReceived, SubmittedAt: "2025-10-13T09:00:02.000000Z"},
 	}}
-	newer := fixtures.Referral{TrialID: "T", OutcomesID: "R-3", ClientID: "alice", Status: fixtures.StatusReceived, SubmittedAt: "2025-10-13T09:00:03.000000Z"}
+	newer := referrals.Referral{TrialID: "T", OutcomesID: "R-3", ClientID: "alice", Status: referrals.StatusReceived, SubmittedAt: "2025-10-13T09:00:03.000000Z"}
 	writes := map[string]func(tx *storeTx) error{
 		"set and delete": func(tx *storeTx) error {
 			key, value, err := encodeReferral(newer)

@@ -5,12 +5,12 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
 // trail returns the stored audit trail, read without recording a view.
-func trail(t *testing.T, s store.Store, client, id string) []fixtures.AuditEntry {
+func trail(t *testing.T, s store.Store, client, id string) []referrals.AuditEntry {
 	t.Helper()
 	q, err := s.GetQualified(client, id, nil)
 	must(t, err)
@@ -77,10 +77,10 @@ func testAuditOnList(t *testing.T, s store.Store) {
 }
 
 // viewIDs lists the request ids of the view entries of a trail.
-func viewIDs(trail []fixtures.AuditEntry) []string {
+func viewIDs(trail []referrals.AuditEntry) []string {
 	var ids []string
 	for _, e := range trail {
-		if e.Action == fixtures.AuditViewed {
+		if e.Action == referrals.AuditViewed {
 			ids = append(ids, e.RequestID)
 		}
 	}
@@ -94,7 +94,7 @@ func checkViews(t *testing.T, s store.Store, client string, want map[string][]st
 		if got := viewIDs(stored); !reflect.DeepEqual(got, w) {
 			t.Errorf("%s's %s stored with views %v, want %v", client, id, got, w)
 		}
-		if len(stored) == 0 || stored[0].Action != fixtures.AuditSubmitted {
+		if len(stored) == 0 || stored[0].Action != referrals.AuditSubmitted {
 			t.Errorf("%s's %s lost its submitted entry: %+v", client, id, stored)
 		}
 	}

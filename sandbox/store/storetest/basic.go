@@ -6,7 +6,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
@@ -48,11 +48,11 @@ func testNotFound(t *testing.T, s store.Store) {
 		{"GetReferral of a qualified id", func() error { _, err := s.GetReferral("alice", "Q-1"); return err }},
 		{"GetQualified of a referral id", func() error { _, err := s.GetQualified("alice", "R-1", nil); return err }},
 		{"UpdateReferral", func() error {
-			_, err := s.UpdateReferral("alice", "R-2", func(*fixtures.Referral) error { called = true; return nil })
+			_, err := s.UpdateReferral("alice", "R-2", func(*referrals.Referral) error { called = true; return nil })
 			return err
 		}},
 		{"UpdateQualified", func() error {
-			_, err := s.UpdateQualified("alice", "Q-2", func(*fixtures.QualifiedReferral) error { called = true; return nil })
+			_, err := s.UpdateQualified("alice", "Q-2", func(*referrals.QualifiedReferral) error { called = true; return nil })
 			return err
 		}},
 	}
@@ -103,7 +103,7 @@ func testIsolation(t *testing.T, s store.Store) {
 			for _, p := range pairs {
 				_, err := k.get(s, p.other, p.id)
 				wantErr(t, p.other+" gets "+p.owner+"'s record", err, store.ErrNotFound)
-				wantErr(t, p.other+" updates "+p.owner+"'s record", k.update(s, p.other, p.id, fixtures.StatusRejected), store.ErrNotFound)
+				wantErr(t, p.other+" updates "+p.owner+"'s record", k.update(s, p.other, p.id, referrals.StatusRejected), store.ErrNotFound)
 				list, _, err := k.list(s, p.other, store.Page{})
 				must(t, err)
 				for _, e := range list {
@@ -113,7 +113,7 @@ func testIsolation(t *testing.T, s store.Store) {
 				}
 				got, err := k.get(s, p.owner, p.id)
 				must(t, err)
-				if got.status != fixtures.StatusReceived {
+				if got.status != referrals.StatusReceived {
 					t.Errorf("%s's record changed by %s's update: status %q", p.owner, p.other, got.status)
 				}
 			}

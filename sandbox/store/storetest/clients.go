@@ -6,23 +6,24 @@ import (
 	"time"
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
-func runtimeClient(id string) fixtures.Client {
+func runtimeClient(id string) referrals.Client {
 	created := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
-	return fixtures.Client{
+	return referrals.Client{
 		ClientID: id, Roles: []string{"Referrals.Read"}, Runtime: true, CreatedAt: created,
 		ExpiresAt: created.Add(time.Hour),
-		Secrets:   []fixtures.Secret{{ID: "s1", Hint: "abc", SHA256: "00ff", CreatedAt: created}},
+		Secrets:   []referrals.Secret{{ID: "s1", Hint: "abc", SHA256: "00ff", CreatedAt: created}},
 	}
 }
 
-func runtimeClientIDs(t *testing.T, s store.Store) map[string]fixtures.Client {
+func runtimeClientIDs(t *testing.T, s store.Store) map[string]referrals.Client {
 	t.Helper()
 	list, err := s.RuntimeClients()
 	must(t, err)
-	out := map[string]fixtures.Client{}
+	out := map[string]referrals.Client{}
 	for _, c := range list {
 		out[c.ClientID] = c
 	}
@@ -41,7 +42,7 @@ func testRuntimeClients(t *testing.T, s store.Store) {
 	if len(got) != 2 || !got["ci-a"].ExpiresAt.Equal(a.ExpiresAt) || got["ci:b"].Secrets[0].SHA256 != "00ff" {
 		t.Fatalf("stored clients %+v", got)
 	}
-	a.Secrets = append(a.Secrets, fixtures.Secret{ID: "s2", SHA256: "11ee"})
+	a.Secrets = append(a.Secrets, referrals.Secret{ID: "s2", SHA256: "11ee"})
 	must(t, s.PutClient(a)) // replace
 	if got := runtimeClientIDs(t, s)["ci-a"]; len(got.Secrets) != 2 {
 		t.Errorf("replaced client has %d secrets, want 2", len(got.Secrets))
@@ -51,7 +52,7 @@ func testRuntimeClients(t *testing.T, s store.Store) {
 	if got := runtimeClientIDs(t, s); len(got) != 1 || got["ci:b"].ClientID == "" {
 		t.Errorf("after delete: %v", got)
 	}
-	wantErr(t, "a client without id", s.PutClient(fixtures.Client{}), store.ErrInvalid)
+	wantErr(t, "a client without id", s.PutClient(referrals.Client{}), store.ErrInvalid)
 	must(t, s.Reset(nil))
 	if got := runtimeClientIDs(t, s); len(got) != 0 {
 		t.Errorf("Reset kept runtime clients %v", got)
@@ -60,8 +61,8 @@ func testRuntimeClients(t *testing.T, s store.Store) {
 
 func testResetClient(t *testing.T, s store.Store) {
 	set := &fixtures.Set{
-		Referrals:          []fixtures.Referral{referral("alpha", "R-1", at(1)), referral("beta", "R-2", at(2))},
-		QualifiedReferrals: []fixtures.QualifiedReferral{qualified("alpha", "Q-1", at(3)), qualified("beta", "Q-2", at(4))},
+		Referrals:          []referrals.Referral{referral("alpha", "R-1", at(1)), referral("beta", "R-2", at(2))},
+		QualifiedReferrals: []referrals.QualifiedReferral{qualified("alpha", "Q-1", at(3)), qualified("beta", "Q-2", at(4))},
 	}
 	must(t, s.Load(set))
 	must(t, s.CreateReferral(referral("alpha", "R-new", at(5))))

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
@@ -59,7 +60,7 @@ func testQuotaRecords(t *testing.T, s store.Store, q store.Quota) {
 			t.Errorf("alice holds %d %s records after the refusals", n, k.name)
 		}
 	}
-	_, err = s.UpdateReferral("alice", "R-1", func(r *fixtures.Referral) error { r.Status = fixtures.StatusReviewing; return nil })
+	_, err = s.UpdateReferral("alice", "R-1", func(r *referrals.Referral) error { r.Status = referrals.StatusReviewing; return nil })
 	must(t, err)
 	got, err := s.GetQualified("alice", "Q-1", view("after-quota"))
 	must(t, err)
@@ -124,10 +125,10 @@ func testQuotaBytes(t *testing.T, s store.Store, q store.Quota) {
 	must(t, err)
 	_, _, err = s.ListQualified("alice", store.Page{}, view("list"))
 	wantErr(t, "listing with views beyond the byte quota", err, store.ErrQuota)
-	_, err = s.UpdateQualified("alice", "Q-000", func(r *fixtures.QualifiedReferral) error {
-		r.AuditTrail = append(r.AuditTrail, fixtures.AuditEntry{At: at(99), Action: fixtures.AuditStatusChanged, Actor: "qa",
-			FromStatus: r.Status, ToStatus: fixtures.StatusReviewing})
-		r.Status = fixtures.StatusReviewing
+	_, err = s.UpdateQualified("alice", "Q-000", func(r *referrals.QualifiedReferral) error {
+		r.AuditTrail = append(r.AuditTrail, referrals.AuditEntry{At: at(99), Action: referrals.AuditStatusChanged, Actor: "qa",
+			FromStatus: r.Status, ToStatus: referrals.StatusReviewing})
+		r.Status = referrals.StatusReviewing
 		return nil
 	})
 	wantErr(t, "update beyond the byte quota", err, store.ErrQuota)

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
@@ -13,37 +13,37 @@ import (
 // never read the wall clock.
 func at(i int) string {
 	base := time.Date(2025, 10, 13, 9, 0, 0, 0, time.UTC)
-	return base.Add(time.Duration(i) * time.Second).Format(fixtures.TimestampLayout)
+	return base.Add(time.Duration(i) * time.Second).Format(referrals.TimestampLayout)
 }
 
-func referral(client, id, submittedAt string) fixtures.Referral {
-	return fixtures.Referral{
+func referral(client, id, submittedAt string) referrals.Referral {
+	return referrals.Referral{
 		TrialID:     "TRIAL-001",
 		OutcomesID:  id,
 		ClientID:    client,
-		Status:      fixtures.StatusReceived,
+		Status:      referrals.StatusReceived,
 		SubmittedAt: submittedAt,
-		Patient:     fixtures.Patient{FirstName: "Ada", LastName: "Lovelace", DateOfBirth: "1990-01-02", Gender: "female"},
+		Patient:     referrals.Patient{FirstName: "Ada", LastName: "Lovelace", DateOfBirth: "1990-01-02", Gender: "female"},
 	}
 }
 
-func qualified(client, id, submittedAt string) fixtures.QualifiedReferral {
-	return fixtures.QualifiedReferral{
+func qualified(client, id, submittedAt string) referrals.QualifiedReferral {
+	return referrals.QualifiedReferral{
 		ExternalSourceID: id,
 		TrialID:          "TRIAL-001",
 		ClientID:         client,
-		Status:           fixtures.StatusReceived,
+		Status:           referrals.StatusReceived,
 		SubmittedAt:      submittedAt,
-		Patient:          fixtures.Patient{FirstName: "Grace", LastName: "Hopper", DateOfBirth: "1985-12-09", Gender: "female"},
-		Address:          &fixtures.Address{Line1: "1 Main St", City: "Springfield", PostalCode: "12345", Country: "US"},
-		Conditions:       []fixtures.Coding{{Code: "E11", System: "ICD-10", Display: "Type 2 diabetes"}},
-		Qualification:    &fixtures.Qualification{QualifiedOn: "2025-10-01", CriteriaMet: []string{"age", "diagnosis"}},
-		AuditTrail:       []fixtures.AuditEntry{{At: submittedAt, Action: fixtures.AuditSubmitted, Actor: client}},
+		Patient:          referrals.Patient{FirstName: "Grace", LastName: "Hopper", DateOfBirth: "1985-12-09", Gender: "female"},
+		Address:          &referrals.Address{Line1: "1 Main St", City: "Springfield", PostalCode: "12345", Country: "US"},
+		Conditions:       []referrals.Coding{{Code: "E11", System: "ICD-10", Display: "Type 2 diabetes"}},
+		Qualification:    &referrals.Qualification{QualifiedOn: "2025-10-01", CriteriaMet: []string{"age", "diagnosis"}},
+		AuditTrail:       []referrals.AuditEntry{{At: submittedAt, Action: referrals.AuditSubmitted, Actor: client}},
 	}
 }
 
-func view(requestID string) *fixtures.AuditEntry {
-	return &fixtures.AuditEntry{At: at(1000), Action: fixtures.AuditViewed, Actor: "viewer", RequestID: requestID}
+func view(requestID string) *referrals.AuditEntry {
+	return &referrals.AuditEntry{At: at(1000), Action: referrals.AuditViewed, Actor: "viewer", RequestID: requestID}
 }
 
 // kind lets one test body exercise both key spaces.
@@ -78,7 +78,7 @@ func kinds() []kind {
 				return out, next, err
 			},
 			update: func(s store.Store, client, id, status string) error {
-				_, err := s.UpdateReferral(client, id, func(r *fixtures.Referral) error { r.Status = status; return nil })
+				_, err := s.UpdateReferral(client, id, func(r *referrals.Referral) error { r.Status = status; return nil })
 				return err
 			},
 		},
@@ -100,7 +100,7 @@ func kinds() []kind {
 				return out, next, err
 			},
 			update: func(s store.Store, client, id, status string) error {
-				_, err := s.UpdateQualified(client, id, func(q *fixtures.QualifiedReferral) error { q.Status = status; return nil })
+				_, err := s.UpdateQualified(client, id, func(q *referrals.QualifiedReferral) error { q.Status = status; return nil })
 				return err
 			},
 		},

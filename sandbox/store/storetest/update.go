@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
@@ -15,13 +15,13 @@ func testUpdate(t *testing.T, s store.Store) {
 	must(t, s.CreateReferral(referral("alice", "R-1", at(1))))
 	must(t, s.CreateQualified(qualified("alice", "Q-1", at(1))))
 
-	got, err := s.UpdateReferral("alice", "R-1", func(r *fixtures.Referral) error {
-		r.Status = fixtures.StatusReviewing
+	got, err := s.UpdateReferral("alice", "R-1", func(r *referrals.Referral) error {
+		r.Status = referrals.StatusReviewing
 		r.Notes = "checked"
 		return nil
 	})
 	must(t, err)
-	if got.Status != fixtures.StatusReviewing || got.Notes != "checked" {
+	if got.Status != referrals.StatusReviewing || got.Notes != "checked" {
 		t.Errorf("UpdateReferral returned %+v", got)
 	}
 	if stored, err := s.GetReferral("alice", "R-1"); err != nil || !reflect.DeepEqual(stored, got) {
@@ -31,13 +31,13 @@ func testUpdate(t *testing.T, s store.Store) {
 	refusal := errors.New("refused by the caller")
 	tests := []struct {
 		name    string
-		fn      func(*fixtures.Referral) error
+		fn      func(*referrals.Referral) error
 		wantErr error
 	}{
-		{"fn error", func(r *fixtures.Referral) error { r.Status = fixtures.StatusRejected; return refusal }, refusal},
-		{"client changed", func(r *fixtures.Referral) error { r.ClientID = "bob"; return nil }, store.ErrInvalid},
-		{"id changed", func(r *fixtures.Referral) error { r.OutcomesID = "R-2"; return nil }, store.ErrInvalid},
-		{"bad timestamp", func(r *fixtures.Referral) error { r.SubmittedAt = "soon"; return nil }, store.ErrInvalid},
+		{"fn error", func(r *referrals.Referral) error { r.Status = referrals.StatusRejected; return refusal }, refusal},
+		{"client changed", func(r *referrals.Referral) error { r.ClientID = "bob"; return nil }, store.ErrInvalid},
+		{"id changed", func(r *referrals.Referral) error { r.OutcomesID = "R-2"; return nil }, store.ErrInvalid},
+		{"bad timestamp", func(r *referrals.Referral) error { r.SubmittedAt = "soon"; return nil }, store.ErrInvalid},
 	}
 	for _, tc := range tests {
 		_, err := s.UpdateReferral("alice", "R-1", tc.fn)
@@ -52,7 +52,7 @@ func testUpdate(t *testing.T, s store.Store) {
 
 	// Moving submittedAt is allowed and moves the record in the listing.
 	must(t, s.CreateReferral(referral("alice", "R-2", at(2))))
-	_, err = s.UpdateReferral("alice", "R-1", func(r *fixtures.Referral) error { r.SubmittedAt = at(3); return nil })
+	_, err = s.UpdateReferral("alice", "R-1", func(r *referrals.Referral) error { r.SubmittedAt = at(3); return nil })
 	must(t, err)
 	list, _, err := s.ListReferrals("alice", store.Page{})
 	must(t, err)
@@ -60,19 +60,19 @@ func testUpdate(t *testing.T, s store.Store) {
 		t.Errorf("after moving R-1 to the newest time, listing is %+v", list)
 	}
 
-	_, err = s.UpdateQualified("alice", "Q-1", func(q *fixtures.QualifiedReferral) error {
-		q.Status = fixtures.StatusAccepted
+	_, err = s.UpdateQualified("alice", "Q-1", func(q *referrals.QualifiedReferral) error {
+		q.Status = referrals.StatusAccepted
 		return refusal
 	})
 	wantErr(t, "qualified fn error", err, refusal)
-	q, err := s.UpdateQualified("alice", "Q-1", func(q *fixtures.QualifiedReferral) error {
-		q.AuditTrail = append(q.AuditTrail, fixtures.AuditEntry{At: at(9), Action: fixtures.AuditStatusChanged, Actor: "qa",
-			FromStatus: q.Status, ToStatus: fixtures.StatusAccepted})
-		q.Status = fixtures.StatusAccepted
+	q, err := s.UpdateQualified("alice", "Q-1", func(q *referrals.QualifiedReferral) error {
+		q.AuditTrail = append(q.AuditTrail, referrals.AuditEntry{At: at(9), Action: referrals.AuditStatusChanged, Actor: "qa",
+			FromStatus: q.Status, ToStatus: referrals.StatusAccepted})
+		q.Status = referrals.StatusAccepted
 		return nil
 	})
 	must(t, err)
-	if stored := trail(t, s, "alice", "Q-1"); len(stored) != 2 || stored[1].ToStatus != fixtures.StatusAccepted || q.Status != fixtures.StatusAccepted {
+	if stored := trail(t, s, "alice", "Q-1"); len(stored) != 2 || stored[1].ToStatus != referrals.StatusAccepted || q.Status != referrals.StatusAccepted {
 		t.Errorf("qualified update stored trail %+v, returned status %q", stored, q.Status)
 	}
 }
@@ -89,8 +89,8 @@ func testConcurrentUpdate(t *testing.T, s store.Store) {
 		go func() {
 			defer wg.Done()
 			<-start
-			_, err := s.UpdateQualified("alice", "Q-1", func(q *fixtures.QualifiedReferral) error {
-				q.AuditTrail = append(q.AuditTrail, fixtures.AuditEntry{At: at(i), Action: fixtures.AuditViewed, Actor: "qa", RequestID: fmt.Sprint(i)})
+			_, err := s.UpdateQualified("alice", "Q-1", func(q *referrals.QualifiedReferral) error {
+				q.AuditTrail = append(q.AuditTrail, referrals.AuditEntry{At: at(i), Action: referrals.AuditViewed, Actor: "qa", RequestID: fmt.Sprint(i)})
 				return nil
 			})
 			if err != nil {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
@@ -36,8 +37,8 @@ func testLoadResetEmptyClients(t *testing.T, s store.Store) {
 	checkEmpty(t, s, true)
 
 	first := &fixtures.Set{
-		Referrals:          []fixtures.Referral{referral("beta", "R-1", at(1)), referral("alpha", "R-2", at(2))},
-		QualifiedReferrals: []fixtures.QualifiedReferral{qualified("gamma", "Q-1", at(3))},
+		Referrals:          []referrals.Referral{referral("beta", "R-1", at(1)), referral("alpha", "R-2", at(2))},
+		QualifiedReferrals: []referrals.QualifiedReferral{qualified("gamma", "Q-1", at(3))},
 	}
 	must(t, s.Load(first))
 	checkEmpty(t, s, false)
@@ -47,7 +48,7 @@ func testLoadResetEmptyClients(t *testing.T, s store.Store) {
 	}
 	wantErr(t, "loading the same set again", s.Load(first), store.ErrConflict)
 
-	second := &fixtures.Set{QualifiedReferrals: []fixtures.QualifiedReferral{qualified("delta", "Q-9", at(4))}}
+	second := &fixtures.Set{QualifiedReferrals: []referrals.QualifiedReferral{qualified("delta", "Q-9", at(4))}}
 	must(t, s.Reset(second))
 	checkClients(t, s, []string{"delta"})
 	if _, err := s.GetReferral("beta", "R-1"); err == nil {
@@ -58,7 +59,7 @@ func testLoadResetEmptyClients(t *testing.T, s store.Store) {
 	}
 
 	// A set that cannot load leaves the store as it was.
-	dup := &fixtures.Set{Referrals: []fixtures.Referral{referral("eps", "R-1", at(1)), referral("eps", "R-1", at(2))}}
+	dup := &fixtures.Set{Referrals: []referrals.Referral{referral("eps", "R-1", at(1)), referral("eps", "R-1", at(2))}}
 	wantErr(t, "Reset with a duplicate", s.Reset(dup), store.ErrConflict)
 	checkClients(t, s, []string{"delta"})
 
@@ -75,11 +76,11 @@ func testLoadAtomic(t *testing.T, s store.Store) {
 		want error
 	}{
 		{"conflict with a stored record", &fixtures.Set{
-			Referrals: []fixtures.Referral{referral("alpha", "R-new", at(2)), referral("alpha", "R-1", at(3))},
+			Referrals: []referrals.Referral{referral("alpha", "R-new", at(2)), referral("alpha", "R-1", at(3))},
 		}, store.ErrConflict},
 		{"invalid qualified referral after a good one", &fixtures.Set{
-			Referrals:          []fixtures.Referral{referral("alpha", "R-new", at(2))},
-			QualifiedReferrals: []fixtures.QualifiedReferral{qualified("alpha", "Q-1", "not a time")},
+			Referrals:          []referrals.Referral{referral("alpha", "R-new", at(2))},
+			QualifiedReferrals: []referrals.QualifiedReferral{qualified("alpha", "Q-1", "not a time")},
 		}, store.ErrInvalid},
 	}
 	for _, tc := range tests {
@@ -90,7 +91,7 @@ func testLoadAtomic(t *testing.T, s store.Store) {
 	}
 	// A conflict in one client stores nothing of another, even one that
 	// would be written first.
-	other := &fixtures.Set{Referrals: []fixtures.Referral{referral("aardvark", "R-new", at(2)), referral("alpha", "R-1", at(3))}}
+	other := &fixtures.Set{Referrals: []referrals.Referral{referral("aardvark", "R-new", at(2)), referral("alpha", "R-1", at(3))}}
 	wantErr(t, "conflict in another client", s.Load(other), store.ErrConflict)
 	if _, err := s.GetReferral("aardvark", "R-new"); err == nil {
 		t.Error("conflict in another client: the other client's record is stored")
