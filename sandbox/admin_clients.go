@@ -382,7 +382,7 @@ func (s *Server) clientChangeFailed(w http.ResponseWriter, r *http.Request, id s
 // forgetClient drops everything the sandbox holds for one client: records,
 // rules and scenario bindings, journal entries, rate-limit bucket, clock.
 func (s *Server) forgetClient(ctx context.Context, id string) error {
-	if err := s.backend.Records.ResetClient(id, nil); err != nil {
+	if err := s.backend.Records.ResetClient(context.WithoutCancel(ctx), id, nil); err != nil {
 		return s.backend.Failure("delete records of "+id, err)
 	}
 	return s.forgetClientState(ctx, id)

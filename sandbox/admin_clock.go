@@ -175,7 +175,7 @@ func (s *Server) reset(w http.ResponseWriter, r *http.Request) {
 		s.resetClient(w, r, *req.ClientID)
 		return
 	}
-	if err := store.ResetFrom(s.backend.Records, s.records); err != nil {
+	if err := store.ResetFrom(writeContext(r), s.backend.Records, s.records); err != nil {
 		s.fail(w, r, s.backend.Failure("reset store", err))
 		return
 	}
@@ -210,7 +210,7 @@ func (s *Server) resetClient(w http.ResponseWriter, r *http.Request, clientID st
 	if !s.clientExists(w, r, clientID) {
 		return
 	}
-	if err := store.ResetClientFrom(s.backend.Records, clientID, s.records); err != nil {
+	if err := store.ResetClientFrom(writeContext(r), s.backend.Records, clientID, s.records); err != nil {
 		s.fail(w, r, s.backend.Failure("reset the records of "+clientID, err))
 		return
 	}

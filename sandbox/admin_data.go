@@ -92,7 +92,7 @@ func (s *Server) dataReferrals(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	items, next, err := s.backend.Records.ListReferrals(clientID, page)
+	items, next, err := s.backend.Records.ListReferrals(r.Context(), clientID, page)
 	if err != nil {
 		s.fail(w, r, listError(err))
 		return
@@ -121,9 +121,9 @@ func (s *Server) dataQualified(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	items, next, err := s.backend.Records.ListQualified(clientID, page, nil)
+	items, next, err := s.backend.Records.ListQualified(r.Context(), clientID, page, nil)
 	if err == nil {
-		items, err = s.settleAll(items, requestID(r))
+		items, err = s.settleAll(writeContext(r), items, requestID(r))
 	}
 	if err != nil {
 		s.fail(w, r, listError(err))

@@ -1,6 +1,7 @@
 package sandbox_test
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"slices"
@@ -185,7 +186,7 @@ func TestDataQualifiedAddsNoViewedEntries(t *testing.T) {
 	if got, want := len(after[id].AuditTrail), len(before[id].AuditTrail); got != want {
 		t.Errorf("audit trail grew from %d to %d entries by browsing", want, got)
 	}
-	stored, err := s.Store.GetQualified(partner, id, nil)
+	stored, err := s.Store.GetQualified(context.Background(), partner, id, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

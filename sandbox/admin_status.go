@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -49,12 +50,12 @@ func (s *Server) moveReferralStatus(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	vars := pathVars(r)
-	found, err := s.backend.Records.FindReferral(vars["outcomes_id"])
+	found, err := s.backend.Records.FindReferral(r.Context(), vars["outcomes_id"])
 	if err == nil && !s.trialNamed(vars["trial_id"], found.TrialID) {
 		err = store.ErrNotFound
 	}
 	if err == nil {
-		found, err = s.backend.Records.UpdateReferral(found.ClientID, found.OutcomesID, func(ref *referrals.Referral) error {
+		found, err = s.backend.Records.UpdateReferral(writeContext(r), found.ClientID, found.OutcomesID, func(ref *referrals.Referral) error {
 			if !referrals.CanMove(ref.Status, m.Status) {
 				return errBadTransition{ref.Status, m.Status}
 			}
@@ -79,10 +80,10 @@ func (s *Server) moveQualifiedStatus(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := pathVars(r)["external_source_id"]
-	owner, err := s.qualifiedOwner(id, m.ClientID)
+	owner, err := s.qualifiedOwner(r.Context(), id, m.ClientID)
 	var updated referrals.QualifiedReferral
 	if err == nil {
-		updated, err = s.backend.Records.UpdateQualified(owner, id, func(q *referrals.QualifiedReferral) error {
+		updated, err = s.backend.Records.UpdateQualified(writeContext(r), owner, id, func(q *referrals.QualifiedReferral) error {
 			return changeQualifiedStatus(q, statusChange{
 				To: m.Status, At: s.now(owner), Actor: "sandbox-admin", RequestID: requestID(r),
 			})
@@ -128,17 +129,17 @@ func changeQualifiedStatus(q *referrals.QualifiedReferral, c statusChange) error
 
 // qualifiedOwner finds which partner holds externalSourceId, or checks the
 // one given.
-func (s *Server) qualifiedOwner(id, clientID string) (string, error) {
+func (s *Server) qualifiedOwner(ctx context.Context, id, clientID string) (string, error) {
 	if clientID != "" {
 		return clientID, nil
 	}
-	clients, err := s.backend.Records.Clients()
+	clients, err := s.backend.Records.Clients(ctx)
 	if err != nil {
 		return "", err
 	}
 	var owners []string
 	for _, c := range clients {
-		if _, err := s.backend.Records.GetQualified(c, id, nil); err == nil {
+		if _, err := s.backend.Records.GetQualified(ctx, c, id, nil); err == nil {
 			owners = append(owners, c)
 		}
 	}

@@ -29,7 +29,7 @@ func (s *Server) getQualifiedAuditTrail(w http.ResponseWriter, r *http.Request, 
 		s.fail(w, r, err)
 		return
 	}
-	trail, next, err := s.backend.Records.QualifiedAuditTrail(caller.ClientID, mux.Vars(r)["external_source_id"], page)
+	trail, next, err := s.backend.Records.QualifiedAuditTrail(r.Context(), caller.ClientID, mux.Vars(r)["external_source_id"], page)
 	if errors.Is(err, store.ErrNotFound) {
 		s.problem(w, r, newProblem(http.StatusNotFound, "no qualified referral with that externalSourceId"))
 		return

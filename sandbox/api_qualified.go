@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/url"
@@ -53,9 +54,9 @@ func (s *Server) listQualified(w http.ResponseWriter, r *http.Request, caller id
 		s.fail(w, r, err)
 		return
 	}
-	items, next, err := s.backend.Records.ListQualified(caller.ClientID, page, s.viewedBy(r, caller))
+	items, next, err := s.backend.Records.ListQualified(writeContext(r), caller.ClientID, page, s.viewedBy(r, caller))
 	if err == nil {
-		items, err = s.settleAll(items, requestID(r))
+		items, err = s.settleAll(writeContext(r), items, requestID(r))
 	}
 	if err != nil {
 		s.fail(w, r, listError(err))
@@ -72,9 +73,9 @@ func (s *Server) listQualified(w http.ResponseWriter, r *http.Request, caller id
 }
 
 func (s *Server) getQualified(w http.ResponseWriter, r *http.Request, caller idp.Principal) {
-	q, err := s.backend.Records.GetQualified(caller.ClientID, pathVars(r)["external_source_id"], s.viewedBy(r, caller))
+	q, err := s.backend.Records.GetQualified(writeContext(r), caller.ClientID, pathVars(r)["external_source_id"], s.viewedBy(r, caller))
 	if err == nil {
-		q, err = s.settleQualified(q, requestID(r))
+		q, err = s.settleQualified(writeContext(r), q, requestID(r))
 	}
 	if errors.Is(err, store.ErrNotFound) {
 		s.problem(w, r, newProblem(http.StatusNotFound, "no qualified referral with that externalSourceId"))
@@ -110,7 +111,7 @@ func (s *Server) storeQualified(w http.ResponseWriter, r *http.Request, q referr
 		s.storeQualifiedJSON(w, r, c, q)
 		return
 	}
-	err := s.backend.Records.CreateQualified(q)
+	err := s.backend.Records.CreateQualified(writeContext(r), q)
 	if errors.Is(err, store.ErrConflict) {
 		s.qualifiedConflict(w, r, q.ExternalSourceID)
 		return
@@ -127,7 +128,7 @@ func (s *Server) storeQualified(w http.ResponseWriter, r *http.Request, q referr
 // JSON as it stores it (the embedded store): the record is encoded once,
 // for the store and for the answer.
 type qualifiedJSONCreator interface {
-	CreateQualifiedJSON(b []byte, q referrals.QualifiedReferral) ([]byte, error)
+	CreateQualifiedJSON(ctx context.Context, b []byte, q referrals.QualifiedReferral) ([]byte, error)
 }
 
 // storeQualifiedJSON is storeQualified through a qualifiedJSONCreator: the
@@ -136,7 +137,7 @@ type qualifiedJSONCreator interface {
 func (s *Server) storeQualifiedJSON(w http.ResponseWriter, r *http.Request, c qualifiedJSONCreator, q referrals.QualifiedReferral) {
 	buf := s.pageBuffer()
 	defer s.releasePageBuffer(buf)
-	b, err := c.CreateQualifiedJSON((*buf)[:0], q)
+	b, err := c.CreateQualifiedJSON(writeContext(r), (*buf)[:0], q)
 	*buf = b
 	switch {
 	case errors.Is(err, store.ErrConflict):

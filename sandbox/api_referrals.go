@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -43,7 +44,7 @@ func (s *Server) createReferral(w http.ResponseWriter, r *http.Request, caller i
 		Notes:       req.Notes,
 	}
 	noteSubmission(r, trialID, req.Patient)
-	if err := s.backend.Records.CreateReferral(ref); err != nil {
+	if err := s.backend.Records.CreateReferral(writeContext(r), ref); err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -62,7 +63,7 @@ func (s *Server) listReferrals(w http.ResponseWriter, r *http.Request, caller id
 		s.writeReferralsPage(w, r, l, caller.ClientID, page)
 		return
 	}
-	items, next, err := s.backend.Records.ListReferrals(caller.ClientID, page)
+	items, next, err := s.backend.Records.ListReferrals(r.Context(), caller.ClientID, page)
 	if err != nil {
 		s.fail(w, r, listError(err))
 		return
@@ -82,7 +83,7 @@ func (s *Server) listReferrals(w http.ResponseWriter, r *http.Request, caller id
 // a record exists.
 func (s *Server) getReferral(w http.ResponseWriter, r *http.Request, caller idp.Principal) {
 	vars := pathVars(r)
-	ref, err := s.backend.Records.GetReferral(caller.ClientID, vars["outcomes_id"])
+	ref, err := s.backend.Records.GetReferral(r.Context(), caller.ClientID, vars["outcomes_id"])
 	if err == nil && !s.trialNamed(vars["trial_id"], ref.TrialID) {
 		err = store.ErrNotFound
 	}
@@ -136,7 +137,7 @@ func referralPath(ref referrals.Referral) string {
 // the API writes them (the embedded store): a page is then written without
 // decoding and encoding every record again.
 type referralsJSONLister interface {
-	AppendReferralsJSON(b []byte, clientID string, page store.Page) ([]byte, string, error)
+	AppendReferralsJSON(ctx context.Context, b []byte, clientID string, page store.Page) ([]byte, string, error)
 }
 
 // writeReferralsPage writes what writeJSON writes for a referralsPage of
@@ -146,7 +147,7 @@ func (s *Server) writeReferralsPage(w http.ResponseWriter, r *http.Request, l re
 	buf := s.pageBuffer()
 	defer s.releasePageBuffer(buf)
 	b := append((*buf)[:0], `{"referrals":[`...)
-	b, next, err := l.AppendReferralsJSON(b, clientID, page)
+	b, next, err := l.AppendReferralsJSON(r.Context(), b, clientID, page)
 	if err != nil {
 		s.fail(w, r, listError(err))
 		return

@@ -43,7 +43,7 @@ func TestClusterKeySpread(t *testing.T) {
 	for c := range clients {
 		client := fmt.Sprintf("client-%03d", c)
 		for r := range 3 {
-			err := st.CreateReferral(referrals.Referral{TrialID: "TRIAL-001", OutcomesID: fmt.Sprintf("R-%d", r), ClientID: client,
+			err := st.CreateReferral(ctx, referrals.Referral{TrialID: "TRIAL-001", OutcomesID: fmt.Sprintf("R-%d", r), ClientID: client,
 				Status: referrals.StatusReceived, SubmittedAt: "2025-10-13T09:00:00Z",
 				Patient: referrals.Patient{FirstName: "Ada", LastName: "Lovelace", DateOfBirth: "1990-01-02", Gender: "female"}})
 			if err != nil {

@@ -130,7 +130,7 @@ func (s *Server) createReferralByContract(w http.ResponseWriter, r *http.Request
 		SubmittedAt: now.UTC().Format(referrals.TimestampLayout),
 		Submission:  raw,
 	}
-	if err := s.backend.Records.CreateReferral(ref); err != nil {
+	if err := s.backend.Records.CreateReferral(writeContext(r), ref); err != nil {
 		s.fail(w, r, err)
 		return
 	}

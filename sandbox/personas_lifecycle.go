@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"time"
@@ -27,7 +28,7 @@ import (
 // their audit entries (stamped now, by requestID). A record that is no
 // persona, or has nothing due, is returned as it is without a write. A
 // store error is returned, never swallowed.
-func (s *Server) settleQualified(q referrals.QualifiedReferral, requestID string) (referrals.QualifiedReferral, error) {
+func (s *Server) settleQualified(ctx context.Context, q referrals.QualifiedReferral, requestID string) (referrals.QualifiedReferral, error) {
 	life, ok := fixtures.LifecycleOf(q.Patient)
 	if !ok {
 		return q, nil
@@ -36,7 +37,7 @@ func (s *Server) settleQualified(q referrals.QualifiedReferral, requestID string
 	if err != nil || len(life.Due(q.Status, elapsed)) == 0 {
 		return q, err
 	}
-	settled, err := s.backend.Records.UpdateQualified(q.ClientID, q.ExternalSourceID, func(rec *referrals.QualifiedReferral) error {
+	settled, err := s.backend.Records.UpdateQualified(ctx, q.ClientID, q.ExternalSourceID, func(rec *referrals.QualifiedReferral) error {
 		elapsed, err := s.sinceSubmitted(*rec)
 		if err != nil {
 			return err
@@ -60,10 +61,10 @@ func (s *Server) settleQualified(q referrals.QualifiedReferral, requestID string
 // settleAll returns items with every record settled. The slice it was
 // given is left alone (a store may share it between readers); a copy is
 // made only when a record moved.
-func (s *Server) settleAll(items []referrals.QualifiedReferral, requestID string) ([]referrals.QualifiedReferral, error) {
+func (s *Server) settleAll(ctx context.Context, items []referrals.QualifiedReferral, requestID string) ([]referrals.QualifiedReferral, error) {
 	out := items
 	for i := range items {
-		settled, err := s.settleQualified(items[i], requestID)
+		settled, err := s.settleQualified(ctx, items[i], requestID)
 		if err != nil {
 			return nil, err
 		}

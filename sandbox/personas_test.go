@@ -1,6 +1,7 @@
 package sandbox_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -272,11 +273,11 @@ type failingUpdates struct {
 	fail atomic.Bool
 }
 
-func (f *failingUpdates) UpdateQualified(clientID, id string, fn func(*referrals.QualifiedReferral) error) (referrals.QualifiedReferral, error) {
+func (f *failingUpdates) UpdateQualified(ctx context.Context, clientID, id string, fn func(*referrals.QualifiedReferral) error) (referrals.QualifiedReferral, error) {
 	if f.fail.Load() {
 		return referrals.QualifiedReferral{}, fmt.Errorf("update: %w", store.ErrUnavailable)
 	}
-	return f.Store.UpdateQualified(clientID, id, fn)
+	return f.Store.UpdateQualified(ctx, clientID, id, fn)
 }
 
 // TestPersonaMoveFailureIsNoSuccess: when a due move cannot be stored, the

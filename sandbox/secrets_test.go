@@ -1,6 +1,7 @@
 package sandbox_test
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -208,7 +209,7 @@ func TestSecretsRedactedByValue(t *testing.T) {
 // sandbox log a 500.
 type failingGets struct{ store.Store }
 
-func (failingGets) GetQualified(string, string, *referrals.AuditEntry) (referrals.QualifiedReferral, error) {
+func (failingGets) GetQualified(context.Context, string, string, *referrals.AuditEntry) (referrals.QualifiedReferral, error) {
 	return referrals.QualifiedReferral{}, errors.New("disk unreadable")
 }
 

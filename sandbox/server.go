@@ -185,7 +185,7 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load fixtures into the store: %w", err)
 	}
-	if err := seed(cfg.Backend.Records, records); err != nil {
+	if err := seed(context.Background(), cfg.Backend.Records, records); err != nil {
 		return nil, err
 	}
 	cfg.Fixtures = &fixtures.Set{Clients: cfg.Fixtures.Clients, Trials: cfg.Fixtures.Trials}

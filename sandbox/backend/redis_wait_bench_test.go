@@ -1,6 +1,7 @@
 package backend
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -31,7 +32,7 @@ func BenchmarkRedisWait(b *testing.B) {
 			run++
 			b.ResetTimer()
 			for i := range b.N {
-				err := st.CreateReferral(referrals.Referral{TrialID: "TRIAL-001", OutcomesID: fmt.Sprintf("R-%d-%d", run, i), ClientID: "client",
+				err := st.CreateReferral(context.Background(), referrals.Referral{TrialID: "TRIAL-001", OutcomesID: fmt.Sprintf("R-%d-%d", run, i), ClientID: "client",
 					Status: referrals.StatusReceived, SubmittedAt: "2025-10-13T09:00:00Z",
 					Patient: referrals.Patient{FirstName: "Ada", LastName: "Lovelace", DateOfBirth: "1990-01-02", Gender: "female"}})
 				if err != nil {
@@ -57,7 +58,7 @@ func TestRedisWaitWithoutReplicaFails(t *testing.T) {
 		}
 		st, err := store.OpenRedis(client, store.WithRedisPrefix(fmt.Sprintf("wait-%d:", tc.wait)))
 		if err == nil {
-			err = st.CreateReferral(referrals.Referral{TrialID: "TRIAL-001", OutcomesID: "R-1", ClientID: "client",
+			err = st.CreateReferral(context.Background(), referrals.Referral{TrialID: "TRIAL-001", OutcomesID: "R-1", ClientID: "client",
 				Status: referrals.StatusReceived, SubmittedAt: "2025-10-13T09:00:00Z",
 				Patient: referrals.Patient{FirstName: "Ada", LastName: "Lovelace", DateOfBirth: "1990-01-02", Gender: "female"}})
 		}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -310,7 +311,7 @@ func appendStoredQualified(tx *storeTx, key string, answer *[]byte) error {
 
 // QualifiedAuditTrail returns one page of the whole audit trail of the
 // client's qualified referral, oldest first.
-func (s *BuntStore) QualifiedAuditTrail(clientID, externalSourceID string, page Page) ([]referrals.AuditEntry, string, error) {
+func (s *BuntStore) QualifiedAuditTrail(_ context.Context, clientID, externalSourceID string, page Page) ([]referrals.AuditEntry, string, error) {
 	var out []referrals.AuditEntry
 	var next string
 	err := s.viewTx(func(tx *storeTx) error {

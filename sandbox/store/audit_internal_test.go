@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -49,13 +50,13 @@ func TestAuditedReadsCostConstantBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if err := s.CreateQualified(auditedRecord("alice", "Q-1")); err != nil {
+	if err := s.CreateQualified(context.Background(), auditedRecord("alice", "Q-1")); err != nil {
 		t.Fatal(err)
 	}
 	record := storedValue(t, s, "alice", "Q-1")
 	growth := func(i int) int64 {
 		before := fileSize(path)
-		if _, err := s.GetQualified("alice", "Q-1", readView(i)); err != nil {
+		if _, err := s.GetQualified(context.Background(), "alice", "Q-1", readView(i)); err != nil {
 			t.Fatal(err)
 		}
 		return fileSize(path) - before
@@ -71,7 +72,7 @@ func TestAuditedReadsCostConstantBytes(t *testing.T) {
 	if got := storedValue(t, s, "alice", "Q-1"); got != record {
 		t.Errorf("500 reads rewrote the record: %d bytes, was %d", len(got), len(record))
 	}
-	q, err := s.GetQualified("alice", "Q-1", nil)
+	q, err := s.GetQualified(context.Background(), "alice", "Q-1", nil)
 	if err != nil || q.AuditTrailTotal != 501 || len(q.AuditTrail) != TrailInRecord {
 		t.Errorf("after 500 reads: total %d, %d entries in the record (err %v); want 501 and %d", q.AuditTrailTotal, len(q.AuditTrail), err, TrailInRecord)
 	}
@@ -104,16 +105,16 @@ func TestLegacyTrailMigrates(t *testing.T) {
 		t.Fatal(err)
 	}
 	total := len(legacy.AuditTrail)
-	before, err := s.GetQualified("alice", "Q-1", nil)
+	before, err := s.GetQualified(context.Background(), "alice", "Q-1", nil)
 	if err != nil || before.AuditTrailTotal != total || len(before.AuditTrail) != TrailInRecord {
 		t.Fatalf("legacy record: total %d, %d in the record (err %v); want %d and %d", before.AuditTrailTotal, len(before.AuditTrail), err, total, TrailInRecord)
 	}
-	page, _, err := s.QualifiedAuditTrail("alice", "Q-1", Page{Limit: MaxLimit})
+	page, _, err := s.QualifiedAuditTrail(context.Background(), "alice", "Q-1", Page{Limit: MaxLimit})
 	if err != nil || len(page) != total {
 		t.Fatalf("legacy trail pages %d entries (err %v), want %d", len(page), err, total)
 	}
 
-	after, err := s.GetQualified("alice", "Q-1", readView(999))
+	after, err := s.GetQualified(context.Background(), "alice", "Q-1", readView(999))
 	if err != nil || after.AuditTrailTotal != total+1 || after.AuditTrail[len(after.AuditTrail)-1].RequestID != "00000999" {
 		t.Fatalf("first audited read: total %d, last %+v (err %v)", after.AuditTrailTotal, after.AuditTrail[len(after.AuditTrail)-1], err)
 	}
@@ -121,7 +122,7 @@ func TestLegacyTrailMigrates(t *testing.T) {
 	if _, record := splitValue(storedValue(t, s, "alice", "Q-1")); json.Unmarshal([]byte(record), &stored) != nil || len(stored.AuditTrail) != 0 {
 		t.Errorf("the record still holds %d audit entries after migrating", len(stored.AuditTrail))
 	}
-	page, _, err = s.QualifiedAuditTrail("alice", "Q-1", Page{Limit: MaxLimit})
+	page, _, err = s.QualifiedAuditTrail(context.Background(), "alice", "Q-1", Page{Limit: MaxLimit})
 	if err != nil || len(page) != total+1 || page[0].Action != referrals.AuditSubmitted || page[1].RequestID != "00000000" {
 		t.Errorf("migrated trail: %d entries (err %v), want %d in the old order", len(page), err, total+1)
 	}
@@ -170,10 +171,10 @@ func TestNewRecordStartsANewTrail(t *testing.T) {
 				}
 				q := auditedRecord("alice", "Q-1")
 				if how == "CreateQualified" {
-					err = s.CreateQualified(q)
+					err = s.CreateQualified(context.Background(), q)
 				} else {
 					var answer []byte
-					answer, err = s.CreateQualifiedJSON(nil, q)
+					answer, err = s.CreateQualifiedJSON(context.Background(), nil, q)
 					var got referrals.QualifiedReferral
 					if jerr := json.Unmarshal(answer, &got); err == nil && (jerr != nil || got.AuditTrailTotal != 1 || len(got.AuditTrail) != 1) {
 						t.Errorf("the answer's trail: %d of %d entries (%v): %s; want the new record's one", len(got.AuditTrail), got.AuditTrailTotal, jerr, answer)
@@ -183,7 +184,7 @@ func TestNewRecordStartsANewTrail(t *testing.T) {
 					t.Fatal(err)
 				}
 				check := func(when string) {
-					got, err := s.GetQualified("alice", "Q-1", nil)
+					got, err := s.GetQualified(context.Background(), "alice", "Q-1", nil)
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -17,7 +18,7 @@ import (
 const clientPrefix = "c:"
 
 // PutClient stores or replaces a runtime client.
-func (s *BuntStore) PutClient(c referrals.Client) error {
+func (s *BuntStore) PutClient(_ context.Context, c referrals.Client) error {
 	data, err := encodeClient(c)
 	if err != nil {
 		return err
@@ -33,7 +34,7 @@ func (s *BuntStore) PutClient(c referrals.Client) error {
 }
 
 // DeleteClient removes a runtime client; a missing one is not an error.
-func (s *BuntStore) DeleteClient(clientID string) error {
+func (s *BuntStore) DeleteClient(_ context.Context, clientID string) error {
 	err := s.updateTx(func(tx *storeTx) error {
 		_, err := tx.Delete(clientPrefix + escape(clientID))
 		return err
@@ -45,7 +46,7 @@ func (s *BuntStore) DeleteClient(clientID string) error {
 }
 
 // RuntimeClients returns every stored runtime client, by key order.
-func (s *BuntStore) RuntimeClients() ([]referrals.Client, error) {
+func (s *BuntStore) RuntimeClients(_ context.Context) ([]referrals.Client, error) {
 	var out []referrals.Client
 	err := s.viewTx(func(tx *storeTx) error {
 		var decodeErr error
@@ -72,16 +73,16 @@ func (s *BuntStore) RuntimeClients() ([]referrals.Client, error) {
 // ResetClient replaces the client's records of both kinds with its records
 // in set (none when set is nil), in one transaction; other clients' records
 // are untouched.
-func (s *BuntStore) ResetClient(clientID string, set *fixtures.Set) error {
+func (s *BuntStore) ResetClient(ctx context.Context, clientID string, set *fixtures.Set) error {
 	e, err := EncodeSet(set.OfClient(clientID))
 	if err != nil {
 		return fmt.Errorf("reset client %q: %w", clientID, err)
 	}
-	return s.ResetClientEncoded(clientID, e)
+	return s.ResetClientEncoded(ctx, clientID, e)
 }
 
 // ResetClientEncoded is ResetClient with records already encoded.
-func (s *BuntStore) ResetClientEncoded(clientID string, e *EncodedSet) error {
+func (s *BuntStore) ResetClientEncoded(_ context.Context, clientID string, e *EncodedSet) error {
 	e = e.ofClient(clientID)
 	err := s.loadTx(func(tx *storeTx) error {
 		for _, kind := range []string{referralPrefix, qualifiedPrefix} {

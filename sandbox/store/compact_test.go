@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -63,7 +64,7 @@ func TestStoredReferralsReadBackExactly(t *testing.T) {
 	s := mustOpen(t, path)
 	want := map[string]referrals.Referral{}
 	for _, r := range awkwardReferrals() {
-		noErr(t, s.CreateReferral(r))
+		noErr(t, s.CreateReferral(context.Background(), r))
 		at, err := store.CanonicalTimestamp(r.SubmittedAt)
 		noErr(t, err)
 		r.SubmittedAt = at
@@ -77,27 +78,27 @@ func TestStoredReferralsReadBackExactly(t *testing.T) {
 	check := func(when string) {
 		t.Helper()
 		for _, r := range want {
-			got, err := s.GetReferral(r.ClientID, r.OutcomesID)
+			got, err := s.GetReferral(context.Background(), r.ClientID, r.OutcomesID)
 			if err != nil || !reflect.DeepEqual(got, r) {
 				t.Errorf("%s: GetReferral(%q, %q) = %+v, %v; want %+v", when, r.ClientID, r.OutcomesID, got, err, r)
 			}
-			found, err := s.FindReferral(r.OutcomesID)
+			found, err := s.FindReferral(context.Background(), r.OutcomesID)
 			if err != nil || !reflect.DeepEqual(found, r) {
 				t.Errorf("%s: FindReferral(%q) = %+v, %v; want %+v", when, r.OutcomesID, found, err, r)
 			}
-			list, _, err := s.ListReferrals(r.ClientID, store.Page{})
+			list, _, err := s.ListReferrals(context.Background(), r.ClientID, store.Page{})
 			noErr(t, err)
 			wantJSON, err := json.Marshal(list)
 			noErr(t, err)
 			for pass := range 2 { // verified, then written through
-				got, _, err := s.AppendReferralsJSON(nil, r.ClientID, store.Page{})
+				got, _, err := s.AppendReferralsJSON(context.Background(), nil, r.ClientID, store.Page{})
 				noErr(t, err)
 				if "["+string(got)+"]" != string(wantJSON) {
 					t.Errorf("%s, pass %d: AppendReferralsJSON of %q\n[%s]\nwant\n%s", when, pass, r.ClientID, got, wantJSON)
 				}
 			}
 		}
-		list, _, err := s.ListReferrals("partner", store.Page{})
+		list, _, err := s.ListReferrals(context.Background(), "partner", store.Page{})
 		noErr(t, err)
 		var ids []string
 		for _, r := range list {
@@ -174,24 +175,24 @@ func TestFileOfTheOlderFormOpens(t *testing.T) {
 	s := mustOpen(t, path)
 	t.Cleanup(func() { _ = s.Close() })
 	for _, r := range old {
-		got, err := s.GetReferral(r.ClientID, r.OutcomesID)
+		got, err := s.GetReferral(context.Background(), r.ClientID, r.OutcomesID)
 		if err != nil || !reflect.DeepEqual(got, r) {
 			t.Errorf("GetReferral(%q, %q) = %+v, %v; want %+v", r.ClientID, r.OutcomesID, got, err, r)
 		}
 	}
-	noErr(t, s.CreateReferral(referral("alice", "NEW-2", "2025-10-13T09:00:02Z")))
-	noErr(t, s.CreateReferral(referral("alice", "NEW-4", "2025-10-13T09:00:05Z")))
-	updated, err := s.UpdateReferral("alice", "OLD-3", func(r *referrals.Referral) error {
+	noErr(t, s.CreateReferral(context.Background(), referral("alice", "NEW-2", "2025-10-13T09:00:02Z")))
+	noErr(t, s.CreateReferral(context.Background(), referral("alice", "NEW-4", "2025-10-13T09:00:05Z")))
+	updated, err := s.UpdateReferral(context.Background(), "alice", "OLD-3", func(r *referrals.Referral) error {
 		r.Status = referrals.StatusEnrolled
 		return nil
 	})
 	noErr(t, err)
-	if got, err := s.GetReferral("alice", "OLD-3"); err != nil || !reflect.DeepEqual(got, updated) || got.Status != referrals.StatusEnrolled {
+	if got, err := s.GetReferral(context.Background(), "alice", "OLD-3"); err != nil || !reflect.DeepEqual(got, updated) || got.Status != referrals.StatusEnrolled {
 		t.Errorf("after the update: %+v, %v; want %+v", got, err, updated)
 	}
 	var ids []string
 	for cursor := ""; ; {
-		page, next, err := s.ListReferrals("alice", store.Page{Limit: 2, Cursor: cursor})
+		page, next, err := s.ListReferrals(context.Background(), "alice", store.Page{Limit: 2, Cursor: cursor})
 		noErr(t, err)
 		for _, r := range page {
 			ids = append(ids, r.OutcomesID)
@@ -203,7 +204,7 @@ func TestFileOfTheOlderFormOpens(t *testing.T) {
 	if got, want := strings.Join(ids, ","), "OLD-5,NEW-4,OLD-3,NEW-2,OLD-1"; got != want {
 		t.Errorf("alice's listing in pages of 2: %s, want %s", got, want)
 	}
-	if clients, err := s.Clients(); err != nil || strings.Join(clients, ",") != "a:b,alice" {
+	if clients, err := s.Clients(context.Background()); err != nil || strings.Join(clients, ",") != "a:b,alice" {
 		t.Errorf("Clients() = %v, %v; want [a:b alice]", clients, err)
 	}
 	noErr(t, s.Close())

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"encoding/json"
 	"path/filepath"
 	"strings"
@@ -31,7 +32,7 @@ func TestAppendReferralsJSON(t *testing.T) {
 		referral(client, "e", "2026-01-05T00:00:00Z"),
 	} {
 		r.Notes = "<b>&</b>"
-		if err := s.CreateReferral(r); err != nil {
+		if err := s.CreateReferral(context.Background(), r); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -79,7 +80,7 @@ func TestAppendReferralsJSON(t *testing.T) {
 			pages, cursor := 0, ""
 			for {
 				page := store.Page{Limit: limit, Cursor: cursor}
-				want, wantNext, err := s.ListReferrals(client, page)
+				want, wantNext, err := s.ListReferrals(context.Background(), client, page)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -87,7 +88,7 @@ func TestAppendReferralsJSON(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				got, next, err := s.AppendReferralsJSON([]byte("prefix["), client, page)
+				got, next, err := s.AppendReferralsJSON(context.Background(), []byte("prefix["), client, page)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -106,7 +107,7 @@ func TestAppendReferralsJSON(t *testing.T) {
 	}
 	check("first listing")
 	check("second listing")
-	if _, err := s.UpdateReferral(client, "c", func(r *referrals.Referral) error {
+	if _, err := s.UpdateReferral(context.Background(), client, "c", func(r *referrals.Referral) error {
 		r.Status = referrals.StatusEnrolled
 		return nil
 	}); err != nil {

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -214,43 +215,43 @@ func auditPrefixOfKey(key string) string {
 // encodedLoader is a store that loads an EncodedSet as it is (the embedded
 // store); any other store is given the set decoded.
 type encodedLoader interface {
-	SeedEncoded(e *EncodedSet) error
-	ResetEncoded(e *EncodedSet) error
-	ResetClientEncoded(clientID string, e *EncodedSet) error
+	SeedEncoded(ctx context.Context, e *EncodedSet) error
+	ResetEncoded(ctx context.Context, e *EncodedSet) error
+	ResetClientEncoded(ctx context.Context, clientID string, e *EncodedSet) error
 }
 
 // SeedFrom is st.Seed with e's records.
-func SeedFrom(st Store, e *EncodedSet) error {
+func SeedFrom(ctx context.Context, st Store, e *EncodedSet) error {
 	if l, ok := st.(encodedLoader); ok {
-		return l.SeedEncoded(e)
+		return l.SeedEncoded(ctx, e)
 	}
 	set, err := e.Set()
 	if err != nil {
 		return fmt.Errorf("seed store: %w", err)
 	}
-	return st.Seed(set)
+	return st.Seed(ctx, set)
 }
 
 // ResetFrom is st.Reset with e's records.
-func ResetFrom(st Store, e *EncodedSet) error {
+func ResetFrom(ctx context.Context, st Store, e *EncodedSet) error {
 	if l, ok := st.(encodedLoader); ok {
-		return l.ResetEncoded(e)
+		return l.ResetEncoded(ctx, e)
 	}
 	set, err := e.Set()
 	if err != nil {
 		return fmt.Errorf("reset store: %w", err)
 	}
-	return st.Reset(set)
+	return st.Reset(ctx, set)
 }
 
 // ResetClientFrom is st.ResetClient with e's records.
-func ResetClientFrom(st Store, clientID string, e *EncodedSet) error {
+func ResetClientFrom(ctx context.Context, st Store, clientID string, e *EncodedSet) error {
 	if l, ok := st.(encodedLoader); ok {
-		return l.ResetClientEncoded(clientID, e)
+		return l.ResetClientEncoded(ctx, clientID, e)
 	}
 	set, err := e.ofClient(clientID).Set()
 	if err != nil {
 		return fmt.Errorf("reset client %q: %w", clientID, err)
 	}
-	return st.ResetClient(clientID, set)
+	return st.ResetClient(ctx, clientID, set)
 }

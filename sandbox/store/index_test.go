@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -20,10 +21,10 @@ import (
 func listIDs(t *testing.T, s store.Store, clientID string) (refs, qualified []string) {
 	t.Helper()
 	refs = pageIDs(t, "referrals of "+clientID, func(p store.Page) ([]referrals.Referral, string, error) {
-		return s.ListReferrals(clientID, p)
+		return s.ListReferrals(context.Background(), clientID, p)
 	}, func(r referrals.Referral) string { return r.OutcomesID })
 	qualified = pageIDs(t, "qualified referrals of "+clientID, func(p store.Page) ([]referrals.QualifiedReferral, string, error) {
-		return s.ListQualified(clientID, p, nil)
+		return s.ListQualified(context.Background(), clientID, p, nil)
 	}, func(q referrals.QualifiedReferral) string { return q.ExternalSourceID })
 	return refs, qualified
 }
@@ -76,7 +77,7 @@ func TestListingAfterFailedWrites(t *testing.T) {
 				},
 				QualifiedReferrals: []referrals.QualifiedReferral{qualified("alice", "Q-1", "2025-10-13T09:00:04.000000Z")},
 			}
-			if err := s.Seed(set); err != nil {
+			if err := s.Seed(context.Background(), set); err != nil {
 				t.Fatal(err)
 			}
 			before := listing(t, s, "alice", "bob")
@@ -87,19 +88,19 @@ func TestListingAfterFailedWrites(t *testing.T) {
 				referral("alice", "R-9", "2025-10-13T09:00:09.000000Z"),
 				referral("alice", "R-9", "2025-10-13T09:00:09.000000Z"),
 			}, QualifiedReferrals: []referrals.QualifiedReferral{qualified("alice", "Q-9", "2025-10-13T09:00:09.000000Z")}}
-			if err := s.Load(conflicting); !errors.Is(err, store.ErrConflict) {
+			if err := s.Load(context.Background(), conflicting); !errors.Is(err, store.ErrConflict) {
 				t.Fatalf("Load of a set with a duplicate = %v, want ErrConflict", err)
 			}
 			if got := listing(t, s, "alice", "bob"); got != before {
 				t.Fatalf("after a failed Load the listings are\n%swant\n%s", got, before)
 			}
-			if err := s.ResetClient("alice", conflicting); !errors.Is(err, store.ErrConflict) {
+			if err := s.ResetClient(context.Background(), "alice", conflicting); !errors.Is(err, store.ErrConflict) {
 				t.Fatalf("ResetClient to a set with a duplicate = %v, want ErrConflict", err)
 			}
 			if got := listing(t, s, "alice", "bob"); got != before {
 				t.Fatalf("after a failed ResetClient the listings are\n%swant\n%s", got, before)
 			}
-			if err := s.Reset(conflicting); !errors.Is(err, store.ErrConflict) {
+			if err := s.Reset(context.Background(), conflicting); !errors.Is(err, store.ErrConflict) {
 				t.Fatalf("Reset to a set with a duplicate = %v, want ErrConflict", err)
 			}
 			if got := listing(t, s, "alice", "bob"); got != before {
@@ -108,17 +109,17 @@ func TestListingAfterFailedWrites(t *testing.T) {
 
 			// Later writes land in place, and deleting what the failed
 			// writes touched leaves nothing of theirs behind.
-			if err := s.CreateReferral(referral("alice", "R-0", "2025-10-13T09:00:00.000000Z")); err != nil {
+			if err := s.CreateReferral(context.Background(), referral("alice", "R-0", "2025-10-13T09:00:00.000000Z")); err != nil {
 				t.Fatal(err)
 			}
-			if err := s.ResetClient("alice", &fixtures.Set{Referrals: []referrals.Referral{referral("alice", "R-3", "2025-10-13T09:00:05.000000Z")}}); err != nil {
+			if err := s.ResetClient(context.Background(), "alice", &fixtures.Set{Referrals: []referrals.Referral{referral("alice", "R-3", "2025-10-13T09:00:05.000000Z")}}); err != nil {
 				t.Fatal(err)
 			}
 			want := "alice: referrals [\"R-3\"] qualified []\nbob: referrals [\"R-1\"] qualified []\n"
 			if got := listing(t, s, "alice", "bob"); got != want {
 				t.Fatalf("listings are\n%swant\n%s", got, want)
 			}
-			if err := s.Reset(set); err != nil {
+			if err := s.Reset(context.Background(), set); err != nil {
 				t.Fatal(err)
 			}
 			if got := listing(t, s, "alice", "bob"); got != before {
@@ -149,24 +150,24 @@ func TestListingRebuiltOnOpen(t *testing.T) {
 			set.QualifiedReferrals = append(set.QualifiedReferrals, qualified(c, fmt.Sprintf("Q-%03d", i), at()))
 		}
 	}
-	if err := s.Seed(&set); err != nil {
+	if err := s.Seed(context.Background(), &set); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 80 {
 		c := clients[rng.IntN(len(clients))]
-		if err := s.CreateReferral(referral(c, fmt.Sprintf("N-%03d", i), at())); err != nil {
+		if err := s.CreateReferral(context.Background(), referral(c, fmt.Sprintf("N-%03d", i), at())); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for _, r := range set.Referrals[:40] {
-		if _, err := s.UpdateReferral(r.ClientID, r.OutcomesID, func(r *referrals.Referral) error {
+		if _, err := s.UpdateReferral(context.Background(), r.ClientID, r.OutcomesID, func(r *referrals.Referral) error {
 			r.Status = referrals.StatusEnrolled
 			return nil
 		}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := s.ResetClient("bob", &set); err != nil {
+	if err := s.ResetClient(context.Background(), "bob", &set); err != nil {
 		t.Fatal(err)
 	}
 	live := listing(t, s, clients...)
@@ -209,7 +210,7 @@ func allCreated(t *testing.T, s store.Store, clientID string) []referrals.Referr
 	t.Helper()
 	var out []referrals.Referral
 	for i := range 80 {
-		r, err := s.GetReferral(clientID, fmt.Sprintf("N-%03d", i))
+		r, err := s.GetReferral(context.Background(), clientID, fmt.Sprintf("N-%03d", i))
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 		case err != nil:
@@ -249,7 +250,7 @@ func TestListingWhileWriting(t *testing.T) {
 				wg.Go(func() {
 					for i := range perWriter {
 						at := time.Date(2025, 10, 13, 9, w, i, 0, time.UTC).Format(referrals.TimestampLayout)
-						if err := s.CreateReferral(referral("alice", fmt.Sprintf("W%d-%03d", w, i), at)); err != nil {
+						if err := s.CreateReferral(context.Background(), referral("alice", fmt.Sprintf("W%d-%03d", w, i), at)); err != nil {
 							errs <- err
 							return
 						}
@@ -263,11 +264,11 @@ func TestListingWhileWriting(t *testing.T) {
 				}}
 				good := &fixtures.Set{Referrals: []referrals.Referral{referral("bob", "B-1", "2025-10-13T10:00:00.000000Z")}}
 				for range 10 {
-					if err := s.Load(bad); !errors.Is(err, store.ErrConflict) {
+					if err := s.Load(context.Background(), bad); !errors.Is(err, store.ErrConflict) {
 						errs <- fmt.Errorf("Load of a duplicate: %v", err)
 						return
 					}
-					if err := s.ResetClient("bob", good); err != nil {
+					if err := s.ResetClient(context.Background(), "bob", good); err != nil {
 						errs <- err
 						return
 					}
@@ -282,7 +283,7 @@ func TestListingWhileWriting(t *testing.T) {
 							return
 						default:
 						}
-						page, _, err := s.ListReferrals("alice", store.Page{Limit: 20})
+						page, _, err := s.ListReferrals(context.Background(), "alice", store.Page{Limit: 20})
 						if err != nil {
 							errs <- err
 							return

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"fmt"
 	"slices"
 
@@ -9,7 +10,7 @@ import (
 
 // CreateQualified stores a new qualified referral; its audit trail goes to
 // audit keys (see audit.go).
-func (s *BuntStore) CreateQualified(q referrals.QualifiedReferral) error {
+func (s *BuntStore) CreateQualified(_ context.Context, q referrals.QualifiedReferral) error {
 	err := s.updateTx(func(tx *storeTx) error { return insertQualified(tx, q, nil) })
 	if err != nil {
 		return fmt.Errorf("create qualified referral %q of client %q: %w", q.ExternalSourceID, q.ClientID, err)
@@ -22,7 +23,7 @@ func (s *BuntStore) CreateQualified(q referrals.QualifiedReferral) error {
 // json.Marshal writes for it: the JSON stored for the record with its
 // audit trail spliced in, so a POST encodes the record once. On an error
 // it returns b as it was.
-func (s *BuntStore) CreateQualifiedJSON(b []byte, q referrals.QualifiedReferral) ([]byte, error) {
+func (s *BuntStore) CreateQualifiedJSON(_ context.Context, b []byte, q referrals.QualifiedReferral) ([]byte, error) {
 	n := len(b)
 	err := s.updateTx(func(tx *storeTx) error { return insertQualified(tx, q, &b) })
 	if err != nil {
@@ -34,7 +35,7 @@ func (s *BuntStore) CreateQualifiedJSON(b []byte, q referrals.QualifiedReferral)
 // GetQualified returns the client's qualified referral, recording view in
 // its audit trail when view is not nil. Recording appends one audit key;
 // the record itself is not rewritten.
-func (s *BuntStore) GetQualified(clientID, externalSourceID string, view *referrals.AuditEntry) (referrals.QualifiedReferral, error) {
+func (s *BuntStore) GetQualified(_ context.Context, clientID, externalSourceID string, view *referrals.AuditEntry) (referrals.QualifiedReferral, error) {
 	key := recordKey(qualifiedPrefix, clientID, externalSourceID)
 	var rec referrals.QualifiedReferral
 	read := func(tx *storeTx) error {
@@ -63,7 +64,7 @@ func (s *BuntStore) GetQualified(clientID, externalSourceID string, view *referr
 
 // ListQualified returns one page of the client's qualified referrals, newest
 // first, recording view on each returned record when view is not nil.
-func (s *BuntStore) ListQualified(clientID string, page Page, view *referrals.AuditEntry) ([]referrals.QualifiedReferral, string, error) {
+func (s *BuntStore) ListQualified(_ context.Context, clientID string, page Page, view *referrals.AuditEntry) ([]referrals.QualifiedReferral, string, error) {
 	var out []referrals.QualifiedReferral
 	var next string
 	read := func(tx *storeTx) error {
@@ -119,7 +120,7 @@ func recordView(tx *storeTx, key string, rec *referrals.QualifiedReferral, view 
 // atomically. fn sees the record as GetQualified returns it; entries it
 // appends to AuditTrail are appended to the stored trail, and changing the
 // entries it was given is refused (ErrInvalid): the trail is append-only.
-func (s *BuntStore) UpdateQualified(clientID, externalSourceID string, fn func(*referrals.QualifiedReferral) error) (referrals.QualifiedReferral, error) {
+func (s *BuntStore) UpdateQualified(_ context.Context, clientID, externalSourceID string, fn func(*referrals.QualifiedReferral) error) (referrals.QualifiedReferral, error) {
 	key := recordKey(qualifiedPrefix, clientID, externalSourceID)
 	var rec referrals.QualifiedReferral
 	var fnErr error

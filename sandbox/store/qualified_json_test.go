@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -54,11 +55,11 @@ func TestCreateQualifiedJSON(t *testing.T) {
 				defer func() { s.Close() }()
 				q := base
 				tt.change(&q)
-				got, err := s.CreateQualifiedJSON([]byte("before"), q)
+				got, err := s.CreateQualifiedJSON(context.Background(), []byte("before"), q)
 				if err != nil {
 					t.Fatal(err)
 				}
-				stored, err := s.GetQualified(q.ClientID, q.ExternalSourceID, nil)
+				stored, err := s.GetQualified(context.Background(), q.ClientID, q.ExternalSourceID, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -68,11 +69,11 @@ func TestCreateQualifiedJSON(t *testing.T) {
 				}
 				resend := q
 				resend.Patient.LastName, resend.AuditTrail = "Other", long[:3]
-				again, err := s.CreateQualifiedJSON([]byte("before"), resend)
+				again, err := s.CreateQualifiedJSON(context.Background(), []byte("before"), resend)
 				if !errors.Is(err, store.ErrConflict) || string(again) != "before" {
 					t.Errorf("resend: %q, %v; want the buffer unchanged and ErrConflict", again, err)
 				}
-				if kept, err := s.GetQualified(q.ClientID, q.ExternalSourceID, nil); err != nil || !reflect.DeepEqual(kept, stored) {
+				if kept, err := s.GetQualified(context.Background(), q.ClientID, q.ExternalSourceID, nil); err != nil || !reflect.DeepEqual(kept, stored) {
 					t.Errorf("after the resend: %+v, %v; want the record unchanged", kept, err)
 				}
 				if kind == "file" {
@@ -81,11 +82,11 @@ func TestCreateQualifiedJSON(t *testing.T) {
 						t.Fatal(err)
 					}
 					s = mustOpen(t, path)
-					if kept, err := s.GetQualified(q.ClientID, q.ExternalSourceID, nil); err != nil || !reflect.DeepEqual(kept, stored) {
+					if kept, err := s.GetQualified(context.Background(), q.ClientID, q.ExternalSourceID, nil); err != nil || !reflect.DeepEqual(kept, stored) {
 						t.Errorf("reopened after the resend: %+v, %v; want the record unchanged", kept, err)
 					}
 				}
-				if page, _, err := s.ListQualified(q.ClientID, store.Page{}, nil); err != nil || len(page) != 1 || !reflect.DeepEqual(page[0], stored) {
+				if page, _, err := s.ListQualified(context.Background(), q.ClientID, store.Page{}, nil); err != nil || len(page) != 1 || !reflect.DeepEqual(page[0], stored) {
 					t.Errorf("listed after the resend: %+v, %v; want the record once, unchanged", page, err)
 				}
 			})

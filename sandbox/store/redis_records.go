@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -104,7 +105,7 @@ const maxRegisterAttempts = 100
 //
 // limit is the quota the write must stay within: the store's for a
 // create, none for loading fixtures.
-func (s *RedisStore) write(clientID, gen string, clear bool, taken takenKeys, limit Quota, records []redisRecord) error {
+func (s *RedisStore) write(ctx context.Context, clientID, gen string, clear bool, taken takenKeys, limit Quota, records []redisRecord) error {
 	registered := ""
 	for range maxRegisterAttempts {
 		args := append([]any{gen, "0", string(taken), registered}, quotaArgs(limit)...)
@@ -114,7 +115,7 @@ func (s *RedisStore) write(clientID, gen string, clear bool, taken takenKeys, li
 		for _, r := range records {
 			args = append(args, r.args()...)
 		}
-		res, err := s.runClient(clientID, writeScript, args...)
+		res, err := s.runClient(ctx, clientID, writeScript, args...)
 		if err != nil {
 			return err
 		}
@@ -124,7 +125,7 @@ func (s *RedisStore) write(clientID, gen string, clear bool, taken takenKeys, li
 		}
 		switch {
 		case reply[0] == "register":
-			res, err := s.run(registerScript, clientID)
+			res, err := s.run(ctx, registerScript, clientID)
 			if err != nil {
 				return fmt.Errorf("list client %q: %w", clientID, err)
 			}
@@ -139,10 +140,10 @@ func (s *RedisStore) write(clientID, gen string, clear bool, taken takenKeys, li
 }
 
 // CreateReferral stores a new trial-based referral.
-func (s *RedisStore) CreateReferral(r referrals.Referral) error {
+func (s *RedisStore) CreateReferral(ctx context.Context, r referrals.Referral) error {
 	rec, err := redisReferralRecord(r)
 	if err == nil {
-		err = s.write(r.ClientID, "", false, refuseTakenUnlessSame, s.quota, []redisRecord{rec})
+		err = s.write(ctx, r.ClientID, "", false, refuseTakenUnlessSame, s.quota, []redisRecord{rec})
 	}
 	if err != nil {
 		return fmt.Errorf("create referral %q of client %q: %w", r.OutcomesID, r.ClientID, err)
@@ -151,10 +152,10 @@ func (s *RedisStore) CreateReferral(r referrals.Referral) error {
 }
 
 // CreateQualified stores a new qualified referral and its trail.
-func (s *RedisStore) CreateQualified(q referrals.QualifiedReferral) error {
+func (s *RedisStore) CreateQualified(ctx context.Context, q referrals.QualifiedReferral) error {
 	rec, err := redisQualifiedRecord(q)
 	if err == nil {
-		err = s.write(q.ClientID, "", false, refuseTakenUnlessSame, s.quota, []redisRecord{rec})
+		err = s.write(ctx, q.ClientID, "", false, refuseTakenUnlessSame, s.quota, []redisRecord{rec})
 	}
 	if err != nil {
 		return fmt.Errorf("create qualified referral %q of client %q: %w", q.ExternalSourceID, q.ClientID, err)
@@ -171,12 +172,12 @@ type readReply struct {
 
 // read runs getScript, appending view (JSON, "" for none) to a qualified
 // referral's trail.
-func (s *RedisStore) read(kind, clientID, id, view string) (readReply, error) {
+func (s *RedisStore) read(ctx context.Context, kind, clientID, id, view string) (readReply, error) {
 	run := s.runClient // a view appended to the trail is a write
 	if view == "" {
 		run = s.runClientRead
 	}
-	res, err := run(clientID, getScript, append([]any{kind, escape(id), view, TrailInRecord}, quotaArgs(s.quota)...)...)
+	res, err := run(ctx, clientID, getScript, append([]any{kind, escape(id), view, TrailInRecord}, quotaArgs(s.quota)...)...)
 	if err != nil {
 		return readReply{}, err
 	}
@@ -195,8 +196,8 @@ func (s *RedisStore) read(kind, clientID, id, view string) (readReply, error) {
 }
 
 // GetReferral returns the client's referral with that outcomesId.
-func (s *RedisStore) GetReferral(clientID, outcomesID string) (referrals.Referral, error) {
-	rep, err := s.read(redisReferral, clientID, outcomesID, "")
+func (s *RedisStore) GetReferral(ctx context.Context, clientID, outcomesID string) (referrals.Referral, error) {
+	rep, err := s.read(ctx, redisReferral, clientID, outcomesID, "")
 	var rec referrals.Referral
 	if err == nil {
 		rec, err = decodeJSON[referrals.Referral](outcomesID, rep.json)
@@ -209,8 +210,8 @@ func (s *RedisStore) GetReferral(clientID, outcomesID string) (referrals.Referra
 
 // GetQualified returns the client's qualified referral, appending view to
 // its trail in the same script when view is not nil.
-func (s *RedisStore) GetQualified(clientID, externalSourceID string, view *referrals.AuditEntry) (referrals.QualifiedReferral, error) {
-	rec, _, err := s.getQualified(clientID, externalSourceID, view)
+func (s *RedisStore) GetQualified(ctx context.Context, clientID, externalSourceID string, view *referrals.AuditEntry) (referrals.QualifiedReferral, error) {
+	rec, _, err := s.getQualified(ctx, clientID, externalSourceID, view)
 	if err != nil {
 		return referrals.QualifiedReferral{}, fmt.Errorf("get qualified referral %q of client %q: %w", externalSourceID, clientID, err)
 	}
@@ -219,7 +220,7 @@ func (s *RedisStore) GetQualified(clientID, externalSourceID string, view *refer
 
 // getQualified reads the record with its trail, and returns the raw reply
 // for UpdateQualified's compare-and-set.
-func (s *RedisStore) getQualified(clientID, id string, view *referrals.AuditEntry) (referrals.QualifiedReferral, readReply, error) {
+func (s *RedisStore) getQualified(ctx context.Context, clientID, id string, view *referrals.AuditEntry) (referrals.QualifiedReferral, readReply, error) {
 	v := ""
 	if view != nil {
 		b, err := json.Marshal(view)
@@ -228,7 +229,7 @@ func (s *RedisStore) getQualified(clientID, id string, view *referrals.AuditEntr
 		}
 		v = string(b)
 	}
-	rep, err := s.read(redisQualified, clientID, id, v)
+	rep, err := s.read(ctx, redisQualified, clientID, id, v)
 	if err != nil {
 		return referrals.QualifiedReferral{}, readReply{}, err
 	}
@@ -257,21 +258,21 @@ func decodeQualified(id, js string, total int, trail []string) (referrals.Qualif
 // client's records sit in its own slot, so it asks every client that may
 // own a record (one pipelined round trip per node), not one index: an
 // admin lookup, which a create racing with it may or may not see.
-func (s *RedisStore) FindReferral(outcomesID string) (referrals.Referral, error) {
-	rec, err := s.findReferral(outcomesID)
+func (s *RedisStore) FindReferral(ctx context.Context, outcomesID string) (referrals.Referral, error) {
+	rec, err := s.findReferral(ctx, outcomesID)
 	if err != nil {
 		return referrals.Referral{}, fmt.Errorf("find referral %q: %w", outcomesID, err)
 	}
 	return rec, nil
 }
 
-func (s *RedisStore) findReferral(outcomesID string) (referrals.Referral, error) {
-	clients, err := s.listedClients()
+func (s *RedisStore) findReferral(ctx context.Context, outcomesID string) (referrals.Referral, error) {
+	clients, err := s.listedClients(ctx)
 	if err != nil {
 		return referrals.Referral{}, err
 	}
 	sort.Slice(clients, func(i, j int) bool { return escape(clients[i]) < escape(clients[j]) })
-	found, err := s.eachClient(clients, findScript, escape(outcomesID))
+	found, err := s.eachClient(ctx, clients, findScript, escape(outcomesID))
 	if err != nil {
 		return referrals.Referral{}, err
 	}

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"testing"
@@ -20,10 +21,10 @@ func TestRedisReplicasUpdateConcurrently(t *testing.T) {
 	second := redis.NewClient(&redis.Options{Addr: first.Options().Addr, ContextTimeoutEnabled: true, ReadTimeout: -1, WriteTimeout: -1})
 	t.Cleanup(func() { _ = second.Close() })
 	replicas := []*store.RedisStore{mustOpenRedis(t, first), mustOpenRedis(t, second)}
-	if err := replicas[0].CreateQualified(qualified("alice", "Q-1", "2025-10-13T09:00:01Z")); err != nil {
+	if err := replicas[0].CreateQualified(context.Background(), qualified("alice", "Q-1", "2025-10-13T09:00:01Z")); err != nil {
 		t.Fatal(err)
 	}
-	if err := replicas[0].CreateReferral(referral("alice", "R-1", "2025-10-13T09:00:01Z")); err != nil {
+	if err := replicas[0].CreateReferral(context.Background(), referral("alice", "R-1", "2025-10-13T09:00:01Z")); err != nil {
 		t.Fatal(err)
 	}
 	const perReplica = 15
@@ -33,7 +34,7 @@ func TestRedisReplicasUpdateConcurrently(t *testing.T) {
 			wg.Add(3)
 			go func() {
 				defer wg.Done()
-				_, err := s.UpdateQualified("alice", "Q-1", func(q *referrals.QualifiedReferral) error {
+				_, err := s.UpdateQualified(context.Background(), "alice", "Q-1", func(q *referrals.QualifiedReferral) error {
 					q.AuditTrail = append(q.AuditTrail, referrals.AuditEntry{At: "2025-10-13T10:00:00.000000Z", Action: referrals.AuditStatusChanged, Actor: fmt.Sprintf("r%d-%d", r, i)})
 					return nil
 				})
@@ -44,13 +45,13 @@ func TestRedisReplicasUpdateConcurrently(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				view := referrals.AuditEntry{At: "2025-10-13T10:00:00.000000Z", Action: referrals.AuditViewed, Actor: "alice"}
-				if _, err := s.GetQualified("alice", "Q-1", &view); err != nil {
+				if _, err := s.GetQualified(context.Background(), "alice", "Q-1", &view); err != nil {
 					t.Error(err)
 				}
 			}()
 			go func() {
 				defer wg.Done()
-				_, err := s.UpdateReferral("alice", "R-1", func(ref *referrals.Referral) error {
+				_, err := s.UpdateReferral(context.Background(), "alice", "R-1", func(ref *referrals.Referral) error {
 					ref.Notes += "x"
 					return nil
 				})
@@ -61,7 +62,7 @@ func TestRedisReplicasUpdateConcurrently(t *testing.T) {
 		}
 	}
 	wg.Wait()
-	trail, next, err := replicas[1].QualifiedAuditTrail("alice", "Q-1", store.Page{Limit: store.MaxLimit})
+	trail, next, err := replicas[1].QualifiedAuditTrail(context.Background(), "alice", "Q-1", store.Page{Limit: store.MaxLimit})
 	if err != nil || next != "" {
 		t.Fatalf("trail: %v, next %q", err, next)
 	}
@@ -80,7 +81,7 @@ func TestRedisReplicasUpdateConcurrently(t *testing.T) {
 			}
 		}
 	}
-	ref, err := replicas[0].GetReferral("alice", "R-1")
+	ref, err := replicas[0].GetReferral(context.Background(), "alice", "R-1")
 	if err != nil || len(ref.Notes) != 2*perReplica {
 		t.Errorf("referral notes %q (%v): want %d updates kept", ref.Notes, err, 2*perReplica)
 	}

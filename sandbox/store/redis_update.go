@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -19,12 +20,12 @@ var errRetry = errors.New("record changed during the update")
 // cas commits an update read at generation gen. audit is nil for a
 // referral; for a qualified referral it is the entries to append after the
 // total read.
-func (s *RedisStore) cas(gen, kind, clientID, id, oldJSON, newJSON, oldMember, newMember string, total int, audit []string) error {
+func (s *RedisStore) cas(ctx context.Context, gen, kind, clientID, id, oldJSON, newJSON, oldMember, newMember string, total int, audit []string) error {
 	args := append([]any{gen, kind, escape(id), oldJSON, newJSON, oldMember, newMember, total}, quotaArgs(s.quota)...)
 	for _, a := range audit {
 		args = append(args, a)
 	}
-	res, err := s.runClient(clientID, casScript, args...)
+	res, err := s.runClient(ctx, clientID, casScript, args...)
 	if err != nil {
 		return err
 	}
@@ -42,8 +43,8 @@ func (s *RedisStore) cas(gen, kind, clientID, id, oldJSON, newJSON, oldMember, n
 // UpdateReferral runs fn on the client's referral and commits the result
 // if nobody changed the record meanwhile, else runs fn again on the new
 // record. fn may thus run more than once; only its last run counts.
-func (s *RedisStore) UpdateReferral(clientID, outcomesID string, fn func(*referrals.Referral) error) (referrals.Referral, error) {
-	rec, err := s.updateReferral(clientID, outcomesID, fn)
+func (s *RedisStore) UpdateReferral(ctx context.Context, clientID, outcomesID string, fn func(*referrals.Referral) error) (referrals.Referral, error) {
+	rec, err := s.updateReferral(ctx, clientID, outcomesID, fn)
 	var fnErr fnError
 	switch {
 	case errors.As(err, &fnErr):
@@ -59,9 +60,9 @@ type fnError struct{ err error }
 
 func (e fnError) Error() string { return e.err.Error() }
 
-func (s *RedisStore) updateReferral(clientID, id string, fn func(*referrals.Referral) error) (referrals.Referral, error) {
+func (s *RedisStore) updateReferral(ctx context.Context, clientID, id string, fn func(*referrals.Referral) error) (referrals.Referral, error) {
 	for range maxUpdateAttempts {
-		rep, err := s.read(redisReferral, clientID, id, "")
+		rep, err := s.read(ctx, redisReferral, clientID, id, "")
 		if err != nil {
 			return referrals.Referral{}, err
 		}
@@ -80,7 +81,7 @@ func (s *RedisStore) updateReferral(clientID, id string, fn func(*referrals.Refe
 		if err != nil {
 			return referrals.Referral{}, err
 		}
-		err = s.cas(rep.gen, redisReferral, clientID, id, rep.json, enc.json, oldMember, enc.member, -1, nil)
+		err = s.cas(ctx, rep.gen, redisReferral, clientID, id, rep.json, enc.json, oldMember, enc.member, -1, nil)
 		if errors.Is(err, errRetry) {
 			continue
 		}
@@ -95,8 +96,8 @@ func (s *RedisStore) updateReferral(clientID, id string, fn func(*referrals.Refe
 // UpdateQualified is UpdateReferral for qualified referrals: fn sees the
 // record as GetQualified returns it, entries it appends are appended to
 // the stored trail, and changing the entries it was given is ErrInvalid.
-func (s *RedisStore) UpdateQualified(clientID, externalSourceID string, fn func(*referrals.QualifiedReferral) error) (referrals.QualifiedReferral, error) {
-	rec, err := s.updateQualified(clientID, externalSourceID, fn)
+func (s *RedisStore) UpdateQualified(ctx context.Context, clientID, externalSourceID string, fn func(*referrals.QualifiedReferral) error) (referrals.QualifiedReferral, error) {
+	rec, err := s.updateQualified(ctx, clientID, externalSourceID, fn)
 	var fnErr fnError
 	switch {
 	case errors.As(err, &fnErr):
@@ -107,9 +108,9 @@ func (s *RedisStore) UpdateQualified(clientID, externalSourceID string, fn func(
 	return rec, nil
 }
 
-func (s *RedisStore) updateQualified(clientID, id string, fn func(*referrals.QualifiedReferral) error) (referrals.QualifiedReferral, error) {
+func (s *RedisStore) updateQualified(ctx context.Context, clientID, id string, fn func(*referrals.QualifiedReferral) error) (referrals.QualifiedReferral, error) {
 	for range maxUpdateAttempts {
-		rec, rep, err := s.getQualified(clientID, id, nil)
+		rec, rep, err := s.getQualified(ctx, clientID, id, nil)
 		if err != nil {
 			return referrals.QualifiedReferral{}, err
 		}
@@ -144,7 +145,7 @@ func (s *RedisStore) updateQualified(clientID, id string, fn func(*referrals.Qua
 		if err != nil {
 			return referrals.QualifiedReferral{}, err
 		}
-		err = s.cas(rep.gen, redisQualified, clientID, id, rep.json, enc.json, oldMember, enc.member, rep.total, audit)
+		err = s.cas(ctx, rep.gen, redisQualified, clientID, id, rep.json, enc.json, oldMember, enc.member, rep.total, audit)
 		if errors.Is(err, errRetry) {
 			continue
 		}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -8,7 +9,7 @@ import (
 )
 
 // CreateReferral stores a new trial-based referral.
-func (s *BuntStore) CreateReferral(r referrals.Referral) error {
+func (s *BuntStore) CreateReferral(_ context.Context, r referrals.Referral) error {
 	key, value, err := encodeReferral(r)
 	if err == nil {
 		err = s.updateTx(func(tx *storeTx) error { return insert(tx, key, value) })
@@ -20,7 +21,7 @@ func (s *BuntStore) CreateReferral(r referrals.Referral) error {
 }
 
 // GetReferral returns the client's referral with that outcomesId.
-func (s *BuntStore) GetReferral(clientID, outcomesID string) (referrals.Referral, error) {
+func (s *BuntStore) GetReferral(_ context.Context, clientID, outcomesID string) (referrals.Referral, error) {
 	var rec referrals.Referral
 	err := s.viewTx(func(tx *storeTx) error {
 		var err error
@@ -34,7 +35,7 @@ func (s *BuntStore) GetReferral(clientID, outcomesID string) (referrals.Referral
 }
 
 // ListReferrals returns one page of the client's referrals, newest first.
-func (s *BuntStore) ListReferrals(clientID string, page Page) ([]referrals.Referral, string, error) {
+func (s *BuntStore) ListReferrals(_ context.Context, clientID string, page Page) ([]referrals.Referral, string, error) {
 	out := []referrals.Referral{} // not nil: an empty page
 	next, err := s.listRecords("referrals", referralListing(), clientID, page, func(it item) error {
 		rec, err := decode[referrals.Referral](it.key, it.value)
@@ -52,7 +53,7 @@ func (s *BuntStore) ListReferrals(clientID string, page Page) ([]referrals.Refer
 // FindReferral returns the referral with that outcomesId, whoever owns it:
 // the first key under the id's prefix, which belongs to the smallest escaped
 // client id.
-func (s *BuntStore) FindReferral(outcomesID string) (referrals.Referral, error) {
+func (s *BuntStore) FindReferral(_ context.Context, outcomesID string) (referrals.Referral, error) {
 	prefix := idKeyPrefix(referralPrefix, outcomesID)
 	var key, value string
 	err := s.viewTx(func(tx *storeTx) error {
@@ -73,7 +74,7 @@ func (s *BuntStore) FindReferral(outcomesID string) (referrals.Referral, error) 
 }
 
 // UpdateReferral changes the client's referral with fn, atomically.
-func (s *BuntStore) UpdateReferral(clientID, outcomesID string, fn func(*referrals.Referral) error) (referrals.Referral, error) {
+func (s *BuntStore) UpdateReferral(_ context.Context, clientID, outcomesID string, fn func(*referrals.Referral) error) (referrals.Referral, error) {
 	var rec referrals.Referral
 	var fnErr error
 	err := s.updateTx(func(tx *storeTx) error {

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -54,7 +55,7 @@ func TestPanicInWriteRollsBack(t *testing.T) {
 			t.Run(kind+"/"+name, func(t *testing.T) {
 				s, path := openBacking(t, kind)
 				defer func() { _ = s.Close() }()
-				if err := s.Seed(seed); err != nil {
+				if err := s.Seed(context.Background(), seed); err != nil {
 					t.Fatal(err)
 				}
 				want := listedIDs(t, s)
@@ -90,7 +91,7 @@ func TestPanicInWriteRollsBack(t *testing.T) {
 					}
 				}
 				// The write lock was released.
-				if err := s.CreateReferral(newer); err != nil {
+				if err := s.CreateReferral(context.Background(), newer); err != nil {
 					t.Fatal(err)
 				}
 			})
@@ -101,7 +102,7 @@ func TestPanicInWriteRollsBack(t *testing.T) {
 // listedIDs is alice's referrals as the listing index orders them.
 func listedIDs(t *testing.T, s *BuntStore) string {
 	t.Helper()
-	page, _, err := s.ListReferrals("alice", Page{Limit: MaxLimit})
+	page, _, err := s.ListReferrals(context.Background(), "alice", Page{Limit: MaxLimit})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +118,7 @@ func storedIDs(t *testing.T, s *BuntStore) string {
 	t.Helper()
 	var ids string
 	for _, id := range []string{"R-3", "R-2", "R-1"} {
-		switch _, err := s.GetReferral("alice", id); {
+		switch _, err := s.GetReferral(context.Background(), "alice", id); {
 		case err == nil:
 			ids += id + " "
 		case !errors.Is(err, ErrNotFound):

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -63,14 +64,14 @@ func kinds() []kind {
 		{
 			name: "referral",
 			create: func(s store.Store, client, id, submittedAt string) error {
-				return s.CreateReferral(referral(client, id, submittedAt))
+				return s.CreateReferral(context.Background(), referral(client, id, submittedAt))
 			},
 			get: func(s store.Store, client, id string) (entry, error) {
-				r, err := s.GetReferral(client, id)
+				r, err := s.GetReferral(context.Background(), client, id)
 				return entry{r.ClientID, r.OutcomesID, r.SubmittedAt, r.Status}, err
 			},
 			list: func(s store.Store, client string, p store.Page) ([]entry, string, error) {
-				rs, next, err := s.ListReferrals(client, p)
+				rs, next, err := s.ListReferrals(context.Background(), client, p)
 				out := make([]entry, 0, len(rs))
 				for _, r := range rs {
 					out = append(out, entry{r.ClientID, r.OutcomesID, r.SubmittedAt, r.Status})
@@ -78,21 +79,21 @@ func kinds() []kind {
 				return out, next, err
 			},
 			update: func(s store.Store, client, id, status string) error {
-				_, err := s.UpdateReferral(client, id, func(r *referrals.Referral) error { r.Status = status; return nil })
+				_, err := s.UpdateReferral(context.Background(), client, id, func(r *referrals.Referral) error { r.Status = status; return nil })
 				return err
 			},
 		},
 		{
 			name: "qualified",
 			create: func(s store.Store, client, id, submittedAt string) error {
-				return s.CreateQualified(qualified(client, id, submittedAt))
+				return s.CreateQualified(context.Background(), qualified(client, id, submittedAt))
 			},
 			get: func(s store.Store, client, id string) (entry, error) {
-				q, err := s.GetQualified(client, id, nil)
+				q, err := s.GetQualified(context.Background(), client, id, nil)
 				return entry{q.ClientID, q.ExternalSourceID, q.SubmittedAt, q.Status}, err
 			},
 			list: func(s store.Store, client string, p store.Page) ([]entry, string, error) {
-				qs, next, err := s.ListQualified(client, p, nil)
+				qs, next, err := s.ListQualified(context.Background(), client, p, nil)
 				out := make([]entry, 0, len(qs))
 				for _, q := range qs {
 					out = append(out, entry{q.ClientID, q.ExternalSourceID, q.SubmittedAt, q.Status})
@@ -100,7 +101,7 @@ func kinds() []kind {
 				return out, next, err
 			},
 			update: func(s store.Store, client, id, status string) error {
-				_, err := s.UpdateQualified(client, id, func(q *referrals.QualifiedReferral) error { q.Status = status; return nil })
+				_, err := s.UpdateQualified(context.Background(), client, id, func(q *referrals.QualifiedReferral) error { q.Status = status; return nil })
 				return err
 			},
 		},
