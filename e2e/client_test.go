@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
 )
 
@@ -135,8 +135,8 @@ func mustToken(t *testing.T, c *http.Client, base, id, secret string) string {
 }
 
 // listAllReferrals returns every referral of the token's partner.
-func listAllReferrals(t *testing.T, c *http.Client, base, token string, max int) []fixtures.Referral {
-	return listAll[fixtures.Referral](t, c, base+"/api/v1/referrals/", "referrals", token, max)
+func listAllReferrals(t *testing.T, c *http.Client, base, token string, max int) []referrals.Referral {
+	return listAll[referrals.Referral](t, c, base+"/api/v1/referrals/", "referrals", token, max)
 }
 
 // listAll pages through a listing (500 a page) and returns the records under

@@ -16,8 +16,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/testutil"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 )
 
 // reopenReferrals is the size of the reopen test: thousands of records,
@@ -40,16 +40,16 @@ func TestDataFileOfManyRecordsReopensIntact(t *testing.T) {
 	client := newClient(2)
 	sb := startSandbox(t, "--data", dataFile, "--fixtures", big, "--log-level", "warn")
 	seeded := adminRecords(t, client, sb.base)
-	var first fixtures.Referral
+	var first referrals.Referral
 	for _, raw := range seeded.referrals {
 		if err := json.Unmarshal(raw, &first); err != nil {
 			t.Fatal(err)
 		}
-		if first.Status == fixtures.StatusReceived {
+		if first.Status == referrals.StatusReceived {
 			break
 		}
 	}
-	move := `{"status":"` + fixtures.StatusReviewing + `"}`
+	move := `{"status":"` + referrals.StatusReviewing + `"}`
 	a, err := do(t.Context(), client, http.MethodPost, sb.base+"/__sandbox/referrals/"+first.TrialID+"/"+first.OutcomesID+"/status",
 		"", "application/json", []byte(move), nil)
 	if err != nil || a.status != http.StatusOK {

@@ -18,8 +18,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/testutil"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 )
 
 // TestSecondSandboxOnTheSameDataFileExits starts a sandbox on a --data
@@ -254,12 +254,12 @@ func TestKillDuringResetLeavesOldOrNewData(t *testing.T) {
 // countRecords counts the client's referrals and qualified referrals
 // through the admin data listing, which, unlike the partner API's, adds no
 // audit entry to every qualified referral it reads.
-func countRecords(t *testing.T, c *http.Client, base, clientID string) (referrals, qualified int) {
+func countRecords(t *testing.T, c *http.Client, base, clientID string) (refs, qualified int) {
 	t.Helper()
 	query := "?clientId=" + url.QueryEscape(clientID)
-	referrals = len(listAll[fixtures.Referral](t, c, base+"/__sandbox/data/referrals"+query, "referrals", "", resetReferrals))
-	qualified = len(listAll[fixtures.QualifiedReferral](t, c, base+"/__sandbox/data/qualified"+query, "qualifiedReferrals", "", resetQualified))
-	return referrals, qualified
+	refs = len(listAll[referrals.Referral](t, c, base+"/__sandbox/data/referrals"+query, "referrals", "", resetReferrals))
+	qualified = len(listAll[referrals.QualifiedReferral](t, c, base+"/__sandbox/data/qualified"+query, "qualifiedReferrals", "", resetQualified))
+	return refs, qualified
 }
 
 // killWhen polls trigger and kills the process as soon as it holds, or

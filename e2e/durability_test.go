@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 )
 
 // killCycles is how many times the durability test kills the sandbox on
@@ -43,9 +43,9 @@ func testSeed(t *testing.T) uint64 {
 
 // referralRequest is the body of POST /api/v1/referrals/.
 type referralRequest struct {
-	TrialID string           `json:"trialId"`
-	Patient fixtures.Patient `json:"patient"`
-	Notes   string           `json:"notes"`
+	TrialID string            `json:"trialId"`
+	Patient referrals.Patient `json:"patient"`
+	Notes   string            `json:"notes"`
 }
 
 // TestKillDuringWritesLosesNoAcknowledgedReferral writes referrals to a
@@ -61,7 +61,7 @@ func TestKillDuringWritesLosesNoAcknowledgedReferral(t *testing.T) {
 	dataFile := filepath.Join(t.TempDir(), "sandbox.db")
 	client := newClient(writersPerCycle + 2)
 	marker := fmt.Sprintf("durability-%d", seed)
-	acked := map[string]fixtures.Referral{} // by outcomesId
+	acked := map[string]referrals.Referral{} // by outcomesId
 
 	for cycle := 1; cycle <= killCycles; cycle++ {
 		sb := startSandbox(t, "--data", dataFile, "--log-level", "warn")
@@ -86,11 +86,11 @@ func TestKillDuringWritesLosesNoAcknowledgedReferral(t *testing.T) {
 // writeUntilKilled runs writersPerCycle clients that POST referrals in a
 // loop, kills the process with SIGKILL after delay, and returns every
 // referral acknowledged with 201.
-func writeUntilKilled(t *testing.T, c *http.Client, sb *sandboxProc, token, marker string, delay time.Duration) []fixtures.Referral {
+func writeUntilKilled(t *testing.T, c *http.Client, sb *sandboxProc, token, marker string, delay time.Duration) []referrals.Referral {
 	t.Helper()
 	var (
 		mu     sync.Mutex
-		acked  []fixtures.Referral
+		acked  []referrals.Referral
 		failed []string
 		wg     sync.WaitGroup
 	)
@@ -102,7 +102,7 @@ func writeUntilKilled(t *testing.T, c *http.Client, sb *sandboxProc, token, mark
 			for n := 0; ctx.Err() == nil; n++ {
 				req := referralRequest{
 					TrialID: trials[n%len(trials)],
-					Patient: fixtures.Patient{FirstName: "Kim", LastName: fmt.Sprintf("Writer%d", w), DateOfBirth: "1970-01-01", Gender: "unknown"},
+					Patient: referrals.Patient{FirstName: "Kim", LastName: fmt.Sprintf("Writer%d", w), DateOfBirth: "1970-01-01", Gender: "unknown"},
 					Notes:   fmt.Sprintf("%s-w%d-%d", marker, w, n),
 				}
 				body, err := json.Marshal(req)
@@ -114,7 +114,7 @@ func writeUntilKilled(t *testing.T, c *http.Client, sb *sandboxProc, token, mark
 				if err != nil {
 					return // the process died: this write is unacknowledged
 				}
-				var got fixtures.Referral
+				var got referrals.Referral
 				if a.status != http.StatusCreated || json.Unmarshal(a.body, &got) != nil {
 					mu.Lock()
 					failed = append(failed, fmt.Sprintf("status %d: %.200s", a.status, a.body))
@@ -149,7 +149,7 @@ func writeUntilKilled(t *testing.T, c *http.Client, sb *sandboxProc, token, mark
 // outcomes id and compares it with the 201's body, then counts this test's
 // referrals in the partner's list: at least the acknowledged ones, and at
 // most inFlight more (writes the kill cut off after they were stored).
-func checkAcknowledged(t *testing.T, c *http.Client, base, token, marker string, acked map[string]fixtures.Referral, inFlight int) {
+func checkAcknowledged(t *testing.T, c *http.Client, base, token, marker string, acked map[string]referrals.Referral, inFlight int) {
 	t.Helper()
 	lost := 0
 	for id, want := range acked {
@@ -157,7 +157,7 @@ func checkAcknowledged(t *testing.T, c *http.Client, base, token, marker string,
 		if err != nil {
 			t.Fatal(err)
 		}
-		var got fixtures.Referral
+		var got referrals.Referral
 		if a.status != http.StatusOK || json.Unmarshal(a.body, &got) != nil || !reflect.DeepEqual(got, want) {
 			lost++
 			if lost <= 5 {
@@ -204,7 +204,7 @@ func TestSIGTERMDrainsRequestsInFlight(t *testing.T) {
 	}
 	post := func(n int) []byte {
 		b, err := json.Marshal(referralRequest{TrialID: "TRIAL-CARDIO-001", Notes: fmt.Sprintf("drain-%d", n),
-			Patient: fixtures.Patient{FirstName: "Dee", LastName: "Rain", DateOfBirth: "1985-05-05", Gender: "female"}})
+			Patient: referrals.Patient{FirstName: "Dee", LastName: "Rain", DateOfBirth: "1985-05-05", Gender: "female"}})
 		if err != nil {
 			t.Fatalf("encode: %v", err)
 		}
@@ -272,7 +272,7 @@ func TestSIGTERMDrainsRequestsInFlight(t *testing.T) {
 		if r.method != http.MethodPost || outcomes[i].err != nil {
 			continue
 		}
-		var created fixtures.Referral
+		var created referrals.Referral
 		if err := json.Unmarshal(outcomes[i].a.body, &created); err != nil {
 			t.Fatalf("%s: %v", r.name, err)
 		}

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redisslot"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redistest"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 )
 
 // TestFailoverLossWindow measures what a master failover loses (issue
@@ -68,7 +68,7 @@ func (h *faultHarness) measureLoss(rounds int, slotKey string) (acked, lost []st
 				}
 				r := h.replica(w + i)
 				body, _ := json.Marshal(referralRequest{TrialID: "TRIAL-CARDIO-001", Notes: fmt.Sprintf("loss-w%d-%d", w, i),
-					Patient: fixtures.Patient{FirstName: "Kim", LastName: "Loss", DateOfBirth: "1970-01-01", Gender: "unknown"}})
+					Patient: referrals.Patient{FirstName: "Kim", LastName: "Loss", DateOfBirth: "1970-01-01", Gender: "unknown"}})
 				a, err := do(t.Context(), h.c, http.MethodPost, r.base()+"/api/v1/referrals/", r.tokens[0], jsonType, body, nil)
 				switch {
 				case err != nil:

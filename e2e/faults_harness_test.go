@@ -21,9 +21,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redistest"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/testutil"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 )
 
 // faultRequestTimeout bounds each request of the suite: a request to a
@@ -240,7 +240,7 @@ func (h *faultHarness) get(r *faultReplica, path, token string) (answer, error) 
 func (h *faultHarness) writeOne(w, n int, rng *rand.Rand) {
 	r := h.replica(rng.IntN(len(h.replicas)))
 	req := referralRequest{TrialID: "TRIAL-CARDIO-001", Notes: fmt.Sprintf("faults-w%d-%d", w, n),
-		Patient: fixtures.Patient{FirstName: "Kim", LastName: fmt.Sprintf("Writer%d", w), DateOfBirth: "1970-01-01", Gender: "unknown"}}
+		Patient: referrals.Patient{FirstName: "Kim", LastName: fmt.Sprintf("Writer%d", w), DateOfBirth: "1970-01-01", Gender: "unknown"}}
 	body, _ := json.Marshal(req)
 	call := time.Now().UnixNano()
 	a, err := do(h.t.Context(), h.c, http.MethodPost, r.base()+"/api/v1/referrals/", r.tokens[0], jsonType, body, nil)

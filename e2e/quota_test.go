@@ -6,7 +6,7 @@ import (
 	"net/url"
 	"testing"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 )
 
 // TestQuotaFlagRefusesBeyondIt: serve's --quota-records reaches the store:
@@ -19,7 +19,7 @@ func TestQuotaFlagRefusesBeyondIt(t *testing.T) {
 	p := partners[0]
 	token := mustToken(t, client, sb.base, p.id, p.secret)
 	listURL := sb.base + "/__sandbox/data/qualified?clientId=" + url.QueryEscape(p.id)
-	before := listAll[fixtures.QualifiedReferral](t, client, listURL, "qualifiedReferrals", "", 10_000)
+	before := listAll[referrals.QualifiedReferral](t, client, listURL, "qualifiedReferrals", "", 10_000)
 	if len(before) == 0 {
 		t.Fatal("the partner has no fixture record: the test would prove nothing")
 	}
@@ -41,7 +41,7 @@ func TestQuotaFlagRefusesBeyondIt(t *testing.T) {
 		t.Fatalf("submission beyond the quota: %d %s %s", a.status, a.header.Get("Content-Type"), a.body)
 	}
 
-	after := listAll[fixtures.QualifiedReferral](t, client, listURL, "qualifiedReferrals", "", 10_000)
+	after := listAll[referrals.QualifiedReferral](t, client, listURL, "qualifiedReferrals", "", 10_000)
 	if len(after) != len(before) {
 		t.Errorf("%d qualified referrals stored after the refusal, %d before", len(after), len(before))
 	}

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redistest"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/testutil"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 )
 
 // jsonType is the content type of the API's and the admin API's bodies.
@@ -81,7 +81,7 @@ func TestReplicasShareEverything(t *testing.T) {
 	// A referral written through A is read through B and listed through C.
 	created := rs.call(http.MethodPost, rs.base(0)+"/api/v1/referrals/", token, referralRequest{
 		TrialID: "TRIAL-CARDIO-001",
-		Patient: fixtures.Patient{FirstName: "Ann", LastName: "Lee", DateOfBirth: "1980-04-12", Gender: "female"},
+		Patient: referrals.Patient{FirstName: "Ann", LastName: "Lee", DateOfBirth: "1980-04-12", Gender: "female"},
 		Notes:   "shared-mode",
 	}, nil)
 	if created.status != http.StatusCreated {
@@ -90,7 +90,7 @@ func TestReplicasShareEverything(t *testing.T) {
 	if got := rs.call(http.MethodGet, rs.base(1)+created.header.Get("Location"), token, nil, nil); got.status != http.StatusOK {
 		t.Errorf("read through B: %d %s", got.status, got.body)
 	}
-	var ref fixtures.Referral
+	var ref referrals.Referral
 	_ = json.Unmarshal(created.body, &ref)
 	listed := false
 	for _, r := range listAllReferrals(t, rs.c, rs.base(2), token, 1000) {
@@ -208,7 +208,7 @@ func TestReplicaKilledMidLoadLosesNothing(t *testing.T) {
 	rs := startReplicas(t, 2)
 	token := mustToken(t, rs.c, rs.base(0), partners[0].id, partners[0].secret)
 	var mu sync.Mutex
-	var acked []fixtures.Referral
+	var acked []referrals.Referral
 	var through [2]int // acknowledgements per replica
 	// A bound for a loaded machine: the load stops below, once A has
 	// acknowledged enough writes alone.
@@ -221,13 +221,13 @@ func TestReplicaKilledMidLoadLosesNothing(t *testing.T) {
 			defer wg.Done()
 			for i := 0; ctx.Err() == nil; i++ {
 				body, _ := json.Marshal(referralRequest{TrialID: "TRIAL-ONCO-002",
-					Patient: fixtures.Patient{FirstName: "Kim", LastName: "Roe", DateOfBirth: "1970-01-02", Gender: "other"},
+					Patient: referrals.Patient{FirstName: "Kim", LastName: "Roe", DateOfBirth: "1970-01-02", Gender: "other"},
 					Notes:   fmt.Sprintf("kill-%d-%d", w, i)})
 				a, err := do(ctx, rs.c, http.MethodPost, rs.base(w+i)+"/api/v1/referrals/", token, jsonType, body, nil)
 				if err != nil || a.status != http.StatusCreated {
 					continue // the killed replica, or the end of the test
 				}
-				var r fixtures.Referral
+				var r referrals.Referral
 				if json.Unmarshal(a.body, &r) == nil {
 					mu.Lock()
 					acked = append(acked, r)
@@ -264,7 +264,7 @@ func TestReplicaKilledMidLoadLosesNothing(t *testing.T) {
 	if len(acked) == 0 {
 		t.Fatal("no referral was acknowledged")
 	}
-	stored := map[string]fixtures.Referral{}
+	stored := map[string]referrals.Referral{}
 	for _, r := range listAllReferrals(t, rs.c, rs.base(0), token, 100000) {
 		stored[r.OutcomesID] = r
 	}
@@ -285,7 +285,7 @@ func TestRedisOutageAnswers503AndRecovers(t *testing.T) {
 	base := rs.base(0)
 	token := mustToken(t, rs.c, base, partners[0].id, partners[0].secret)
 	created := rs.call(http.MethodPost, base+"/api/v1/referrals/", token, referralRequest{TrialID: "TRIAL-DIAB-003",
-		Patient: fixtures.Patient{FirstName: "Al", LastName: "Ng", DateOfBirth: "1990-03-04", Gender: "male"}}, nil)
+		Patient: referrals.Patient{FirstName: "Al", LastName: "Ng", DateOfBirth: "1990-03-04", Gender: "male"}}, nil)
 	if created.status != http.StatusCreated {
 		t.Fatalf("create: %d %s", created.status, created.body)
 	}

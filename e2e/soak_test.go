@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 )
 
 // soakClients is how many partner clients run at once.
@@ -297,7 +297,7 @@ func soakStep(ctx context.Context, c *http.Client, base, prefix string, w *soakW
 		w.acked = append(w.acked, seq)
 		fallthrough
 	case opReadBack:
-		var got fixtures.QualifiedReferral
+		var got referrals.QualifiedReferral
 		if err := json.Unmarshal(a.body, &got); err != nil {
 			tally.fail("%s %s: %v", method, path, err)
 			return
@@ -354,10 +354,10 @@ func verifySubmissions(t *testing.T, c *http.Client, base, prefix string, worker
 		total += len(w.acked)
 	}
 	type key struct{ clientID, id string }
-	stored := map[key]fixtures.QualifiedReferral{}
+	stored := map[key]referrals.QualifiedReferral{}
 	for _, p := range partners {
 		listURL := base + "/__sandbox/data/qualified?clientId=" + url.QueryEscape(p.id)
-		for _, q := range listAll[fixtures.QualifiedReferral](t, c, listURL, "qualifiedReferrals", "", total+10_000) {
+		for _, q := range listAll[referrals.QualifiedReferral](t, c, listURL, "qualifiedReferrals", "", total+10_000) {
 			if strings.HasPrefix(q.ExternalSourceID, prefix+"-") {
 				stored[key{q.ClientID, q.ExternalSourceID}] = q
 			}

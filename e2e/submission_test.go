@@ -5,18 +5,18 @@ import (
 	"fmt"
 	"reflect"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 )
 
 // qualifiedRequest is the body of POST /api/v1/referrals/qualified.
 type qualifiedRequest struct {
-	ExternalSourceID string                  `json:"externalSourceId"`
-	TrialID          string                  `json:"trialId,omitempty"`
-	Patient          fixtures.Patient        `json:"patient"`
-	Address          *fixtures.Address       `json:"address,omitempty"`
-	Conditions       []fixtures.Coding       `json:"conditions,omitempty"`
-	Medications      []fixtures.Coding       `json:"medications,omitempty"`
-	Qualification    *fixtures.Qualification `json:"qualification,omitempty"`
+	ExternalSourceID string                   `json:"externalSourceId"`
+	TrialID          string                   `json:"trialId,omitempty"`
+	Patient          referrals.Patient        `json:"patient"`
+	Address          *referrals.Address       `json:"address,omitempty"`
+	Conditions       []referrals.Coding       `json:"conditions,omitempty"`
+	Medications      []referrals.Coding       `json:"medications,omitempty"`
+	Qualification    *referrals.Qualification `json:"qualification,omitempty"`
 }
 
 // submission is worker w's seq-th submission: a pure function of its
@@ -32,7 +32,7 @@ func submission(prefix string, w, seq int) qualifiedRequest {
 	q := qualifiedRequest{
 		ExternalSourceID: fmt.Sprintf("%s-w%02d-%07d", prefix, w, seq),
 		TrialID:          trials[n%len(trials)],
-		Patient: fixtures.Patient{
+		Patient: referrals.Patient{
 			FirstName:   firstNames[n%len(firstNames)],
 			LastName:    lastNames[(n/7)%len(lastNames)],
 			DateOfBirth: fmt.Sprintf("19%02d-%02d-%02d", 30+n%70, 1+n%12, 1+n%28),
@@ -46,16 +46,16 @@ func submission(prefix string, w, seq int) qualifiedRequest {
 		q.Patient.Phone = fmt.Sprintf("+1415555%04d", n%10000)
 	}
 	if n%2 == 0 {
-		q.Address = &fixtures.Address{Line1: fmt.Sprintf("%d Main St", n%9999+1), City: "Springfield", State: "IL", PostalCode: "62701", Country: "US"}
+		q.Address = &referrals.Address{Line1: fmt.Sprintf("%d Main St", n%9999+1), City: "Springfield", State: "IL", PostalCode: "62701", Country: "US"}
 	}
 	for i := range n % 3 {
-		q.Conditions = append(q.Conditions, fixtures.Coding{Code: fmt.Sprintf("I%02d.%d", 10+i, n%10), System: "ICD-10-CM", Display: "condition " + fmt.Sprint(i)})
+		q.Conditions = append(q.Conditions, referrals.Coding{Code: fmt.Sprintf("I%02d.%d", 10+i, n%10), System: "ICD-10-CM", Display: "condition " + fmt.Sprint(i)})
 	}
 	if n%4 == 1 {
-		q.Medications = []fixtures.Coding{{Code: fmt.Sprint(300000 + n%1000), System: "RxNorm"}}
+		q.Medications = []referrals.Coding{{Code: fmt.Sprint(300000 + n%1000), System: "RxNorm"}}
 	}
 	if n%3 == 1 {
-		q.Qualification = &fixtures.Qualification{QualifiedOn: "2025-03-14", CriteriaMet: []string{"age", "diagnosis"}, ScreenerName: "soak screener"}
+		q.Qualification = &referrals.Qualification{QualifiedOn: "2025-03-14", CriteriaMet: []string{"age", "diagnosis"}, ScreenerName: "soak screener"}
 	}
 	return q
 }
@@ -72,7 +72,7 @@ func (q qualifiedRequest) body() ([]byte, error) {
 // sameAsSent reports how a stored qualified referral differs from the
 // request that created it, or "" when it is exactly what was sent (plus
 // the server's own fields: client, status, time, audit trail).
-func sameAsSent(got fixtures.QualifiedReferral, sent qualifiedRequest, clientID string) string {
+func sameAsSent(got referrals.QualifiedReferral, sent qualifiedRequest, clientID string) string {
 	switch {
 	case got.ExternalSourceID != sent.ExternalSourceID:
 		return fmt.Sprintf("externalSourceId %q, sent %q", got.ExternalSourceID, sent.ExternalSourceID)
@@ -94,8 +94,8 @@ func sameAsSent(got fixtures.QualifiedReferral, sent qualifiedRequest, clientID 
 		return fmt.Sprintf("audit trail of %d entries, %d in all", len(got.AuditTrail), got.AuditTrailTotal)
 	// The record carries the newest entries of its trail (docs/api.md): only a
 	// whole trail still shows the submission first.
-	case got.AuditTrailTotal == len(got.AuditTrail) && got.AuditTrail[0].Action != fixtures.AuditSubmitted:
-		return fmt.Sprintf("audit trail %+v does not start with %q", got.AuditTrail, fixtures.AuditSubmitted)
+	case got.AuditTrailTotal == len(got.AuditTrail) && got.AuditTrail[0].Action != referrals.AuditSubmitted:
+		return fmt.Sprintf("audit trail %+v does not start with %q", got.AuditTrail, referrals.AuditSubmitted)
 	}
 	return ""
 }

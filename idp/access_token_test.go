@@ -9,8 +9,8 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 )
 
 // verifyIndependently checks raw with golang-jwt (not the sandbox's own JOSE
@@ -65,7 +65,7 @@ var tokenFormats = []struct {
 
 func TestAccessTokenVerifiesAgainstServedJWKS(t *testing.T) {
 	t.Parallel()
-	noRoles := fixtures.Client{ClientID: "no-roles", ClientSecret: "no-roles-secret", Resources: []string{idp.DefaultResource}}
+	noRoles := referrals.Client{ClientID: "no-roles", ClientSecret: "no-roles-secret", Resources: []string{idp.DefaultResource}}
 	allRoles := []string{"Trials.Read", "Referrals.Read", "Referrals.Write", "QualifiedReferrals.Read", "QualifiedReferrals.Write"}
 	tests := []struct {
 		name      string

@@ -8,11 +8,12 @@ import (
 
 	"github.com/referrals-sandbox/referrals-sandbox/clock"
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 )
 
 // benchProvider builds a provider over the default fixtures for benchmarks
 // and fuzz targets.
-func benchProvider(b testing.TB) (*Provider, fixtures.Client) {
+func benchProvider(b testing.TB) (*Provider, referrals.Client) {
 	b.Helper()
 	set, err := fixtures.Default()
 	if err != nil {

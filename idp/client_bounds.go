@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 )
 
 // Bounds on a runtime client's lists and free-form fields. Every role goes
@@ -62,7 +62,7 @@ func (e ClientFieldErrors) Unwrap() error { return ErrClientTooLarge }
 // CheckClientBounds returns every bound c breaks, nil when none. A list
 // over its count is reported once, without checking its items, so the
 // answer stays small whatever was sent.
-func CheckClientBounds(c fixtures.Client) ClientFieldErrors {
+func CheckClientBounds(c referrals.Client) ClientFieldErrors {
 	var errs ClientFieldErrors
 	add := func(field, format string, args ...any) {
 		errs = append(errs, ClientFieldError{Field: field, Message: fmt.Sprintf(format, args...)})

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 )
 
 // UseClientStore loads the runtime clients st kept and keeps every later
@@ -27,9 +27,9 @@ func (p *Provider) UseClientClock(now func(clientID string) time.Time) { p.clien
 // ErrTooManyClients, ClientFieldErrors (ErrClientTooLarge) for a field over
 // its bound, and ErrClientStore when the store failed (the client may then
 // exist or not).
-func (p *Provider) CreateClient(ctx context.Context, c fixtures.Client, secretExpires time.Time) (fixtures.Client, string, error) {
+func (p *Provider) CreateClient(ctx context.Context, c referrals.Client, secretExpires time.Time) (referrals.Client, string, error) {
 	if errs := CheckClientBounds(c); errs != nil {
-		return fixtures.Client{}, "", errs
+		return referrals.Client{}, "", errs
 	}
 	if c.Environment == "" {
 		c.Environment = p.cfg.Environment

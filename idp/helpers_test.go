@@ -22,6 +22,7 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/clock"
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 )
 
 // Credentials of the default fixtures, as a partner would paste them.
@@ -77,8 +78,8 @@ func newSandbox(t *testing.T, configure ...func(*idp.Config)) *sandbox {
 }
 
 // withClients registers extra clients beside the default fixtures.
-func withClients(extra ...fixtures.Client) func(*idp.Config) {
-	return func(cfg *idp.Config) { cfg.Clients = append(append([]fixtures.Client(nil), cfg.Clients...), extra...) }
+func withClients(extra ...referrals.Client) func(*idp.Config) {
+	return func(cfg *idp.Config) { cfg.Clients = append(append([]referrals.Client(nil), cfg.Clients...), extra...) }
 }
 
 // tokenPath is the tenant's token endpoint path.

@@ -11,9 +11,9 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/referrals-sandbox/referrals-sandbox/clock"
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/logthrottle"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redact"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 )
 
 // Defaults of the identity provider.
@@ -36,7 +36,7 @@ type Config struct {
 	// other environment do not exist.
 	Environment string
 	// Clients are the registered OAuth clients.
-	Clients []fixtures.Client
+	Clients []referrals.Client
 	// TokenLifetime is the default access token lifetime.
 	TokenLifetime time.Duration
 	// Keys sign and verify tokens.
@@ -91,7 +91,7 @@ func New(cfg Config) (*Provider, error) {
 		return nil, fmt.Errorf("idp: tenant %q must be a single path segment", cfg.Tenant)
 	}
 	if cfg.Environment == "" {
-		cfg.Environment = fixtures.EnvironmentDevelopment
+		cfg.Environment = referrals.EnvironmentDevelopment
 	}
 	switch cfg.TokenVersion {
 	case 0:
@@ -123,7 +123,7 @@ func New(cfg Config) (*Provider, error) {
 // clientSecrets are the fixture clients' secrets, which the redactor hides
 // wherever they show up (runtime clients' secrets have Entra's shape, which
 // it hides anyway).
-func clientSecrets(clients []fixtures.Client) []string {
+func clientSecrets(clients []referrals.Client) []string {
 	out := make([]string, 0, len(clients))
 	for _, c := range clients {
 		out = append(out, c.ClientSecret)
@@ -143,11 +143,11 @@ func (p *Provider) Tenant() string { return p.cfg.Tenant }
 
 // Clients returns the clients that exist in this environment now: the
 // fixtures' in fixture order, then those created at run time.
-func (p *Provider) Clients() []fixtures.Client { return p.clients.list() }
+func (p *Provider) Clients() []referrals.Client { return p.clients.list() }
 
 // Client returns the client registered under id in this environment, if it
 // exists now.
-func (p *Provider) Client(id string) (fixtures.Client, bool) { return p.clients.get(id) }
+func (p *Provider) Client(id string) (referrals.Client, bool) { return p.clients.get(id) }
 
 // Register adds the identity provider's routes to r.
 func (p *Provider) Register(r *mux.Router) {

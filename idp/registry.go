@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/referrals-sandbox/referrals-sandbox/clock"
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 )
 
 // Bounds of the runtime client registry. A shared sandbox serves many CI
@@ -65,7 +65,7 @@ var (
 const fixtureInstance = "fixtures"
 
 // instanceOf is the instance a token of c must carry (see Client.Instance).
-func instanceOf(c fixtures.Client) string {
+func instanceOf(c referrals.Client) string {
 	if !c.Runtime {
 		return fixtureInstance
 	}
@@ -86,15 +86,15 @@ type registry struct {
 
 	mu      sync.RWMutex
 	order   []string // fixture clients first, in fixture order, then runtime ones
-	clients map[string]fixtures.Client
+	clients map[string]referrals.Client
 	deleted []string // most recent last, at most maxDeletedRemembered
 	// loaded is the version of the store last reloaded, -1 after a change
 	// failed, whose outcome is unknown (registry_sync.go).
 	loaded int64
 }
 
-func newRegistry(env string, fixtureClients []fixtures.Client, c clock.Clock) *registry {
-	r := &registry{clock: c, store: NewMemoryClients(), clients: make(map[string]fixtures.Client)}
+func newRegistry(env string, fixtureClients []referrals.Client, c clock.Clock) *registry {
+	r := &registry{clock: c, store: NewMemoryClients(), clients: make(map[string]referrals.Client)}
 	for _, cl := range fixtureClients {
 		if cl.EnvironmentOrDefault() == env {
 			r.clients[cl.ClientID] = cl
@@ -127,17 +127,17 @@ func (r *registry) attach(ctx context.Context, st ClientStore, env string) error
 
 // live reports whether c exists at now: a runtime client with a ttl is gone
 // once it expires.
-func live(c fixtures.Client, now time.Time) bool {
+func live(c referrals.Client, now time.Time) bool {
 	return c.ExpiresAt.IsZero() || now.Before(c.ExpiresAt)
 }
 
 // get returns the client under id, if it exists now.
-func (r *registry) get(id string) (fixtures.Client, bool) {
+func (r *registry) get(id string) (referrals.Client, bool) {
 	r.mu.RLock()
 	c, ok := r.clients[id]
 	r.mu.RUnlock()
 	if !ok || !live(c, r.clock.Now()) {
-		return fixtures.Client{}, false
+		return referrals.Client{}, false
 	}
 	return c, true
 }
@@ -155,11 +155,11 @@ func (r *registry) wasDeleted(id string) bool {
 
 // list returns the clients that exist now: fixture clients in fixture
 // order, then runtime clients by creation.
-func (r *registry) list() []fixtures.Client {
+func (r *registry) list() []referrals.Client {
 	now := r.clock.Now()
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	out := make([]fixtures.Client, 0, len(r.order))
+	out := make([]referrals.Client, 0, len(r.order))
 	for _, id := range r.order {
 		if c := r.clients[id]; live(c, now) {
 			out = append(out, c)
@@ -236,7 +236,7 @@ func newSecret(value string, now, expires time.Time) (Secret, error) {
 }
 
 // Secret is the stored form of a runtime client's secret.
-type Secret = fixtures.Secret
+type Secret = referrals.Secret
 
 // secretCheck is what the token endpoint learns of a presented secret.
 type secretCheck int
@@ -250,7 +250,7 @@ const (
 // checkSecret compares a presented secret with a client's, in constant time
 // per secret. A secret that matches but has expired is reported as such,
 // as Entra answers AADSTS7000222 rather than a plain wrong secret.
-func checkSecret(c fixtures.Client, presented string, now time.Time) secretCheck {
+func checkSecret(c referrals.Client, presented string, now time.Time) secretCheck {
 	if c.ClientSecret != "" && secretsEqual(c.ClientSecret, presented) {
 		return secretOK
 	}
@@ -273,28 +273,28 @@ func checkSecret(c fixtures.Client, presented string, now time.Time) secretCheck
 // first secret, which is never shown again. The client gets a new
 // instance, which its tokens carry: a token of an earlier client of the
 // same id is refused.
-func (r *registry) create(ctx context.Context, c fixtures.Client, secretExpires time.Time) (fixtures.Client, string, error) {
+func (r *registry) create(ctx context.Context, c referrals.Client, secretExpires time.Time) (referrals.Client, string, error) {
 	if c.ClientID == "" {
 		id, err := newClientID()
 		if err != nil {
-			return fixtures.Client{}, "", err
+			return referrals.Client{}, "", err
 		}
 		c.ClientID = id
 	} else if !clientIDPattern.MatchString(c.ClientID) {
-		return fixtures.Client{}, "", ErrBadClientID
+		return referrals.Client{}, "", ErrBadClientID
 	}
 	value, err := NewClientSecret()
 	if err != nil {
-		return fixtures.Client{}, "", err
+		return referrals.Client{}, "", err
 	}
 	now := r.clock.Now()
 	secret, err := newSecret(value, now, secretExpires)
 	if err != nil {
-		return fixtures.Client{}, "", err
+		return referrals.Client{}, "", err
 	}
 	instance, err := newInstance()
 	if err != nil {
-		return fixtures.Client{}, "", err
+		return referrals.Client{}, "", err
 	}
 	c.Runtime, c.CreatedAt, c.ClientSecret, c.Instance = true, now, "", instance
 	c.Secrets = []Secret{secret}
@@ -303,23 +303,23 @@ func (r *registry) create(ctx context.Context, c fixtures.Client, secretExpires 
 	defer r.mu.Unlock()
 	if old, ok := r.clients[c.ClientID]; ok {
 		if !old.Runtime || live(old, now) {
-			return fixtures.Client{}, "", ErrClientExists
+			return referrals.Client{}, "", ErrClientExists
 		}
 		if err := r.removeLocked(ctx, c.ClientID); err != nil { // an expired client's id is free again
-			return fixtures.Client{}, "", err
+			return referrals.Client{}, "", err
 		}
 	}
 	for id, other := range r.clients {
 		if id != c.ClientID && strings.EqualFold(id, c.ClientID) && (!other.Runtime || live(other, now)) {
-			return fixtures.Client{}, "", ErrClientIDCase
+			return referrals.Client{}, "", ErrClientIDCase
 		}
 	}
 	if r.runtimeCountLocked() >= MaxRuntimeClients {
-		return fixtures.Client{}, "", ErrTooManyClients
+		return referrals.Client{}, "", ErrTooManyClients
 	}
 	if err := r.store.PutClient(ctx, c); err != nil {
 		r.loaded = -1 // the client may be stored all the same: reload
-		return fixtures.Client{}, "", fmt.Errorf("store client %s: %w: %w", c.ClientID, ErrClientStore, err)
+		return referrals.Client{}, "", fmt.Errorf("store client %s: %w: %w", c.ClientID, ErrClientStore, err)
 	}
 	r.clients[c.ClientID] = c
 	r.order = append(r.order, c.ClientID)
@@ -350,13 +350,13 @@ func (r *registry) remove(ctx context.Context, id string) error {
 // runtimeLocked returns the live runtime client id: ErrNoClient when there
 // is none, ErrFixtureClient for a fixture client, which cannot change. The
 // caller holds mu.
-func (r *registry) runtimeLocked(id string) (fixtures.Client, error) {
+func (r *registry) runtimeLocked(id string) (referrals.Client, error) {
 	c, ok := r.clients[id]
 	switch {
 	case !ok || !live(c, r.clock.Now()):
-		return fixtures.Client{}, ErrNoClient
+		return referrals.Client{}, ErrNoClient
 	case !c.Runtime:
-		return fixtures.Client{}, ErrFixtureClient
+		return referrals.Client{}, ErrFixtureClient
 	}
 	return c, nil
 }
@@ -392,7 +392,7 @@ func (r *registry) addSecret(ctx context.Context, id string, expires time.Time) 
 	if err != nil {
 		return Secret{}, "", err
 	}
-	err = r.update(ctx, id, func(c *fixtures.Client) error {
+	err = r.update(ctx, id, func(c *referrals.Client) error {
 		if len(c.Secrets) >= MaxSecretsPerClient {
 			return ErrTooManySecrets
 		}
@@ -404,7 +404,7 @@ func (r *registry) addSecret(ctx context.Context, id string, expires time.Time) 
 
 // removeSecret deletes one secret of a runtime client; it keeps one.
 func (r *registry) removeSecret(ctx context.Context, id, secretID string) error {
-	return r.update(ctx, id, func(c *fixtures.Client) error {
+	return r.update(ctx, id, func(c *referrals.Client) error {
 		i := slices.IndexFunc(c.Secrets, func(s Secret) bool { return s.ID == secretID })
 		switch {
 		case i < 0:
@@ -418,7 +418,7 @@ func (r *registry) removeSecret(ctx context.Context, id, secretID string) error 
 }
 
 // update changes a live runtime client under the lock and stores it.
-func (r *registry) update(ctx context.Context, id string, fn func(*fixtures.Client) error) error {
+func (r *registry) update(ctx context.Context, id string, fn func(*referrals.Client) error) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	c, err := r.runtimeLocked(id)

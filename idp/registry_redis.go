@@ -7,8 +7,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/rediscall"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 )
 
 // RedisClients is the ClientStore of replicas sharing Redis: one hash of
@@ -43,7 +43,7 @@ return v
 `)
 
 // PutClient stores or replaces c and announces it.
-func (r *RedisClients) PutClient(ctx context.Context, c fixtures.Client) error {
+func (r *RedisClients) PutClient(ctx context.Context, c referrals.Client) error {
 	if c.ClientID == "" {
 		return fmt.Errorf("store client: clientId is empty")
 	}
@@ -66,14 +66,14 @@ func (r *RedisClients) DeleteClient(ctx context.Context, clientID string) error 
 }
 
 // RuntimeClients returns every stored client.
-func (r *RedisClients) RuntimeClients(ctx context.Context) ([]fixtures.Client, error) {
+func (r *RedisClients) RuntimeClients(ctx context.Context) ([]referrals.Client, error) {
 	all, err := r.rdb.HGetAll(ctx, r.clients).Result()
 	if err != nil {
 		return nil, fmt.Errorf("list runtime clients in redis: %w", err)
 	}
-	out := make([]fixtures.Client, 0, len(all))
+	out := make([]referrals.Client, 0, len(all))
 	for id, data := range all {
-		var c fixtures.Client
+		var c referrals.Client
 		if err := json.Unmarshal([]byte(data), &c); err != nil {
 			return nil, fmt.Errorf("decode runtime client %s: %w", id, err)
 		}

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 )
 
 // ClientStore keeps the runtime clients: in memory (MemoryClients), in the
@@ -22,12 +22,12 @@ import (
 // implementation passes the conformance suite in idp/clientstest.
 type ClientStore interface {
 	// PutClient stores or replaces a runtime client.
-	PutClient(ctx context.Context, c fixtures.Client) error
+	PutClient(ctx context.Context, c referrals.Client) error
 	// DeleteClient removes a runtime client; deleting a missing one is not
 	// an error.
 	DeleteClient(ctx context.Context, clientID string) error
 	// RuntimeClients returns every stored runtime client.
-	RuntimeClients(ctx context.Context) ([]fixtures.Client, error)
+	RuntimeClients(ctx context.Context) ([]referrals.Client, error)
 }
 
 // ErrClientStore marks a failure of the ClientStore: the sandbox answers
@@ -38,16 +38,16 @@ var ErrClientStore = errors.New("the runtime client store failed")
 // alone without a record store that keeps clients.
 type MemoryClients struct {
 	mu      sync.Mutex
-	clients map[string]fixtures.Client
+	clients map[string]referrals.Client
 }
 
 // NewMemoryClients returns an empty MemoryClients.
 func NewMemoryClients() *MemoryClients {
-	return &MemoryClients{clients: map[string]fixtures.Client{}}
+	return &MemoryClients{clients: map[string]referrals.Client{}}
 }
 
 // PutClient stores or replaces c.
-func (m *MemoryClients) PutClient(_ context.Context, c fixtures.Client) error {
+func (m *MemoryClients) PutClient(_ context.Context, c referrals.Client) error {
 	if c.ClientID == "" {
 		return errors.New("store client: clientId is empty")
 	}
@@ -66,11 +66,11 @@ func (m *MemoryClients) DeleteClient(_ context.Context, clientID string) error {
 }
 
 // RuntimeClients returns every client, by id.
-func (m *MemoryClients) RuntimeClients(context.Context) ([]fixtures.Client, error) {
+func (m *MemoryClients) RuntimeClients(context.Context) ([]referrals.Client, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	ids := slices.Sorted(maps.Keys(m.clients))
-	out := make([]fixtures.Client, 0, len(ids))
+	out := make([]referrals.Client, 0, len(ids))
 	for _, id := range ids {
 		out = append(out, m.clients[id])
 	}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 )
 
 // SyncClients reloads the runtime clients from the store when version
@@ -38,8 +38,8 @@ func (r *registry) reload(ctx context.Context, version int64, env string) error 
 		return fmt.Errorf("reload runtime clients: %w: %w", ErrClientStore, err)
 	}
 	// Creation order, as on the replica that created them.
-	slices.SortStableFunc(stored, func(a, b fixtures.Client) int { return a.CreatedAt.Compare(b.CreatedAt) })
-	next := make(map[string]fixtures.Client, len(stored))
+	slices.SortStableFunc(stored, func(a, b referrals.Client) int { return a.CreatedAt.Compare(b.CreatedAt) })
+	next := make(map[string]referrals.Client, len(stored))
 	for _, c := range stored {
 		if old, fixture := r.clients[c.ClientID]; (fixture && !old.Runtime) || c.EnvironmentOrDefault() != env {
 			continue

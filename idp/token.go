@@ -11,7 +11,7 @@ import (
 	"github.com/lestrrat-go/jwx/v2/jwa"
 	"github.com/lestrrat-go/jwx/v2/jws"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 )
 
 // objectNamespace derives stable object ids (oid, sub) from client ids, so a
@@ -19,7 +19,7 @@ import (
 var objectNamespace = uuid.MustParse("7d3f8a52-1c4b-4f0e-9a6d-2b8e5c1f0a93")
 
 // The sandbox's own claims, beside Entra's: the environment the sandbox
-// runs as and the instance of the client (fixtures.Client.Instance), so a
+// runs as and the instance of the client (referrals.Client.Instance), so a
 // token is refused by a sandbox of another environment and once its client
 // has been deleted, whatever client of the same id exists later.
 const (
@@ -86,7 +86,7 @@ type Issued struct {
 
 // issue signs an Entra app-only access token, in the provider's format,
 // for client and resource.
-func (p *Provider) issue(client fixtures.Client, resource requestedResource, issuer string) (Issued, error) {
+func (p *Provider) issue(client referrals.Client, resource requestedResource, issuer string) (Issued, error) {
 	lifetime := personaLifetime(client.ClientID, p.cfg.TokenLifetime)
 	if client.TokenLifetimeSeconds > 0 {
 		lifetime = time.Duration(client.TokenLifetimeSeconds) * time.Second
@@ -126,7 +126,7 @@ func (p *Provider) issue(client fixtures.Client, resource requestedResource, iss
 // encodeClaims writes the claims of a token in the provider's format. A v2.0
 // token's aud is the API's application id; a v1.0 token's is the resource
 // as the scope named it (App ID URI or application id), as Entra writes them.
-func (p *Provider) encodeClaims(client fixtures.Client, resource requestedResource, issuer, oid, uti string, now, exp time.Time) ([]byte, error) {
+func (p *Provider) encodeClaims(client referrals.Client, resource requestedResource, issuer, oid, uti string, now, exp time.Time) ([]byte, error) {
 	if p.cfg.TokenVersion == TokenV1 {
 		return json.Marshal(accessClaimsV1{
 			Audience: resource.named, Issuer: issuer, IssuedAt: now.Unix(), NotBefore: now.Unix(), Expiration: exp.Unix(),

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 )
 
 // Clients whose credentials exercise encoding, environments and lifetimes.
@@ -18,13 +18,13 @@ const (
 	oddSecret = "s3cr:t +%&=?/é"
 )
 
-func oddClient() fixtures.Client {
-	return fixtures.Client{ClientID: oddID, ClientSecret: oddSecret, Roles: []string{"Trials.Read"}, Resources: []string{idp.DefaultResource}}
+func oddClient() referrals.Client {
+	return referrals.Client{ClientID: oddID, ClientSecret: oddSecret, Roles: []string{"Trials.Read"}, Resources: []string{idp.DefaultResource}}
 }
 
-func productionClient() fixtures.Client {
-	return fixtures.Client{ClientID: "prod-partner", ClientSecret: "prod-partner-secret", Roles: []string{"Trials.Read"},
-		Resources: []string{idp.DefaultResource}, Environment: fixtures.EnvironmentProduction}
+func productionClient() referrals.Client {
+	return referrals.Client{ClientID: "prod-partner", ClientSecret: "prod-partner-secret", Roles: []string{"Trials.Read"},
+		Resources: []string{idp.DefaultResource}, Environment: referrals.EnvironmentProduction}
 }
 
 // without returns form minus the named parameters.
@@ -359,7 +359,7 @@ func TestTraceAndCorrelationIDsAreFreshPerRequest(t *testing.T) {
 
 func TestTokenLifetime(t *testing.T) {
 	t.Parallel()
-	short := fixtures.Client{ClientID: "short-lived", ClientSecret: "short-secret", Resources: []string{idp.DefaultResource}, TokenLifetimeSeconds: 120}
+	short := referrals.Client{ClientID: "short-lived", ClientSecret: "short-secret", Resources: []string{idp.DefaultResource}, TokenLifetimeSeconds: 120}
 	tests := []struct {
 		name     string
 		lifetime time.Duration
@@ -392,7 +392,7 @@ func TestTokenLifetime(t *testing.T) {
 
 func TestProductionEnvironmentHidesDevelopmentClients(t *testing.T) {
 	t.Parallel()
-	s := newSandbox(t, withClients(productionClient()), func(c *idp.Config) { c.Environment = fixtures.EnvironmentProduction })
+	s := newSandbox(t, withClients(productionClient()), func(c *idp.Config) { c.Environment = referrals.EnvironmentProduction })
 	checkTokenError(t, s.do(t, tokenRequest{form: postForm(partnerID, partnerSecret, defaultScope)}),
 		wantError{http.StatusUnauthorized, idp.CodeInvalidClient, 700016}, fixedTime())
 	requireToken(t, s.do(t, tokenRequest{form: postForm("prod-partner", "prod-partner-secret", defaultScope)}))

@@ -11,8 +11,8 @@ import (
 
 	"github.com/gorilla/mux"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/backend"
 )
 
@@ -118,7 +118,7 @@ func formatTime(t time.Time) string {
 	return t.UTC().Format(time.RFC3339)
 }
 
-func (s *Server) clientViewOf(c fixtures.Client) registeredClient {
+func (s *Server) clientViewOf(c referrals.Client) registeredClient {
 	v := registeredClient{
 		ClientID: c.ClientID, Origin: "fixtures", Roles: orEmpty(c.Roles), Resources: orEmpty(c.Resources),
 		Environment: c.EnvironmentOrDefault(), TokenLifetimeSeconds: c.TokenLifetimeSeconds,
@@ -214,11 +214,11 @@ func (s *Server) createClient(w http.ResponseWriter, r *http.Request) {
 
 // clientFrom checks a creation request and builds the client, naming every
 // field that is wrong.
-func (s *Server) clientFrom(req clientRequest) (fixtures.Client, time.Time, []FieldError) {
+func (s *Server) clientFrom(req clientRequest) (referrals.Client, time.Time, []FieldError) {
 	errs := emptyGiven(map[string]*string{"clientId": req.ClientID, "environment": req.Environment, "ttl": req.TTL, "secretExpiresIn": req.SecretExpiresIn})
 	add := func(field, msg string) { errs = append(errs, FieldError{Field: field, Message: msg}) }
 	now := s.clocks.Now("")
-	c := fixtures.Client{
+	c := referrals.Client{
 		ClientID: value(req.ClientID), Roles: req.Roles, Resources: req.Resources, TokenLifetimeSeconds: req.TokenLifetimeSeconds,
 		RateLimit: req.RateLimit, RateBurst: req.RateBurst, Environment: value(req.Environment), Description: req.Description,
 	}
@@ -382,7 +382,7 @@ func (s *Server) clientChangeFailed(w http.ResponseWriter, r *http.Request, id s
 // forgetClient drops everything the sandbox holds for one client: records,
 // rules and scenario bindings, journal entries, rate-limit bucket, clock.
 func (s *Server) forgetClient(ctx context.Context, id string) error {
-	if err := s.backend.Records.ResetClient(id, nil); err != nil {
+	if err := s.backend.Records.ResetClient(context.WithoutCancel(ctx), id, nil); err != nil {
 		return s.backend.Failure("delete records of "+id, err)
 	}
 	return s.forgetClientState(ctx, id)

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/referrals-sandbox/referrals-sandbox/clock"
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/backend"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
@@ -45,7 +45,7 @@ type resetRequest struct {
 
 func (s *Server) clockView(clientID string) clockView {
 	global := s.clocks.Global().Offset()
-	v := clockView{Now: s.clocks.Now(clientID).Format(fixtures.TimestampLayout), Offset: global.String(), Real: global == 0}
+	v := clockView{Now: s.clocks.Now(clientID).Format(referrals.TimestampLayout), Offset: global.String(), Real: global == 0}
 	if clientID != "" {
 		own, ok := s.clocks.Offset(clientID)
 		v.ClientID, v.OwnClock = clientID, ok
@@ -175,7 +175,7 @@ func (s *Server) reset(w http.ResponseWriter, r *http.Request) {
 		s.resetClient(w, r, *req.ClientID)
 		return
 	}
-	if err := store.ResetFrom(s.backend.Records, s.records); err != nil {
+	if err := store.ResetFrom(storeContext(r), s.backend.Records, s.records); err != nil {
 		s.fail(w, r, s.backend.Failure("reset store", err))
 		return
 	}
@@ -210,7 +210,7 @@ func (s *Server) resetClient(w http.ResponseWriter, r *http.Request, clientID st
 	if !s.clientExists(w, r, clientID) {
 		return
 	}
-	if err := store.ResetClientFrom(s.backend.Records, clientID, s.records); err != nil {
+	if err := store.ResetClientFrom(storeContext(r), s.backend.Records, clientID, s.records); err != nil {
 		s.fail(w, r, s.backend.Failure("reset the records of "+clientID, err))
 		return
 	}

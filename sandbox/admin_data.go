@@ -5,7 +5,7 @@ import (
 
 	"github.com/gorilla/mux"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/internal/console"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
@@ -63,7 +63,7 @@ type qualifiedRow struct {
 func (s *Server) dataTrials(w http.ResponseWriter, _ *http.Request) {
 	trials := s.trials
 	if trials == nil {
-		trials = []fixtures.Trial{}
+		trials = []referrals.Trial{}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"trials": trials})
 }
@@ -92,7 +92,7 @@ func (s *Server) dataReferrals(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	items, next, err := s.backend.Records.ListReferrals(clientID, page)
+	items, next, err := s.backend.Records.ListReferrals(storeContext(r), clientID, page)
 	if err != nil {
 		s.fail(w, r, listError(err))
 		return
@@ -104,7 +104,7 @@ func (s *Server) dataReferrals(w http.ResponseWriter, r *http.Request) {
 			s.fail(w, r, err)
 			return
 		}
-		rows = append(rows, referralRow{adminReferral: view, NextStatuses: orEmpty(fixtures.NextStatuses(ref.Status))})
+		rows = append(rows, referralRow{adminReferral: view, NextStatuses: orEmpty(referrals.NextStatuses(ref.Status))})
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"referrals": rows, "nextCursor": nextCursor(next)})
 }
@@ -121,9 +121,9 @@ func (s *Server) dataQualified(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	items, next, err := s.backend.Records.ListQualified(clientID, page, nil)
+	items, next, err := s.backend.Records.ListQualified(storeContext(r), clientID, page, nil)
 	if err == nil {
-		items, err = s.settleAll(items, requestID(r))
+		items, err = s.settleAll(storeContext(r), items, requestID(r))
 	}
 	if err != nil {
 		s.fail(w, r, listError(err))
@@ -136,7 +136,7 @@ func (s *Server) dataQualified(w http.ResponseWriter, r *http.Request) {
 			s.fail(w, r, err)
 			return
 		}
-		rows = append(rows, qualifiedRow{adminQualified: view, NextStatuses: orEmpty(fixtures.NextStatuses(q.Status))})
+		rows = append(rows, qualifiedRow{adminQualified: view, NextStatuses: orEmpty(referrals.NextStatuses(q.Status))})
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"qualifiedReferrals": rows, "nextCursor": nextCursor(next)})
 }

@@ -1,6 +1,7 @@
 package sandbox_test
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"slices"
@@ -8,18 +9,19 @@ import (
 	"testing"
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
 )
 
 // dataReferral is a row of GET /__sandbox/data/referrals.
 type dataReferral struct {
-	fixtures.Referral
+	referrals.Referral
 	NextStatuses []string `json:"nextStatuses"`
 }
 
 // dataQualified is a row of GET /__sandbox/data/qualified.
 type dataQualified struct {
-	fixtures.QualifiedReferral
+	referrals.QualifiedReferral
 	NextStatuses []string `json:"nextStatuses"`
 }
 
@@ -40,7 +42,7 @@ func TestDataTrialsListsEveryTrial(t *testing.T) {
 		t.Fatalf("status %d: %s", r.Status, r.Body)
 	}
 	var body struct {
-		Trials []fixtures.Trial `json:"trials"`
+		Trials []referrals.Trial `json:"trials"`
 	}
 	r.decode(t, &body)
 	want, err := fixtures.Default()
@@ -72,7 +74,7 @@ func TestDataClientsNeverShowSecrets(t *testing.T) {
 	roles := map[string][]string{}
 	for _, c := range body.Clients {
 		roles[c.ClientID] = c.Roles
-		if c.Environment != fixtures.EnvironmentDevelopment {
+		if c.Environment != referrals.EnvironmentDevelopment {
 			t.Errorf("%s environment %q, want development", c.ClientID, c.Environment)
 		}
 		if c.Roles == nil {
@@ -107,7 +109,7 @@ func TestDataReferralsPagesWithNextStatuses(t *testing.T) {
 		t.Fatalf("%d referrals, next %v; want the 8 fixtures on one page", len(all.Referrals), all.NextCursor)
 	}
 	for i, ref := range all.Referrals {
-		if want := fixtures.NextStatuses(ref.Status); !slices.Equal(ref.NextStatuses, want) || ref.NextStatuses == nil {
+		if want := referrals.NextStatuses(ref.Status); !slices.Equal(ref.NextStatuses, want) || ref.NextStatuses == nil {
 			t.Errorf("%s (%s) nextStatuses %v, want %v (never null)", ref.OutcomesID, ref.Status, ref.NextStatuses, want)
 		}
 		if i > 0 && ref.SubmittedAt > all.Referrals[i-1].SubmittedAt {
@@ -184,7 +186,7 @@ func TestDataQualifiedAddsNoViewedEntries(t *testing.T) {
 	if got, want := len(after[id].AuditTrail), len(before[id].AuditTrail); got != want {
 		t.Errorf("audit trail grew from %d to %d entries by browsing", want, got)
 	}
-	stored, err := s.Store.GetQualified(partner, id, nil)
+	stored, err := s.Store.GetQualified(context.Background(), partner, id, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,15 +194,15 @@ func TestDataQualifiedAddsNoViewedEntries(t *testing.T) {
 		t.Errorf("stored audit trail has %d entries, the listing %d", len(stored.AuditTrail), len(before[id].AuditTrail))
 	}
 
-	if r := s.admin(http.MethodPost, "/__sandbox/qualified/"+id+"/status", map[string]string{"status": fixtures.StatusReviewing, "clientId": partner}); r.Status != http.StatusOK {
+	if r := s.admin(http.MethodPost, "/__sandbox/qualified/"+id+"/status", map[string]string{"status": referrals.StatusReviewing, "clientId": partner}); r.Status != http.StatusOK {
 		t.Fatalf("move: %d %s", r.Status, r.Body)
 	}
 	moved := list()[id]
 	last := moved.AuditTrail[len(moved.AuditTrail)-1]
-	if moved.Status != fixtures.StatusReviewing || last.Action != fixtures.AuditStatusChanged || last.ToStatus != fixtures.StatusReviewing {
+	if moved.Status != referrals.StatusReviewing || last.Action != referrals.AuditStatusChanged || last.ToStatus != referrals.StatusReviewing {
 		t.Errorf("after the move: status %s, last audit entry %+v", moved.Status, last)
 	}
-	if want := fixtures.NextStatuses(fixtures.StatusReviewing); !slices.Equal(moved.NextStatuses, want) {
+	if want := referrals.NextStatuses(referrals.StatusReviewing); !slices.Equal(moved.NextStatuses, want) {
 		t.Errorf("nextStatuses %v, want %v", moved.NextStatuses, want)
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 )
 
 // HARPath serves the journal as an HTTP Archive (HAR 1.2).
@@ -146,7 +146,7 @@ func harEntryOf(base string, e JournalEntry) harEntry {
 		u += "?" + e.Query
 	}
 	started := e.At
-	if t, err := time.Parse(fixtures.TimestampLayout, e.At); err == nil {
+	if t, err := time.Parse(referrals.TimestampLayout, e.At); err == nil {
 		started = t.UTC().Format("2006-01-02T15:04:05.000Z")
 	}
 	out := harEntry{

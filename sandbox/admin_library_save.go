@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
 	"github.com/referrals-sandbox/referrals-sandbox/scenarios"
 )
@@ -155,7 +155,7 @@ func (s *Server) replayJournal(r *http.Request, body savedScenario) (scenarios.S
 			who = win.ClientID
 		}
 		description = fmt.Sprintf("Replays the answers %s got from %s to %s (%d journaled requests), with their timing.",
-			who, since.UTC().Format(fixtures.TimestampLayout), until.UTC().Format(fixtures.TimestampLayout), len(answers))
+			who, since.UTC().Format(referrals.TimestampLayout), until.UTC().Format(referrals.TimestampLayout), len(answers))
 	}
 	return scenarios.ReplayTimeline(body.Name, description, answers, since, until)
 }

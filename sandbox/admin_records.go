@@ -1,7 +1,7 @@
 package sandbox
 
 import (
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/contractdoc"
 )
 
@@ -9,17 +9,17 @@ import (
 // sandbox's members, and under a --contract the submission as sent), plus,
 // when a contract shapes referrals, the record as its partner reads it.
 type adminReferral struct {
-	fixtures.Referral
+	referrals.Referral
 	Record map[string]any `json:"record,omitempty"`
 }
 
 // adminQualified is adminReferral for qualified referrals.
 type adminQualified struct {
-	fixtures.QualifiedReferral
+	referrals.QualifiedReferral
 	Record map[string]any `json:"record,omitempty"`
 }
 
-func (s *Server) adminReferral(ref fixtures.Referral) (adminReferral, error) {
+func (s *Server) adminReferral(ref referrals.Referral) (adminReferral, error) {
 	out := adminReferral{Referral: ref}
 	if !s.contract.shapes(referralKind) {
 		return out, nil
@@ -29,7 +29,7 @@ func (s *Server) adminReferral(ref fixtures.Referral) (adminReferral, error) {
 	return out, err
 }
 
-func (s *Server) adminQualified(q fixtures.QualifiedReferral) (adminQualified, error) {
+func (s *Server) adminQualified(q referrals.QualifiedReferral) (adminQualified, error) {
 	q.AuditTrail = orEmpty(q.AuditTrail)
 	out := adminQualified{QualifiedReferral: q}
 	if !s.contract.shapes(qualifiedKind) {

@@ -1,13 +1,14 @@
 package sandbox
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 	"time"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
@@ -23,7 +24,7 @@ type statusMove struct {
 type errBadTransition struct{ from, to string }
 
 func (e errBadTransition) Error() string {
-	next := fixtures.NextStatuses(e.from)
+	next := referrals.NextStatuses(e.from)
 	if len(next) == 0 {
 		return fmt.Sprintf("status %s is final; it cannot move to %s", e.from, e.to)
 	}
@@ -36,8 +37,8 @@ func (s *Server) readStatusMove(w http.ResponseWriter, r *http.Request) (statusM
 		s.fail(w, r, err)
 		return m, false
 	}
-	if !fixtures.ValidStatus(m.Status) {
-		s.problem(w, r, validationProblem([]FieldError{{Field: "status", Message: "must be one of " + strings.Join(fixtures.Statuses(), ", ")}}))
+	if !referrals.ValidStatus(m.Status) {
+		s.problem(w, r, validationProblem([]FieldError{{Field: "status", Message: "must be one of " + strings.Join(referrals.Statuses(), ", ")}}))
 		return m, false
 	}
 	return m, true
@@ -49,13 +50,13 @@ func (s *Server) moveReferralStatus(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	vars := pathVars(r)
-	found, err := s.backend.Records.FindReferral(vars["outcomes_id"])
+	found, err := s.backend.Records.FindReferral(storeContext(r), vars["outcomes_id"])
 	if err == nil && !s.trialNamed(vars["trial_id"], found.TrialID) {
 		err = store.ErrNotFound
 	}
 	if err == nil {
-		found, err = s.backend.Records.UpdateReferral(found.ClientID, found.OutcomesID, func(ref *fixtures.Referral) error {
-			if !fixtures.CanMove(ref.Status, m.Status) {
+		found, err = s.backend.Records.UpdateReferral(storeContext(r), found.ClientID, found.OutcomesID, func(ref *referrals.Referral) error {
+			if !referrals.CanMove(ref.Status, m.Status) {
 				return errBadTransition{ref.Status, m.Status}
 			}
 			ref.Status = m.Status
@@ -79,10 +80,10 @@ func (s *Server) moveQualifiedStatus(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := pathVars(r)["external_source_id"]
-	owner, err := s.qualifiedOwner(id, m.ClientID)
-	var updated fixtures.QualifiedReferral
+	owner, err := s.qualifiedOwner(storeContext(r), id, m.ClientID)
+	var updated referrals.QualifiedReferral
 	if err == nil {
-		updated, err = s.backend.Records.UpdateQualified(owner, id, func(q *fixtures.QualifiedReferral) error {
+		updated, err = s.backend.Records.UpdateQualified(storeContext(r), owner, id, func(q *referrals.QualifiedReferral) error {
 			return changeQualifiedStatus(q, statusChange{
 				To: m.Status, At: s.clocks.Now(owner), Actor: "sandbox-admin", RequestID: requestID(r),
 			})
@@ -113,13 +114,13 @@ type statusChange struct {
 // entry that explains it, or refuses a move the processing order forbids
 // (errBadTransition). It is the one place a qualified referral's status
 // moves, so the record and its trail cannot disagree.
-func changeQualifiedStatus(q *fixtures.QualifiedReferral, c statusChange) error {
-	if !fixtures.CanMove(q.Status, c.To) {
+func changeQualifiedStatus(q *referrals.QualifiedReferral, c statusChange) error {
+	if !referrals.CanMove(q.Status, c.To) {
 		return errBadTransition{q.Status, c.To}
 	}
-	q.AuditTrail = append(q.AuditTrail, fixtures.AuditEntry{
-		At:     c.At.UTC().Format(fixtures.TimestampLayout),
-		Action: fixtures.AuditStatusChanged, Actor: c.Actor, RequestID: c.RequestID,
+	q.AuditTrail = append(q.AuditTrail, referrals.AuditEntry{
+		At:     c.At.UTC().Format(referrals.TimestampLayout),
+		Action: referrals.AuditStatusChanged, Actor: c.Actor, RequestID: c.RequestID,
 		FromStatus: q.Status, ToStatus: c.To, Reason: c.Reason,
 	})
 	q.Status = c.To
@@ -128,17 +129,17 @@ func changeQualifiedStatus(q *fixtures.QualifiedReferral, c statusChange) error 
 
 // qualifiedOwner finds which partner holds externalSourceId, or checks the
 // one given.
-func (s *Server) qualifiedOwner(id, clientID string) (string, error) {
+func (s *Server) qualifiedOwner(ctx context.Context, id, clientID string) (string, error) {
 	if clientID != "" {
 		return clientID, nil
 	}
-	clients, err := s.backend.Records.Clients()
+	clients, err := s.backend.Records.Clients(ctx)
 	if err != nil {
 		return "", err
 	}
 	var owners []string
 	for _, c := range clients {
-		if _, err := s.backend.Records.GetQualified(c, id, nil); err == nil {
+		if _, err := s.backend.Records.GetQualified(ctx, c, id, nil); err == nil {
 			owners = append(owners, c)
 		}
 	}

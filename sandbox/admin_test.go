@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
 )
 
@@ -100,7 +100,7 @@ func TestReset(t *testing.T) {
 	if r := s.do(request{path: createdPath, token: tok}); r.Status != http.StatusOK {
 		t.Fatalf("created referral at %q: %d", createdPath, r.Status)
 	}
-	moveReferral(t, s, fixture, fixtures.StatusReviewing, http.StatusOK)
+	moveReferral(t, s, fixture, referrals.StatusReviewing, http.StatusOK)
 	if got := s.statusSequence(tokRO, 6); got[5] != http.StatusTooManyRequests {
 		t.Fatalf("readonly's bucket not empty: %v", got)
 	}
@@ -132,9 +132,9 @@ func TestReset(t *testing.T) {
 	if r := s.do(request{path: createdPath, token: tok}); r.Status != http.StatusNotFound {
 		t.Errorf("referral created before the reset: %d, want 404", r.Status)
 	}
-	var ref fixtures.Referral
+	var ref referrals.Referral
 	s.do(request{path: fixturePath, token: tok}).decode(t, &ref)
-	if ref.OutcomesID != fixture.OutcomesID || ref.Status != fixtures.StatusReceived {
+	if ref.OutcomesID != fixture.OutcomesID || ref.Status != referrals.StatusReceived {
 		t.Errorf("fixture referral after reset: %+v, want it back in status received", ref)
 	}
 	if r := s.do(request{path: trialsPath, token: tokRO}); r.Status != http.StatusOK {
@@ -167,21 +167,21 @@ func TestReferralStatusMoves(t *testing.T) {
 	ref := firstReferral(t, partner)
 	apiPath := "/api/v1/referrals/" + ref.TrialID + "/" + ref.OutcomesID
 
-	var moved fixtures.Referral
-	moveReferral(t, s, ref, fixtures.StatusReviewing, http.StatusOK).decode(t, &moved)
-	if moved.Status != fixtures.StatusReviewing || moved.OutcomesID != ref.OutcomesID || moved.ClientID != partner {
+	var moved referrals.Referral
+	moveReferral(t, s, ref, referrals.StatusReviewing, http.StatusOK).decode(t, &moved)
+	if moved.Status != referrals.StatusReviewing || moved.OutcomesID != ref.OutcomesID || moved.ClientID != partner {
 		t.Errorf("moved record %+v", moved)
 	}
-	var seen fixtures.Referral
+	var seen referrals.Referral
 	s.do(request{path: apiPath, token: tok}).decode(t, &seen)
-	if seen.Status != fixtures.StatusReviewing {
+	if seen.Status != referrals.StatusReviewing {
 		t.Errorf("API shows status %q after the move, want reviewing", seen.Status)
 	}
-	for _, step := range []string{fixtures.StatusAccepted, fixtures.StatusEnrolled} {
+	for _, step := range []string{referrals.StatusAccepted, referrals.StatusEnrolled} {
 		moveReferral(t, s, ref, step, http.StatusOK)
 	}
 
-	fresh := referralIn(t, partner, fixtures.StatusReceived, ref.OutcomesID)
+	fresh := referralIn(t, partner, referrals.StatusReceived, ref.OutcomesID)
 	tests := []struct {
 		name   string
 		path   string
@@ -189,12 +189,12 @@ func TestReferralStatusMoves(t *testing.T) {
 		want   int
 		says   string
 	}{
-		{"skips the order", statusPath(fresh), fixtures.StatusEnrolled, http.StatusConflict, "reviewing"},
-		{"from a final status", statusPath(ref), fixtures.StatusWithdrawn, http.StatusConflict, "final"},
+		{"skips the order", statusPath(fresh), referrals.StatusEnrolled, http.StatusConflict, "reviewing"},
+		{"from a final status", statusPath(ref), referrals.StatusWithdrawn, http.StatusConflict, "final"},
 		{"unknown status", statusPath(fresh), "done", http.StatusUnprocessableEntity, ""},
 		{"empty status", statusPath(fresh), "", http.StatusUnprocessableEntity, ""},
-		{"unknown record", "/__sandbox/referrals/" + fresh.TrialID + "/00000000-0000-0000-0000-000000000000/status", fixtures.StatusReviewing, http.StatusNotFound, ""},
-		{"wrong trial", "/__sandbox/referrals/TRIAL-NEURO-004/" + fresh.OutcomesID + "/status", fixtures.StatusReviewing, http.StatusNotFound, ""},
+		{"unknown record", "/__sandbox/referrals/" + fresh.TrialID + "/00000000-0000-0000-0000-000000000000/status", referrals.StatusReviewing, http.StatusNotFound, ""},
+		{"wrong trial", "/__sandbox/referrals/TRIAL-NEURO-004/" + fresh.OutcomesID + "/status", referrals.StatusReviewing, http.StatusNotFound, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -211,9 +211,9 @@ func TestReferralStatusMoves(t *testing.T) {
 			}
 		})
 	}
-	var still fixtures.Referral
+	var still referrals.Referral
 	s.do(request{path: "/api/v1/referrals/" + fresh.TrialID + "/" + fresh.OutcomesID, token: tok}).decode(t, &still)
-	if still.Status != fixtures.StatusReceived {
+	if still.Status != referrals.StatusReceived {
 		t.Errorf("refused moves changed the record: status %q", still.Status)
 	}
 }
@@ -243,7 +243,7 @@ func TestQualifiedStatusMove(t *testing.T) {
 	tok := s.token(partner)
 	var id string
 	for _, q := range defaultFixtures(t).QualifiedReferrals {
-		if q.ClientID == partner && q.Status == fixtures.StatusReceived {
+		if q.ClientID == partner && q.Status == referrals.StatusReceived {
 			id = q.ExternalSourceID
 			break
 		}
@@ -251,29 +251,29 @@ func TestQualifiedStatusMove(t *testing.T) {
 	if id == "" {
 		t.Fatal("no received qualified referral of sandbox-partner in the fixtures")
 	}
-	r := s.admin(http.MethodPost, "/__sandbox/qualified/"+id+"/status", map[string]string{"status": fixtures.StatusReviewing})
+	r := s.admin(http.MethodPost, "/__sandbox/qualified/"+id+"/status", map[string]string{"status": referrals.StatusReviewing})
 	if r.Status != http.StatusOK {
 		t.Fatalf("move: %d %s", r.Status, r.Body)
 	}
-	var moved fixtures.QualifiedReferral
+	var moved referrals.QualifiedReferral
 	r.decode(t, &moved)
-	if moved.Status != fixtures.StatusReviewing || len(moved.AuditTrail) == 0 {
+	if moved.Status != referrals.StatusReviewing || len(moved.AuditTrail) == 0 {
 		t.Fatalf("moved record %+v", moved)
 	}
 	last := moved.AuditTrail[len(moved.AuditTrail)-1]
-	if last.Action != fixtures.AuditStatusChanged || last.FromStatus != fixtures.StatusReceived || last.ToStatus != fixtures.StatusReviewing ||
+	if last.Action != referrals.AuditStatusChanged || last.FromStatus != referrals.StatusReceived || last.ToStatus != referrals.StatusReviewing ||
 		last.At == "" || last.Actor == "" || last.RequestID != r.Header.Get(sandbox.RequestIDHeader) {
 		t.Errorf("audit entry %+v, want status-changed received→reviewing with the request id %q", last, r.Header.Get(sandbox.RequestIDHeader))
 	}
 
-	var seen fixtures.QualifiedReferral
+	var seen referrals.QualifiedReferral
 	s.do(request{path: "/api/v1/referrals/qualified/" + id, token: tok}).decode(t, &seen)
-	if seen.Status != fixtures.StatusReviewing {
+	if seen.Status != referrals.StatusReviewing {
 		t.Errorf("API shows status %q, want reviewing", seen.Status)
 	}
 	found := false
 	for _, e := range seen.AuditTrail {
-		if e.Action == fixtures.AuditStatusChanged && e.FromStatus == fixtures.StatusReceived && e.ToStatus == fixtures.StatusReviewing {
+		if e.Action == referrals.AuditStatusChanged && e.FromStatus == referrals.StatusReceived && e.ToStatus == referrals.StatusReviewing {
 			found = true
 		}
 	}
@@ -285,9 +285,9 @@ func TestQualifiedStatusMove(t *testing.T) {
 		name, id, status string
 		want             int
 	}{
-		{"backwards", id, fixtures.StatusReceived, http.StatusConflict},
+		{"backwards", id, referrals.StatusReceived, http.StatusConflict},
 		{"unknown status", id, "archived", http.StatusUnprocessableEntity},
-		{"unknown record", "src-does-not-exist", fixtures.StatusReviewing, http.StatusNotFound},
+		{"unknown record", "src-does-not-exist", referrals.StatusReviewing, http.StatusNotFound},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := s.as(t).adminInvalid(http.MethodPost, "/__sandbox/qualified/"+tc.id+"/status", map[string]string{"status": tc.status})
@@ -326,7 +326,7 @@ func TestResetRestoresFixturesByteForByte(t *testing.T) {
 		if created.Status != http.StatusCreated {
 			t.Fatalf("create: %d %s", created.Status, created.Body)
 		}
-		moveReferral(t, s, fixture, fixtures.StatusReviewing, http.StatusOK)
+		moveReferral(t, s, fixture, referrals.StatusReviewing, http.StatusOK)
 		if read(listPath) == list || read(fixturePath) == record {
 			t.Fatal("the changes did not show: the test would prove nothing")
 		}

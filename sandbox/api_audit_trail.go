@@ -6,16 +6,16 @@ import (
 
 	"github.com/gorilla/mux"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
 // auditTrailPage is the body of GET
 // /api/v1/referrals/qualified/{external_source_id}/audit-trail.
 type auditTrailPage struct {
-	AuditTrail []fixtures.AuditEntry `json:"auditTrail"`
-	NextCursor *string               `json:"nextCursor"`
+	AuditTrail []referrals.AuditEntry `json:"auditTrail"`
+	NextCursor *string                `json:"nextCursor"`
 }
 
 // getQualifiedAuditTrail pages through the whole audit trail of one of the
@@ -29,7 +29,7 @@ func (s *Server) getQualifiedAuditTrail(w http.ResponseWriter, r *http.Request, 
 		s.fail(w, r, err)
 		return
 	}
-	trail, next, err := s.backend.Records.QualifiedAuditTrail(caller.ClientID, mux.Vars(r)["external_source_id"], page)
+	trail, next, err := s.backend.Records.QualifiedAuditTrail(storeContext(r), caller.ClientID, mux.Vars(r)["external_source_id"], page)
 	if errors.Is(err, store.ErrNotFound) {
 		s.problem(w, r, newProblem(http.StatusNotFound, "no qualified referral with that externalSourceId"))
 		return
@@ -39,7 +39,7 @@ func (s *Server) getQualifiedAuditTrail(w http.ResponseWriter, r *http.Request, 
 		return
 	}
 	if trail == nil {
-		trail = []fixtures.AuditEntry{}
+		trail = []referrals.AuditEntry{}
 	}
 	writeJSON(w, http.StatusOK, auditTrailPage{AuditTrail: trail, NextCursor: nextCursor(next)})
 }

@@ -6,7 +6,7 @@ import (
 	"net/url"
 	"testing"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
@@ -24,7 +24,7 @@ func TestAPI_QualifiedAuditTrailBounded(t *testing.T) {
 	}
 	const reads = 2*store.TrailInRecord + 5
 	var readIDs []string
-	var last fixtures.QualifiedReferral
+	var last referrals.QualifiedReferral
 	for range reads {
 		r := s.do(request{path: "/api/v1/referrals/qualified/audit-bounded", token: token})
 		if r.Status != http.StatusOK {
@@ -36,7 +36,7 @@ func TestAPI_QualifiedAuditTrailBounded(t *testing.T) {
 	if len(last.AuditTrail) != store.TrailInRecord || last.AuditTrailTotal != reads+1 {
 		t.Fatalf("after %d reads: %d entries, auditTrailTotal %d; want %d and %d", reads, len(last.AuditTrail), last.AuditTrailTotal, store.TrailInRecord, reads+1)
 	}
-	if e := last.AuditTrail[store.TrailInRecord-1]; e.Action != fixtures.AuditViewed || e.RequestID != readIDs[reads-1] {
+	if e := last.AuditTrail[store.TrailInRecord-1]; e.Action != referrals.AuditViewed || e.RequestID != readIDs[reads-1] {
 		t.Errorf("the record's last entry is %+v, want this read (%s)", e, readIDs[reads-1])
 	}
 
@@ -58,7 +58,7 @@ func TestAPI_QualifiedAuditTrailBounded(t *testing.T) {
 	if fmt.Sprint(walked) != fmt.Sprint(want) || pages != 2 {
 		t.Errorf("walked %d entries in %d next links, want the submission and the %d reads in order in 2", len(walked), pages, reads)
 	}
-	var again fixtures.QualifiedReferral
+	var again referrals.QualifiedReferral
 	s.do(request{path: "/api/v1/referrals/qualified/audit-bounded", token: token}).decode(t, &again)
 	if again.AuditTrailTotal != reads+2 {
 		t.Errorf("auditTrailTotal %d after one more read, want %d: paging the trail must add nothing", again.AuditTrailTotal, reads+2)

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
@@ -47,26 +47,26 @@ func qualifiedBody(externalSourceID string) map[string]any {
 
 // createReferral submits body as the token's client and returns the stored
 // referral, failing the test unless it is created.
-func (s *testSandbox) createReferral(token string, body any) (fixtures.Referral, *response) {
+func (s *testSandbox) createReferral(token string, body any) (referrals.Referral, *response) {
 	s.t.Helper()
 	r := s.do(request{method: http.MethodPost, path: "/api/v1/referrals/", token: token, body: body})
 	if r.Status != http.StatusCreated {
 		s.t.Fatalf("create referral: %d %s", r.Status, r.Body)
 	}
-	var ref fixtures.Referral
+	var ref referrals.Referral
 	r.decode(s.t, &ref)
 	return ref, r
 }
 
 // createQualified submits a valid qualified referral with that id and
 // returns it, failing the test unless it is created.
-func (s *testSandbox) createQualified(token, externalSourceID string) (fixtures.QualifiedReferral, *response) {
+func (s *testSandbox) createQualified(token, externalSourceID string) (referrals.QualifiedReferral, *response) {
 	s.t.Helper()
 	r := s.do(request{method: http.MethodPost, path: "/api/v1/referrals/qualified", token: token, body: qualifiedBody(externalSourceID)})
 	if r.Status != http.StatusCreated {
 		s.t.Fatalf("create qualified referral %q: %d %s", externalSourceID, r.Status, r.Body)
 	}
-	var q fixtures.QualifiedReferral
+	var q referrals.QualifiedReferral
 	r.decode(s.t, &q)
 	return q, r
 }

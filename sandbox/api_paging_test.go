@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
 )
 
@@ -218,7 +218,7 @@ func TestAPI_ListWithoutTrailingSlash(t *testing.T) {
 	if r.Status != http.StatusOK {
 		t.Fatalf("GET /api/v1/referrals: %d, want 200 without a redirect", r.Status)
 	}
-	var page struct{ Referrals []fixtures.Referral }
+	var page struct{ Referrals []referrals.Referral }
 	r.decode(t, &page)
 	var ids []string
 	for _, ref := range page.Referrals {

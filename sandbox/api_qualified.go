@@ -1,20 +1,21 @@
 package sandbox
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/url"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/contractdoc"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
 // qualifiedPage is the body of GET /api/v1/referrals/qualified.
 type qualifiedPage struct {
-	QualifiedReferrals []fixtures.QualifiedReferral `json:"qualifiedReferrals"`
-	NextCursor         *string                      `json:"nextCursor"`
+	QualifiedReferrals []referrals.QualifiedReferral `json:"qualifiedReferrals"`
+	NextCursor         *string                       `json:"nextCursor"`
 }
 
 func (s *Server) createQualified(w http.ResponseWriter, r *http.Request, caller idp.Principal) {
@@ -26,20 +27,20 @@ func (s *Server) createQualified(w http.ResponseWriter, r *http.Request, caller 
 	if !ok {
 		return
 	}
-	at := now.UTC().Format(fixtures.TimestampLayout)
-	q := fixtures.QualifiedReferral{
+	at := now.UTC().Format(referrals.TimestampLayout)
+	q := referrals.QualifiedReferral{
 		ExternalSourceID: req.ExternalSourceID,
 		TrialID:          trialID,
 		ClientID:         caller.ClientID,
-		Status:           fixtures.StatusReceived,
+		Status:           referrals.StatusReceived,
 		SubmittedAt:      at,
 		Patient:          req.Patient,
 		Address:          req.Address,
 		Conditions:       req.Conditions,
 		Medications:      req.Medications,
 		Qualification:    req.Qualification,
-		AuditTrail: []fixtures.AuditEntry{{
-			At: at, Action: fixtures.AuditSubmitted, Actor: caller.ClientID, RequestID: requestID(r),
+		AuditTrail: []referrals.AuditEntry{{
+			At: at, Action: referrals.AuditSubmitted, Actor: caller.ClientID, RequestID: requestID(r),
 		}},
 		AuditTrailTotal: 1,
 	}
@@ -53,9 +54,9 @@ func (s *Server) listQualified(w http.ResponseWriter, r *http.Request, caller id
 		s.fail(w, r, err)
 		return
 	}
-	items, next, err := s.backend.Records.ListQualified(caller.ClientID, page, s.viewedBy(r, caller))
+	items, next, err := s.backend.Records.ListQualified(storeContext(r), caller.ClientID, page, s.viewedBy(r, caller))
 	if err == nil {
-		items, err = s.settleAll(items, requestID(r))
+		items, err = s.settleAll(storeContext(r), items, requestID(r))
 	}
 	if err != nil {
 		s.fail(w, r, listError(err))
@@ -66,15 +67,15 @@ func (s *Server) listQualified(w http.ResponseWriter, r *http.Request, caller id
 		return
 	}
 	if items == nil {
-		items = []fixtures.QualifiedReferral{}
+		items = []referrals.QualifiedReferral{}
 	}
 	writeJSON(w, http.StatusOK, qualifiedPage{QualifiedReferrals: items, NextCursor: nextCursor(next)})
 }
 
 func (s *Server) getQualified(w http.ResponseWriter, r *http.Request, caller idp.Principal) {
-	q, err := s.backend.Records.GetQualified(caller.ClientID, pathVars(r)["external_source_id"], s.viewedBy(r, caller))
+	q, err := s.backend.Records.GetQualified(storeContext(r), caller.ClientID, pathVars(r)["external_source_id"], s.viewedBy(r, caller))
 	if err == nil {
-		q, err = s.settleQualified(q, requestID(r))
+		q, err = s.settleQualified(storeContext(r), q, requestID(r))
 	}
 	if errors.Is(err, store.ErrNotFound) {
 		s.problem(w, r, newProblem(http.StatusNotFound, "no qualified referral with that externalSourceId"))
@@ -89,10 +90,10 @@ func (s *Server) getQualified(w http.ResponseWriter, r *http.Request, caller idp
 
 // viewedBy is the audit entry every read of a qualified referral appends:
 // the audit trail records who saw the record, when, in which request.
-func (s *Server) viewedBy(r *http.Request, caller idp.Principal) *fixtures.AuditEntry {
-	return &fixtures.AuditEntry{
-		At:        s.clocks.Now(caller.ClientID).UTC().Format(fixtures.TimestampLayout),
-		Action:    fixtures.AuditViewed,
+func (s *Server) viewedBy(r *http.Request, caller idp.Principal) *referrals.AuditEntry {
+	return &referrals.AuditEntry{
+		At:        s.clocks.Now(caller.ClientID).UTC().Format(referrals.TimestampLayout),
+		Action:    referrals.AuditViewed,
 		Actor:     caller.ClientID,
 		RequestID: requestID(r),
 	}
@@ -105,12 +106,12 @@ func qualifiedPath(externalSourceID string) string {
 // storeQualified stores a new qualified referral and answers 201 with it
 // and its Location, or 409 with the Location of the record a partner
 // already submitted under the same externalSourceId (left unchanged).
-func (s *Server) storeQualified(w http.ResponseWriter, r *http.Request, q fixtures.QualifiedReferral) {
+func (s *Server) storeQualified(w http.ResponseWriter, r *http.Request, q referrals.QualifiedReferral) {
 	if c, ok := s.backend.Records.(qualifiedJSONCreator); ok && !s.contract.shapes(qualifiedKind) {
 		s.storeQualifiedJSON(w, r, c, q)
 		return
 	}
-	err := s.backend.Records.CreateQualified(q)
+	err := s.backend.Records.CreateQualified(storeContext(r), q)
 	if errors.Is(err, store.ErrConflict) {
 		s.qualifiedConflict(w, r, q.ExternalSourceID)
 		return
@@ -127,16 +128,16 @@ func (s *Server) storeQualified(w http.ResponseWriter, r *http.Request, q fixtur
 // JSON as it stores it (the embedded store): the record is encoded once,
 // for the store and for the answer.
 type qualifiedJSONCreator interface {
-	CreateQualifiedJSON(b []byte, q fixtures.QualifiedReferral) ([]byte, error)
+	CreateQualifiedJSON(ctx context.Context, b []byte, q referrals.QualifiedReferral) ([]byte, error)
 }
 
 // storeQualifiedJSON is storeQualified through a qualifiedJSONCreator: the
 // same answers, the 201's body written as writeJSON would write the record
 // the store returns.
-func (s *Server) storeQualifiedJSON(w http.ResponseWriter, r *http.Request, c qualifiedJSONCreator, q fixtures.QualifiedReferral) {
+func (s *Server) storeQualifiedJSON(w http.ResponseWriter, r *http.Request, c qualifiedJSONCreator, q referrals.QualifiedReferral) {
 	buf := s.pageBuffer()
 	defer s.releasePageBuffer(buf)
-	b, err := c.CreateQualifiedJSON((*buf)[:0], q)
+	b, err := c.CreateQualifiedJSON(storeContext(r), (*buf)[:0], q)
 	*buf = b
 	switch {
 	case errors.Is(err, store.ErrConflict):

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -9,8 +10,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/contractdoc"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
@@ -20,8 +21,8 @@ const maxBodyBytes = 1 << 20
 
 // referralsPage is the body of GET /api/v1/referrals/.
 type referralsPage struct {
-	Referrals  []fixtures.Referral `json:"referrals"`
-	NextCursor *string             `json:"nextCursor"`
+	Referrals  []referrals.Referral `json:"referrals"`
+	NextCursor *string              `json:"nextCursor"`
 }
 
 func (s *Server) createReferral(w http.ResponseWriter, r *http.Request, caller idp.Principal) {
@@ -33,17 +34,17 @@ func (s *Server) createReferral(w http.ResponseWriter, r *http.Request, caller i
 	if !ok {
 		return
 	}
-	ref := fixtures.Referral{
+	ref := referrals.Referral{
 		TrialID:     trialID,
 		OutcomesID:  uuid.NewString(),
 		ClientID:    caller.ClientID,
-		Status:      fixtures.StatusReceived,
-		SubmittedAt: now.UTC().Format(fixtures.TimestampLayout),
+		Status:      referrals.StatusReceived,
+		SubmittedAt: now.UTC().Format(referrals.TimestampLayout),
 		Patient:     req.Patient,
 		Notes:       req.Notes,
 	}
 	noteSubmission(r, trialID, req.Patient)
-	if err := s.backend.Records.CreateReferral(ref); err != nil {
+	if err := s.backend.Records.CreateReferral(storeContext(r), ref); err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -62,7 +63,7 @@ func (s *Server) listReferrals(w http.ResponseWriter, r *http.Request, caller id
 		s.writeReferralsPage(w, r, l, caller.ClientID, page)
 		return
 	}
-	items, next, err := s.backend.Records.ListReferrals(caller.ClientID, page)
+	items, next, err := s.backend.Records.ListReferrals(storeContext(r), caller.ClientID, page)
 	if err != nil {
 		s.fail(w, r, listError(err))
 		return
@@ -72,7 +73,7 @@ func (s *Server) listReferrals(w http.ResponseWriter, r *http.Request, caller id
 		return
 	}
 	if items == nil {
-		items = []fixtures.Referral{}
+		items = []referrals.Referral{}
 	}
 	writeJSON(w, http.StatusOK, referralsPage{Referrals: items, NextCursor: nextCursor(next)})
 }
@@ -82,7 +83,7 @@ func (s *Server) listReferrals(w http.ResponseWriter, r *http.Request, caller id
 // a record exists.
 func (s *Server) getReferral(w http.ResponseWriter, r *http.Request, caller idp.Principal) {
 	vars := pathVars(r)
-	ref, err := s.backend.Records.GetReferral(caller.ClientID, vars["outcomes_id"])
+	ref, err := s.backend.Records.GetReferral(storeContext(r), caller.ClientID, vars["outcomes_id"])
 	if err == nil && !s.trialNamed(vars["trial_id"], ref.TrialID) {
 		err = store.ErrNotFound
 	}
@@ -112,7 +113,7 @@ func (s *Server) trialNamed(id, canonical string) bool {
 // sandbox clock and trials, naming unknown fields in Sandbox-Warning. When
 // the body is refused it answers the problem itself and ok is false.
 func readSubmission[T any](s *Server, w http.ResponseWriter, r *http.Request, clientID string,
-	validate func(T, time.Time, []fixtures.Trial) (string, []FieldError)) (req T, trialID string, now time.Time, ok bool) {
+	validate func(T, time.Time, []referrals.Trial) (string, []FieldError)) (req T, trialID string, now time.Time, ok bool) {
 	unknown, invalid, err := decodeSubmission(r, maxBodyBytes, &req)
 	if err != nil {
 		s.fail(w, r, err)
@@ -128,7 +129,7 @@ func readSubmission[T any](s *Server, w http.ResponseWriter, r *http.Request, cl
 	return req, trialID, now, true
 }
 
-func referralPath(ref fixtures.Referral) string {
+func referralPath(ref referrals.Referral) string {
 	return "/api/v1/referrals/" + url.PathEscape(ref.TrialID) + "/" + url.PathEscape(ref.OutcomesID)
 }
 
@@ -136,7 +137,7 @@ func referralPath(ref fixtures.Referral) string {
 // the API writes them (the embedded store): a page is then written without
 // decoding and encoding every record again.
 type referralsJSONLister interface {
-	AppendReferralsJSON(b []byte, clientID string, page store.Page) ([]byte, string, error)
+	AppendReferralsJSON(ctx context.Context, b []byte, clientID string, page store.Page) ([]byte, string, error)
 }
 
 // writeReferralsPage writes what writeJSON writes for a referralsPage of
@@ -146,7 +147,7 @@ func (s *Server) writeReferralsPage(w http.ResponseWriter, r *http.Request, l re
 	buf := s.pageBuffer()
 	defer s.releasePageBuffer(buf)
 	b := append((*buf)[:0], `{"referrals":[`...)
-	b, next, err := l.AppendReferralsJSON(b, clientID, page)
+	b, next, err := l.AppendReferralsJSON(r.Context(), b, clientID, page)
 	if err != nil {
 		s.fail(w, r, listError(err))
 		return

@@ -9,7 +9,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/contractdoc"
 )
 
@@ -18,7 +18,7 @@ import (
 // folded. Two submissions with the same digest refer the same patient to
 // the same trial, which is what the resubmits-safely check looks for after
 // a lost answer. It is a digest so the journal never holds patient data.
-func submissionOf(trialID string, p fixtures.Patient) string {
+func submissionOf(trialID string, p referrals.Patient) string {
 	// Hashed from one buffer, on the stack for the usual short names, and
 	// lower-cased rune by rune as strings.ToLower does, without a copy
 	// of each part.
@@ -35,7 +35,7 @@ func submissionOf(trialID string, p fixtures.Patient) string {
 }
 
 // noteSubmission records the submission r made, for its journal entry.
-func noteSubmission(r *http.Request, trialID string, p fixtures.Patient) {
+func noteSubmission(r *http.Request, trialID string, p referrals.Patient) {
 	infoFrom(r.Context()).submission = submissionOf(trialID, p)
 }
 

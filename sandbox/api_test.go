@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
 )
 
@@ -301,15 +301,15 @@ func TestAPI_SubmitReferral(t *testing.T) {
 			if r.Status != http.StatusCreated {
 				t.Fatalf("status %d, want 201: %s", r.Status, r.Body)
 			}
-			var ref fixtures.Referral
+			var ref referrals.Referral
 			r.decode(t, &ref)
 			if !guidRE.MatchString(ref.OutcomesID) {
 				t.Errorf("outcomesId %q, want a lowercase GUID", ref.OutcomesID)
 			}
-			if ref.TrialID != tt.wantTrial || ref.ClientID != partner || ref.Status != fixtures.StatusReceived {
+			if ref.TrialID != tt.wantTrial || ref.ClientID != partner || ref.Status != referrals.StatusReceived {
 				t.Errorf("trialId %q, clientId %q, status %q; want %q, %q, received", ref.TrialID, ref.ClientID, ref.Status, tt.wantTrial, partner)
 			}
-			wantPatient := fixtures.Patient{FirstName: "Ann", LastName: "Lee", DateOfBirth: "1980-04-12", Gender: "female"}
+			wantPatient := referrals.Patient{FirstName: "Ann", LastName: "Lee", DateOfBirth: "1980-04-12", Gender: "female"}
 			if ref.Patient != wantPatient || ref.Notes != "prefers mornings" {
 				t.Errorf("patient %+v notes %q, want what was sent", ref.Patient, ref.Notes)
 			}
@@ -324,7 +324,7 @@ func TestAPI_SubmitReferral(t *testing.T) {
 			}
 			for _, path := range []string{location, "/api/v1/referrals/" + tt.trialID + "/" + ref.OutcomesID} {
 				got := s.do(request{path: path, token: token})
-				var read fixtures.Referral
+				var read referrals.Referral
 				got.decode(t, &read)
 				if got.Status != http.StatusOK || !reflect.DeepEqual(read, ref) {
 					t.Errorf("GET %s: %d %+v, want 200 with the created referral %+v", path, got.Status, read, ref)
@@ -426,9 +426,9 @@ func TestAPI_SubmitQualifiedReferral(t *testing.T) {
 	if r.Status != http.StatusCreated {
 		t.Fatalf("status %d, want 201: %s", r.Status, r.Body)
 	}
-	var q fixtures.QualifiedReferral
+	var q referrals.QualifiedReferral
 	r.decode(t, &q)
-	if q.ExternalSourceID != "Case-42.a_b:c-d" || q.TrialID != "TRIAL-ONCO-002" || q.ClientID != partner || q.Status != fixtures.StatusReceived {
+	if q.ExternalSourceID != "Case-42.a_b:c-d" || q.TrialID != "TRIAL-ONCO-002" || q.ClientID != partner || q.Status != referrals.StatusReceived {
 		t.Errorf("externalSourceId %q trialId %q clientId %q status %q; want as sent, canonical trial, %s, received", q.ExternalSourceID, q.TrialID, q.ClientID, q.Status, partner)
 	}
 	if q.Address == nil || q.Address.Country != "US" || len(q.Conditions) != 1 || q.Conditions[0].Code != "E11.9" || q.Qualification == nil || q.Qualification.QualifiedOn != "2024-03-01" {
@@ -437,7 +437,7 @@ func TestAPI_SubmitQualifiedReferral(t *testing.T) {
 	if !submittedAtRE.MatchString(q.SubmittedAt) {
 		t.Errorf("submittedAt %q, want six fraction digits and Z", q.SubmittedAt)
 	}
-	want := []fixtures.AuditEntry{{At: q.SubmittedAt, Action: fixtures.AuditSubmitted, Actor: partner, RequestID: "submit-1"}}
+	want := []referrals.AuditEntry{{At: q.SubmittedAt, Action: referrals.AuditSubmitted, Actor: partner, RequestID: "submit-1"}}
 	if !slices.Equal(q.AuditTrail, want) {
 		t.Errorf("auditTrail %+v, want one submitted entry %+v", q.AuditTrail, want)
 	}
@@ -464,7 +464,7 @@ func TestAPI_QualifiedReferralConflict(t *testing.T) {
 	if location := r.Header.Get("Location"); location != "/api/v1/referrals/qualified/case-1" {
 		t.Errorf("409 Location %q, want the existing record's /api/v1/referrals/qualified/case-1", location)
 	}
-	var stored fixtures.QualifiedReferral
+	var stored referrals.QualifiedReferral
 	s.do(request{path: "/api/v1/referrals/qualified/case-1", token: partnerToken}).decode(t, &stored)
 	if stored.Patient != first.Patient {
 		t.Errorf("the repeat overwrote the record: patient %+v, want %+v", stored.Patient, first.Patient)
@@ -485,7 +485,7 @@ func TestAPI_QualifiedAuditTrail(t *testing.T) {
 	created, _ := s.createQualified(token, "audit-1")
 
 	var requestIDs []string
-	var last fixtures.QualifiedReferral
+	var last referrals.QualifiedReferral
 	for range 2 {
 		r := s.do(request{path: "/api/v1/referrals/qualified/audit-1", token: token})
 		if r.Status != http.StatusOK {
@@ -494,7 +494,7 @@ func TestAPI_QualifiedAuditTrail(t *testing.T) {
 		requestIDs = append(requestIDs, r.Header.Get("X-Request-Id"))
 		r.decode(t, &last)
 	}
-	actions := func(q fixtures.QualifiedReferral) []string {
+	actions := func(q referrals.QualifiedReferral) []string {
 		var a []string
 		for _, e := range q.AuditTrail {
 			a = append(a, e.Action)
@@ -518,9 +518,9 @@ func TestAPI_QualifiedAuditTrail(t *testing.T) {
 	s.createQualified(token, "audit-3")
 	page := s.fetchPage(qualifiedList, token, "limit=2")
 	listID := page.response.Header.Get("X-Request-Id")
-	var listed []fixtures.QualifiedReferral
+	var listed []referrals.QualifiedReferral
 	for _, rec := range page.records {
-		var q fixtures.QualifiedReferral
+		var q referrals.QualifiedReferral
 		if err := json.Unmarshal(rec, &q); err != nil {
 			t.Fatal(err)
 		}
@@ -534,7 +534,7 @@ func TestAPI_QualifiedAuditTrail(t *testing.T) {
 			t.Errorf("listed %s has audit trail %+v, want submitted then viewed by the listing %q", q.ExternalSourceID, q.AuditTrail, listID)
 		}
 	}
-	var unlisted fixtures.QualifiedReferral
+	var unlisted referrals.QualifiedReferral
 	s.do(request{path: "/api/v1/referrals/qualified/audit-1", token: token}).decode(t, &unlisted)
 	if n := len(unlisted.AuditTrail); n != 4 {
 		t.Errorf("audit-1, not on the page, has %d audit entries after a third read, want 4 (the listing added none)", n)

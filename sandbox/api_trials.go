@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 )
 
 // trialView is a trial as the API shows it (section 2.1): without the
@@ -20,7 +20,7 @@ type trialView struct {
 
 // encodeTrialsList renders the trials list once at start-up: trials do not
 // change while the sandbox runs, and the list is the hottest read.
-func encodeTrialsList(trials []fixtures.Trial) ([]byte, error) {
+func encodeTrialsList(trials []referrals.Trial) ([]byte, error) {
 	listed := []trialView{} // [] rather than null when no trial is listed
 	for _, t := range trials {
 		if t.Listed() {

@@ -8,7 +8,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 )
 
 // Limits and patterns of request fields. They are exported so the OpenAPI
@@ -84,7 +84,7 @@ func (e *fieldErrors) add(field, format string, args ...any) {
 // validateReferral checks a trial-based referral. It returns the canonical
 // trialId of the named trial when that trial accepts referrals, and every
 // invalid field.
-func validateReferral(req referralRequest, today time.Time, trials []fixtures.Trial) (canonicalTrialID string, errs []FieldError) {
+func validateReferral(req referralRequest, today time.Time, trials []referrals.Trial) (canonicalTrialID string, errs []FieldError) {
 	var e fieldErrors
 	if blank(req.TrialID) {
 		e.add("trialId", "required")
@@ -99,7 +99,7 @@ func validateReferral(req referralRequest, today time.Time, trials []fixtures.Tr
 // validateQualifiedReferral checks a pre-qualified referral. trialId is
 // optional there; when given it must name a trial that accepts referrals,
 // and its canonical trialId is returned.
-func validateQualifiedReferral(req qualifiedReferralRequest, today time.Time, trials []fixtures.Trial) (canonicalTrialID string, errs []FieldError) {
+func validateQualifiedReferral(req qualifiedReferralRequest, today time.Time, trials []referrals.Trial) (canonicalTrialID string, errs []FieldError) {
 	var e fieldErrors
 	switch id := req.ExternalSourceID; {
 	case blank(id):
@@ -145,7 +145,7 @@ func validateQualifiedReferral(req qualifiedReferralRequest, today time.Time, tr
 // trial resolves id against trialId, then altTrialId, and returns the
 // canonical trialId if the trial takes referrals. Unknown, inactive and
 // not-accepting trials are told apart so a partner knows which to fix.
-func (e *fieldErrors) trial(field, id string, trials []fixtures.Trial) string {
+func (e *fieldErrors) trial(field, id string, trials []referrals.Trial) string {
 	t, ok := resolveTrial(id, trials)
 	switch {
 	case !ok:
@@ -163,7 +163,7 @@ func (e *fieldErrors) trial(field, id string, trials []fixtures.Trial) string {
 // resolveTrial finds the trial id names. A trialId match wins over an
 // altTrialId match, so one trial's alternate id cannot shadow another's
 // primary id.
-func resolveTrial(id string, trials []fixtures.Trial) (fixtures.Trial, bool) {
+func resolveTrial(id string, trials []referrals.Trial) (referrals.Trial, bool) {
 	for _, t := range trials {
 		if t.TrialID == id {
 			return t, true
@@ -174,11 +174,11 @@ func resolveTrial(id string, trials []fixtures.Trial) (fixtures.Trial, bool) {
 			return t, true
 		}
 	}
-	return fixtures.Trial{}, false
+	return referrals.Trial{}, false
 }
 
 // patient checks the member "patient" of a submission or fixture record.
-func (e *fieldErrors) patient(p fixtures.Patient, today time.Time) {
+func (e *fieldErrors) patient(p referrals.Patient, today time.Time) {
 	const prefix = "patient" // constant, so no field name is built per request
 	e.name(prefix+".firstName", p.FirstName)
 	e.name(prefix+".lastName", p.LastName)
@@ -225,12 +225,12 @@ func (e *fieldErrors) date(field, v string, today time.Time, earliest string) {
 		e.add(field, "must be a date in the format YYYY-MM-DD")
 		return
 	}
-	if _, err := time.Parse(fixtures.DateLayout, v); err != nil {
+	if _, err := time.Parse(referrals.DateLayout, v); err != nil {
 		e.add(field, "is not a real calendar date")
 		return
 	}
-	var buf [len(fixtures.DateLayout)]byte // today's date, on the stack
-	todayDate := today.UTC().AppendFormat(buf[:0], fixtures.DateLayout)
+	var buf [len(referrals.DateLayout)]byte // today's date, on the stack
+	todayDate := today.UTC().AppendFormat(buf[:0], referrals.DateLayout)
 	// Zero-padded YYYY-MM-DD dates order the same as strings and as dates.
 	switch {
 	case v > string(todayDate):
@@ -241,7 +241,7 @@ func (e *fieldErrors) date(field, v string, today time.Time, earliest string) {
 }
 
 // codings checks a conditions or medications array.
-func (e *fieldErrors) codings(field string, cs []fixtures.Coding) {
+func (e *fieldErrors) codings(field string, cs []referrals.Coding) {
 	e.maxEntries(field, len(cs), MaxCodings)
 	// Entries past the limit are not checked one by one: the count error
 	// already rejects the request, and it keeps the error list bounded.
@@ -277,7 +277,7 @@ func blank(s string) bool { return strings.TrimFunc(s, unicode.IsSpace) == "" }
 // separated by hyphens; time.Parse alone would accept no other shape either,
 // but this lets the message tell a format error from an impossible date.
 func dateShaped(v string) bool {
-	if len(v) != len(fixtures.DateLayout) {
+	if len(v) != len(referrals.DateLayout) {
 		return false
 	}
 	for i := range len(v) {

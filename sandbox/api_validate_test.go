@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 )
 
 // testToday is 22:00 on 3 November in New York, which is already
@@ -16,8 +16,8 @@ var testToday = time.Date(2025, 11, 3, 22, 0, 0, 0, time.FixedZone("EST", -5*360
 
 const futureMessage = "must not be in the future (today is 2025-11-04 UTC)"
 
-func testTrials() []fixtures.Trial {
-	return []fixtures.Trial{
+func testTrials() []referrals.Trial {
+	return []referrals.Trial{
 		{TrialID: "T-100", AltTrialID: "ALT-100", Active: true, AcceptingReferrals: true},
 		{TrialID: "T-200", AltTrialID: "T-200", Active: false, AcceptingReferrals: true},
 		{TrialID: "T-300", AltTrialID: "ALT-300", Active: true, AcceptingReferrals: false},
@@ -26,8 +26,8 @@ func testTrials() []fixtures.Trial {
 	}
 }
 
-func validPatient() fixtures.Patient {
-	return fixtures.Patient{FirstName: "Ada", LastName: "Lovelace", DateOfBirth: "1980-04-12", Gender: "female"}
+func validPatient() referrals.Patient {
+	return referrals.Patient{FirstName: "Ada", LastName: "Lovelace", DateOfBirth: "1980-04-12", Gender: "female"}
 }
 
 // errMap indexes field errors by field, failing on a field reported twice.
@@ -68,61 +68,61 @@ func TestValidatePatient(t *testing.T) {
 	)
 	tests := []struct {
 		name string
-		edit func(*fixtures.Patient)
+		edit func(*referrals.Patient)
 		want map[string]string
 	}{
-		{"valid", func(*fixtures.Patient) {}, nil},
-		{"valid with every optional field", func(p *fixtures.Patient) {
+		{"valid", func(*referrals.Patient) {}, nil},
+		{"valid with every optional field", func(p *referrals.Patient) {
 			p.Email, p.Phone, p.PostalCode = "ada.lovelace+trial@mail.example.co.uk", "+14155550123", "SW1A 1AA"
 		}, nil},
-		{"all missing", func(p *fixtures.Patient) { *p = fixtures.Patient{} }, map[string]string{
+		{"all missing", func(p *referrals.Patient) { *p = referrals.Patient{} }, map[string]string{
 			"patient.firstName": "required", "patient.lastName": "required", "patient.dateOfBirth": "required", "patient.gender": genderRequired,
 		}},
-		{"whitespace-only is missing", func(p *fixtures.Patient) { p.FirstName, p.LastName, p.DateOfBirth, p.Gender = " ", "\t\n", "  ", " " }, map[string]string{
+		{"whitespace-only is missing", func(p *referrals.Patient) { p.FirstName, p.LastName, p.DateOfBirth, p.Gender = " ", "\t\n", "  ", " " }, map[string]string{
 			"patient.firstName": "required", "patient.lastName": "required", "patient.dateOfBirth": "required", "patient.gender": genderRequired,
 		}},
-		{"names are not trimmed", func(p *fixtures.Patient) { p.FirstName = " Ada " }, nil},
-		{"100 characters, multi-byte", func(p *fixtures.Patient) { p.FirstName = strings.Repeat("é", 100) }, nil},
-		{"101 characters", func(p *fixtures.Patient) { p.LastName = strings.Repeat("x", 101) }, map[string]string{
+		{"names are not trimmed", func(p *referrals.Patient) { p.FirstName = " Ada " }, nil},
+		{"100 characters, multi-byte", func(p *referrals.Patient) { p.FirstName = strings.Repeat("é", 100) }, nil},
+		{"101 characters", func(p *referrals.Patient) { p.LastName = strings.Repeat("x", 101) }, map[string]string{
 			"patient.lastName": "must be at most 100 characters, got 101",
 		}},
-		{"US date format", func(p *fixtures.Patient) { p.DateOfBirth = "04/12/1980" }, map[string]string{"patient.dateOfBirth": formatMsg}},
-		{"unpadded date", func(p *fixtures.Patient) { p.DateOfBirth = "1980-4-12" }, map[string]string{"patient.dateOfBirth": formatMsg}},
-		{"timestamp", func(p *fixtures.Patient) { p.DateOfBirth = "1980-04-12T00:00:00Z" }, map[string]string{"patient.dateOfBirth": formatMsg}},
-		{"30 February", func(p *fixtures.Patient) { p.DateOfBirth = "1980-02-30" }, map[string]string{"patient.dateOfBirth": realMsg}},
-		{"month 13", func(p *fixtures.Patient) { p.DateOfBirth = "1980-13-01" }, map[string]string{"patient.dateOfBirth": realMsg}},
-		{"29 February in a leap year", func(p *fixtures.Patient) { p.DateOfBirth = "1980-02-29" }, nil},
-		{"tomorrow in UTC", func(p *fixtures.Patient) { p.DateOfBirth = "2025-11-05" }, map[string]string{"patient.dateOfBirth": futureMessage}},
-		{"today in UTC", func(p *fixtures.Patient) { p.DateOfBirth = "2025-11-04" }, nil},
-		{"1899-12-31", func(p *fixtures.Patient) { p.DateOfBirth = "1899-12-31" }, map[string]string{"patient.dateOfBirth": "must not be before 1900-01-01"}},
-		{"1900-01-01", func(p *fixtures.Patient) { p.DateOfBirth = "1900-01-01" }, nil},
-		{"gender F", func(p *fixtures.Patient) { p.Gender = "F" }, map[string]string{"patient.gender": genderMsg}},
-		{"gender Female", func(p *fixtures.Patient) { p.Gender = "Female" }, map[string]string{"patient.gender": genderMsg}},
-		{"gender with space", func(p *fixtures.Patient) { p.Gender = "male " }, map[string]string{"patient.gender": genderMsg}},
-		{"gender other", func(p *fixtures.Patient) { p.Gender = "other" }, nil},
-		{"gender unknown", func(p *fixtures.Patient) { p.Gender = "unknown" }, nil},
-		{"email with display name", func(p *fixtures.Patient) { p.Email = "Ada <ada@example.com>" }, map[string]string{"patient.email": emailMsg}},
-		{"email in angle brackets", func(p *fixtures.Patient) { p.Email = "<ada@example.com>" }, map[string]string{"patient.email": emailMsg}},
-		{"email without domain", func(p *fixtures.Patient) { p.Email = "ada@" }, map[string]string{"patient.email": emailMsg}},
-		{"email without at", func(p *fixtures.Patient) { p.Email = "ada.example.com" }, map[string]string{"patient.email": emailMsg}},
-		{"email with leading space", func(p *fixtures.Patient) { p.Email = " ada@example.com" }, map[string]string{"patient.email": emailMsg}},
-		{"two emails", func(p *fixtures.Patient) { p.Email = "ada@example.com, bob@example.com" }, map[string]string{"patient.email": emailMsg}},
-		{"email too long", func(p *fixtures.Patient) { p.Email = strings.Repeat("a", 250) + "@x.io" }, map[string]string{
+		{"US date format", func(p *referrals.Patient) { p.DateOfBirth = "04/12/1980" }, map[string]string{"patient.dateOfBirth": formatMsg}},
+		{"unpadded date", func(p *referrals.Patient) { p.DateOfBirth = "1980-4-12" }, map[string]string{"patient.dateOfBirth": formatMsg}},
+		{"timestamp", func(p *referrals.Patient) { p.DateOfBirth = "1980-04-12T00:00:00Z" }, map[string]string{"patient.dateOfBirth": formatMsg}},
+		{"30 February", func(p *referrals.Patient) { p.DateOfBirth = "1980-02-30" }, map[string]string{"patient.dateOfBirth": realMsg}},
+		{"month 13", func(p *referrals.Patient) { p.DateOfBirth = "1980-13-01" }, map[string]string{"patient.dateOfBirth": realMsg}},
+		{"29 February in a leap year", func(p *referrals.Patient) { p.DateOfBirth = "1980-02-29" }, nil},
+		{"tomorrow in UTC", func(p *referrals.Patient) { p.DateOfBirth = "2025-11-05" }, map[string]string{"patient.dateOfBirth": futureMessage}},
+		{"today in UTC", func(p *referrals.Patient) { p.DateOfBirth = "2025-11-04" }, nil},
+		{"1899-12-31", func(p *referrals.Patient) { p.DateOfBirth = "1899-12-31" }, map[string]string{"patient.dateOfBirth": "must not be before 1900-01-01"}},
+		{"1900-01-01", func(p *referrals.Patient) { p.DateOfBirth = "1900-01-01" }, nil},
+		{"gender F", func(p *referrals.Patient) { p.Gender = "F" }, map[string]string{"patient.gender": genderMsg}},
+		{"gender Female", func(p *referrals.Patient) { p.Gender = "Female" }, map[string]string{"patient.gender": genderMsg}},
+		{"gender with space", func(p *referrals.Patient) { p.Gender = "male " }, map[string]string{"patient.gender": genderMsg}},
+		{"gender other", func(p *referrals.Patient) { p.Gender = "other" }, nil},
+		{"gender unknown", func(p *referrals.Patient) { p.Gender = "unknown" }, nil},
+		{"email with display name", func(p *referrals.Patient) { p.Email = "Ada <ada@example.com>" }, map[string]string{"patient.email": emailMsg}},
+		{"email in angle brackets", func(p *referrals.Patient) { p.Email = "<ada@example.com>" }, map[string]string{"patient.email": emailMsg}},
+		{"email without domain", func(p *referrals.Patient) { p.Email = "ada@" }, map[string]string{"patient.email": emailMsg}},
+		{"email without at", func(p *referrals.Patient) { p.Email = "ada.example.com" }, map[string]string{"patient.email": emailMsg}},
+		{"email with leading space", func(p *referrals.Patient) { p.Email = " ada@example.com" }, map[string]string{"patient.email": emailMsg}},
+		{"two emails", func(p *referrals.Patient) { p.Email = "ada@example.com, bob@example.com" }, map[string]string{"patient.email": emailMsg}},
+		{"email too long", func(p *referrals.Patient) { p.Email = strings.Repeat("a", 250) + "@x.io" }, map[string]string{
 			"patient.email": "must be at most 254 characters, got 255",
 		}},
-		{"shortest phone", func(p *fixtures.Patient) { p.Phone = "+12" }, nil},
-		{"longest phone", func(p *fixtures.Patient) { p.Phone = "+123456789012345" }, nil},
-		{"phone without plus", func(p *fixtures.Patient) { p.Phone = "4155550123" }, map[string]string{"patient.phone": phoneMsg}},
-		{"phone with spaces", func(p *fixtures.Patient) { p.Phone = "+1 415 555 0123" }, map[string]string{"patient.phone": phoneMsg}},
-		{"phone starting 0", func(p *fixtures.Patient) { p.Phone = "+0415555012" }, map[string]string{"patient.phone": phoneMsg}},
-		{"phone of 16 digits", func(p *fixtures.Patient) { p.Phone = "+1234567890123456" }, map[string]string{"patient.phone": phoneMsg}},
-		{"phone of 1 digit", func(p *fixtures.Patient) { p.Phone = "+1" }, map[string]string{"patient.phone": phoneMsg}},
-		{"US ZIP+4", func(p *fixtures.Patient) { p.PostalCode = "94103-1234" }, nil},
-		{"postal code of 20", func(p *fixtures.Patient) { p.PostalCode = strings.Repeat("9", 20) }, nil},
-		{"postal code of 21", func(p *fixtures.Patient) { p.PostalCode = strings.Repeat("9", 21) }, map[string]string{"patient.postalCode": postalMsg}},
-		{"postal code punctuation", func(p *fixtures.Patient) { p.PostalCode = "941#03" }, map[string]string{"patient.postalCode": postalMsg}},
-		{"postal code non-ASCII", func(p *fixtures.Patient) { p.PostalCode = "ÄB1" }, map[string]string{"patient.postalCode": postalMsg}},
-		{"several bad fields reported together", func(p *fixtures.Patient) {
+		{"shortest phone", func(p *referrals.Patient) { p.Phone = "+12" }, nil},
+		{"longest phone", func(p *referrals.Patient) { p.Phone = "+123456789012345" }, nil},
+		{"phone without plus", func(p *referrals.Patient) { p.Phone = "4155550123" }, map[string]string{"patient.phone": phoneMsg}},
+		{"phone with spaces", func(p *referrals.Patient) { p.Phone = "+1 415 555 0123" }, map[string]string{"patient.phone": phoneMsg}},
+		{"phone starting 0", func(p *referrals.Patient) { p.Phone = "+0415555012" }, map[string]string{"patient.phone": phoneMsg}},
+		{"phone of 16 digits", func(p *referrals.Patient) { p.Phone = "+1234567890123456" }, map[string]string{"patient.phone": phoneMsg}},
+		{"phone of 1 digit", func(p *referrals.Patient) { p.Phone = "+1" }, map[string]string{"patient.phone": phoneMsg}},
+		{"US ZIP+4", func(p *referrals.Patient) { p.PostalCode = "94103-1234" }, nil},
+		{"postal code of 20", func(p *referrals.Patient) { p.PostalCode = strings.Repeat("9", 20) }, nil},
+		{"postal code of 21", func(p *referrals.Patient) { p.PostalCode = strings.Repeat("9", 21) }, map[string]string{"patient.postalCode": postalMsg}},
+		{"postal code punctuation", func(p *referrals.Patient) { p.PostalCode = "941#03" }, map[string]string{"patient.postalCode": postalMsg}},
+		{"postal code non-ASCII", func(p *referrals.Patient) { p.PostalCode = "ÄB1" }, map[string]string{"patient.postalCode": postalMsg}},
+		{"several bad fields reported together", func(p *referrals.Patient) {
 			p.DateOfBirth, p.Gender, p.Phone = "04/12/1980", "F", "555"
 		}, map[string]string{"patient.dateOfBirth": formatMsg, "patient.gender": genderMsg, "patient.phone": phoneMsg}},
 	}
@@ -200,10 +200,10 @@ func validQualified() qualifiedReferralRequest {
 	return qualifiedReferralRequest{ExternalSourceID: "ext-1", Patient: validPatient()}
 }
 
-func codings(n int) []fixtures.Coding {
-	cs := make([]fixtures.Coding, n)
+func codings(n int) []referrals.Coding {
+	cs := make([]referrals.Coding, n)
 	for i := range cs {
-		cs[i] = fixtures.Coding{Code: fmt.Sprint("C", i)}
+		cs[i] = referrals.Coding{Code: fmt.Sprint("C", i)}
 	}
 	return cs
 }
@@ -224,10 +224,10 @@ func TestValidateQualifiedReferral(t *testing.T) {
 		{"minimal", func(*qualifiedReferralRequest) {}, "", nil},
 		{"complete", func(q *qualifiedReferralRequest) {
 			q.TrialID = "ALT-100"
-			q.Address = &fixtures.Address{Line1: "1 Main St", City: "Springfield", Country: "US", PostalCode: "any format ##"}
-			q.Conditions = []fixtures.Coding{{Code: "E11.9", System: "ICD-10", Display: "Type 2 diabetes"}}
+			q.Address = &referrals.Address{Line1: "1 Main St", City: "Springfield", Country: "US", PostalCode: "any format ##"}
+			q.Conditions = []referrals.Coding{{Code: "E11.9", System: "ICD-10", Display: "Type 2 diabetes"}}
 			q.Medications = codings(50)
-			q.Qualification = &fixtures.Qualification{QualifiedOn: "2025-11-04", CriteriaMet: []string{"a1c>7"}, ScreenerName: "Dr. Who"}
+			q.Qualification = &referrals.Qualification{QualifiedOn: "2025-11-04", CriteriaMet: []string{"a1c>7"}, ScreenerName: "Dr. Who"}
 		}, "T-100", nil},
 		{"externalSourceId of every allowed character", func(q *qualifiedReferralRequest) { q.ExternalSourceID = "Az09._:-" }, "", nil},
 		{"externalSourceId of 64", func(q *qualifiedReferralRequest) { q.ExternalSourceID = strings.Repeat("a", 64) }, "", nil},
@@ -248,18 +248,18 @@ func TestValidateQualifiedReferral(t *testing.T) {
 			map[string]string{"trialId": `trial "T-300" is not accepting referrals`}},
 		{"patient checked", func(q *qualifiedReferralRequest) { q.Patient.Gender = "M" }, "",
 			map[string]string{"patient.gender": `must be one of "female", "male", "other", "unknown" (exact, lowercase)`}},
-		{"country lowercase", func(q *qualifiedReferralRequest) { q.Address = &fixtures.Address{Country: "us"} }, "", map[string]string{"address.country": countryMsg}},
-		{"country alpha-3", func(q *qualifiedReferralRequest) { q.Address = &fixtures.Address{Country: "USA"} }, "", map[string]string{"address.country": countryMsg}},
+		{"country lowercase", func(q *qualifiedReferralRequest) { q.Address = &referrals.Address{Country: "us"} }, "", map[string]string{"address.country": countryMsg}},
+		{"country alpha-3", func(q *qualifiedReferralRequest) { q.Address = &referrals.Address{Country: "USA"} }, "", map[string]string{"address.country": countryMsg}},
 		{"address fields too long", func(q *qualifiedReferralRequest) {
-			q.Address = &fixtures.Address{Line1: long, Line2: long, City: long, State: long, PostalCode: long}
+			q.Address = &referrals.Address{Line1: long, Line2: long, City: long, State: long, PostalCode: long}
 		}, "", map[string]string{
 			"address.line1": "must be at most 200 characters, got 201", "address.line2": "must be at most 200 characters, got 201",
 			"address.city": "must be at most 200 characters, got 201", "address.state": "must be at most 200 characters, got 201",
 			"address.postalCode": "must be at most 200 characters, got 201",
 		}},
 		{"coding problems", func(q *qualifiedReferralRequest) {
-			q.Conditions = []fixtures.Coding{{Code: "ok"}, {Code: " ", System: long}}
-			q.Medications = []fixtures.Coding{{Display: long}}
+			q.Conditions = []referrals.Coding{{Code: "ok"}, {Code: " ", System: long}}
+			q.Medications = []referrals.Coding{{Display: long}}
 		}, "", map[string]string{
 			"conditions[1].code": "required", "conditions[1].system": "must be at most 200 characters, got 201",
 			"medications[0].code": "required", "medications[0].display": "must be at most 200 characters, got 201",
@@ -267,28 +267,28 @@ func TestValidateQualifiedReferral(t *testing.T) {
 		{"51 conditions", func(q *qualifiedReferralRequest) { q.Conditions = codings(51) }, "",
 			map[string]string{"conditions": "must have at most 50 entries, got 51"}},
 		{"entries past the limit are not checked one by one", func(q *qualifiedReferralRequest) {
-			q.Medications = append(codings(50), make([]fixtures.Coding, 1000)...)
+			q.Medications = append(codings(50), make([]referrals.Coding, 1000)...)
 		}, "", map[string]string{"medications": "must have at most 50 entries, got 1050"}},
 		{"qualification problems", func(q *qualifiedReferralRequest) {
-			q.Qualification = &fixtures.Qualification{QualifiedOn: "11/01/2025", CriteriaMet: []string{"ok", "", " "}, ScreenerName: long}
+			q.Qualification = &referrals.Qualification{QualifiedOn: "11/01/2025", CriteriaMet: []string{"ok", "", " "}, ScreenerName: long}
 		}, "", map[string]string{
 			"qualification.qualifiedOn":    "must be a date in the format YYYY-MM-DD",
 			"qualification.criteriaMet[1]": "must not be empty", "qualification.criteriaMet[2]": "must not be empty",
 			"qualification.screenerName": "must be at most 200 characters, got 201",
 		}},
 		{"qualifiedOn in the future", func(q *qualifiedReferralRequest) {
-			q.Qualification = &fixtures.Qualification{QualifiedOn: "2025-11-05"}
+			q.Qualification = &referrals.Qualification{QualifiedOn: "2025-11-05"}
 		}, "",
 			map[string]string{"qualification.qualifiedOn": futureMessage}},
 		{"qualifiedOn not a real date", func(q *qualifiedReferralRequest) {
-			q.Qualification = &fixtures.Qualification{QualifiedOn: "2025-02-29"}
+			q.Qualification = &referrals.Qualification{QualifiedOn: "2025-02-29"}
 		}, "",
 			map[string]string{"qualification.qualifiedOn": "is not a real calendar date"}},
 		{"qualifiedOn has no lower bound", func(q *qualifiedReferralRequest) {
-			q.Qualification = &fixtures.Qualification{QualifiedOn: "1850-01-01"}
+			q.Qualification = &referrals.Qualification{QualifiedOn: "1850-01-01"}
 		}, "", nil},
 		{"60 criteria, blanks past the limit not checked one by one", func(q *qualifiedReferralRequest) {
-			q.Qualification = &fixtures.Qualification{CriteriaMet: append(slices.Repeat([]string{"c"}, 50), make([]string, 10)...)}
+			q.Qualification = &referrals.Qualification{CriteriaMet: append(slices.Repeat([]string{"c"}, 50), make([]string, 10)...)}
 		}, "", map[string]string{"qualification.criteriaMet": "must have at most 50 entries, got 60"}},
 	}
 	for _, tt := range tests {

@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 )
 
 // TestAuditTrailInOrderAfterClockMovedBack: the audit trail lists what
@@ -17,7 +17,7 @@ func TestAuditTrailInOrderAfterClockMovedBack(t *testing.T) {
 	token := s.token(partner)
 	submitted, _ := s.createQualified(token, "ORDER-1")
 	s.moveClock(map[string]any{"clientId": partner, "advance": "-2h"})
-	if r := s.admin(http.MethodPost, "/__sandbox/qualified/ORDER-1/status", map[string]string{"status": fixtures.StatusReviewing}); r.Status != http.StatusOK {
+	if r := s.admin(http.MethodPost, "/__sandbox/qualified/ORDER-1/status", map[string]string{"status": referrals.StatusReviewing}); r.Status != http.StatusOK {
 		t.Fatalf("move the status: %d %s", r.Status, r.Body)
 	}
 	if r := s.do(request{method: http.MethodGet, path: "/api/v1/referrals/qualified/ORDER-1", token: token}); r.Status != http.StatusOK {
@@ -28,7 +28,7 @@ func TestAuditTrailInOrderAfterClockMovedBack(t *testing.T) {
 		t.Fatalf("audit trail: %d %s", r.Status, r.Body)
 	}
 	var page struct {
-		AuditTrail []fixtures.AuditEntry `json:"auditTrail"`
+		AuditTrail []referrals.AuditEntry `json:"auditTrail"`
 	}
 	r.decode(t, &page)
 	var actions []string
@@ -41,7 +41,7 @@ func TestAuditTrailInOrderAfterClockMovedBack(t *testing.T) {
 			t.Errorf("entry %d (%s) at %s; want the submission's time %s (the clock was moved back)", i, e.Action, e.At, submitted.SubmittedAt)
 		}
 	}
-	want := []string{fixtures.AuditSubmitted, fixtures.AuditStatusChanged, fixtures.AuditViewed}
+	want := []string{referrals.AuditSubmitted, referrals.AuditStatusChanged, referrals.AuditViewed}
 	if len(actions) != len(want) || actions[0] != want[0] || actions[1] != want[1] || actions[2] != want[2] {
 		t.Errorf("trail %v, want %v", actions, want)
 	}

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redistest"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 )
 
 // refusedAsDeleted checks that tok is refused (401) because its client was
@@ -61,7 +61,7 @@ func TestTokenBoundToTheClientInstance(t *testing.T) {
 // development sandbox's tokens (same signing key, same host) valid.
 func TestTokenOfAnotherEnvironmentRefused(t *testing.T) {
 	dev := newSandbox(t)
-	prod := newSandbox(t, withClients(fixtures.EnvironmentProduction, func(c []fixtures.Client) []fixtures.Client { return c }))
+	prod := newSandbox(t, withClients(referrals.EnvironmentProduction, func(c []referrals.Client) []referrals.Client { return c }))
 	prod.newClient(map[string]any{"clientId": partner})
 	host := strings.TrimPrefix(prod.URL, "http://")
 	form := url.Values{"grant_type": {"client_credentials"}, "client_id": {partner}, "client_secret": {partner + "-secret"}, "scope": {apiScope}}

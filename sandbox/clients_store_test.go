@@ -1,6 +1,7 @@
 package sandbox_test
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"testing"
@@ -38,7 +39,7 @@ func TestRuntimeClientsCarriedOverFromTheRecordStore(t *testing.T) {
 	}
 	kept := clientstest.Client("ci-kept")
 	kept.Instance, kept.ExpiresAt = "", time.Time{} // as an earlier release stored it, without a ttl
-	if err := legacy.PutClient(kept); err != nil {
+	if err := legacy.PutClient(context.Background(), kept); err != nil {
 		t.Fatal(err)
 	}
 	a := newSandbox(t, useRedis(srv.NewClient(t)), useRedisStore(t, srv.Addr, "referrals-sandbox:"))

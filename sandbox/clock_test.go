@@ -11,7 +11,7 @@ import (
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 )
 
 // clockState is the body of the clock endpoints.
@@ -36,7 +36,7 @@ func (s *testSandbox) moveClock(body any) clockState {
 // nowOf parses a clock state's time.
 func nowOf(t *testing.T, c clockState) time.Time {
 	t.Helper()
-	at, err := time.Parse(fixtures.TimestampLayout, c.Now)
+	at, err := time.Parse(referrals.TimestampLayout, c.Now)
 	if err != nil {
 		t.Fatalf("clock now %q: %v", c.Now, err)
 	}

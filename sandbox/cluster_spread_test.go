@@ -12,9 +12,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/referrals-sandbox/referrals-sandbox/clock"
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redisslot"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redistest"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/ratelimit"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
@@ -43,9 +43,9 @@ func TestClusterKeySpread(t *testing.T) {
 	for c := range clients {
 		client := fmt.Sprintf("client-%03d", c)
 		for r := range 3 {
-			err := st.CreateReferral(fixtures.Referral{TrialID: "TRIAL-001", OutcomesID: fmt.Sprintf("R-%d", r), ClientID: client,
-				Status: fixtures.StatusReceived, SubmittedAt: "2025-10-13T09:00:00Z",
-				Patient: fixtures.Patient{FirstName: "Ada", LastName: "Lovelace", DateOfBirth: "1990-01-02", Gender: "female"}})
+			err := st.CreateReferral(ctx, referrals.Referral{TrialID: "TRIAL-001", OutcomesID: fmt.Sprintf("R-%d", r), ClientID: client,
+				Status: referrals.StatusReceived, SubmittedAt: "2025-10-13T09:00:00Z",
+				Patient: referrals.Patient{FirstName: "Ada", LastName: "Lovelace", DateOfBirth: "1990-01-02", Gender: "female"}})
 			if err != nil {
 				t.Fatal(err)
 			}

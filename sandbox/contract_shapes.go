@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/contractdoc"
 )
 
@@ -98,7 +99,7 @@ func (cs contractShapes) itemShape(k recordKind) (*contractdoc.Shape, *contractd
 // renderReferral answers a referral in shape sh. A record stored without a
 // submission (a built-in record: fixtures, or one submitted before the
 // contract) offers its built-in members instead.
-func renderReferral(sh *contractdoc.Shape, ref fixtures.Referral) (map[string]any, error) {
+func renderReferral(sh *contractdoc.Shape, ref referrals.Referral) (map[string]any, error) {
 	sub := ref.Submission
 	if len(sub) == 0 {
 		sub, _ = json.Marshal(ref) // a struct of strings always marshals
@@ -109,7 +110,7 @@ func renderReferral(sh *contractdoc.Shape, ref fixtures.Referral) (map[string]an
 	})
 }
 
-func renderQualified(sh *contractdoc.Shape, q fixtures.QualifiedReferral) (map[string]any, error) {
+func renderQualified(sh *contractdoc.Shape, q referrals.QualifiedReferral) (map[string]any, error) {
 	sub := q.Submission
 	if len(sub) == 0 {
 		var err error
@@ -126,14 +127,14 @@ func renderQualified(sh *contractdoc.Shape, q fixtures.QualifiedReferral) (map[s
 		values[contractdoc.TrialID] = q.TrialID
 	}
 	if q.AuditTrail == nil {
-		values[contractdoc.AuditTrail] = []fixtures.AuditEntry{}
+		values[contractdoc.AuditTrail] = []referrals.AuditEntry{}
 	}
 	return sh.Render(sub, values)
 }
 
 // writeReferral answers one referral: as the built-in struct, or shaped by
 // the contract.
-func (s *Server) writeReferral(w http.ResponseWriter, r *http.Request, status int, answering contractdoc.Operation, ref fixtures.Referral) {
+func (s *Server) writeReferral(w http.ResponseWriter, r *http.Request, status int, answering contractdoc.Operation, ref referrals.Referral) {
 	if !s.contract.shapes(referralKind) {
 		writeJSON(w, status, ref)
 		return
@@ -146,7 +147,7 @@ func (s *Server) writeReferral(w http.ResponseWriter, r *http.Request, status in
 	writeJSON(w, status, body)
 }
 
-func (s *Server) writeQualified(w http.ResponseWriter, r *http.Request, status int, answering contractdoc.Operation, q fixtures.QualifiedReferral) {
+func (s *Server) writeQualified(w http.ResponseWriter, r *http.Request, status int, answering contractdoc.Operation, q referrals.QualifiedReferral) {
 	if !s.contract.shapes(qualifiedKind) {
 		writeJSON(w, status, q)
 		return

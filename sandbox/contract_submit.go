@@ -9,9 +9,9 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/strictjson"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/contractdoc"
 )
 
@@ -122,15 +122,15 @@ func (s *Server) createReferralByContract(w http.ResponseWriter, r *http.Request
 	if !ok {
 		return
 	}
-	ref := fixtures.Referral{
+	ref := referrals.Referral{
 		TrialID:     members[contractdoc.TrialID],
 		OutcomesID:  uuid.NewString(),
 		ClientID:    caller.ClientID,
-		Status:      fixtures.StatusReceived,
-		SubmittedAt: now.UTC().Format(fixtures.TimestampLayout),
+		Status:      referrals.StatusReceived,
+		SubmittedAt: now.UTC().Format(referrals.TimestampLayout),
 		Submission:  raw,
 	}
-	if err := s.backend.Records.CreateReferral(ref); err != nil {
+	if err := s.backend.Records.CreateReferral(storeContext(r), ref); err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -144,15 +144,15 @@ func (s *Server) createQualifiedByContract(w http.ResponseWriter, r *http.Reques
 	if !ok {
 		return
 	}
-	at := now.UTC().Format(fixtures.TimestampLayout)
-	q := fixtures.QualifiedReferral{
+	at := now.UTC().Format(referrals.TimestampLayout)
+	q := referrals.QualifiedReferral{
 		ExternalSourceID: members[contractdoc.ExternalSourceID],
 		TrialID:          members[contractdoc.TrialID],
 		ClientID:         caller.ClientID,
-		Status:           fixtures.StatusReceived,
+		Status:           referrals.StatusReceived,
 		SubmittedAt:      at,
-		AuditTrail: []fixtures.AuditEntry{{
-			At: at, Action: fixtures.AuditSubmitted, Actor: caller.ClientID, RequestID: requestID(r),
+		AuditTrail: []referrals.AuditEntry{{
+			At: at, Action: referrals.AuditSubmitted, Actor: caller.ClientID, RequestID: requestID(r),
 		}},
 		AuditTrailTotal: 1,
 		Submission:      raw,

@@ -2,6 +2,7 @@ package sandbox_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -15,6 +16,7 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redistest"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/contractdoc"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/openapi"
@@ -89,13 +91,13 @@ func TestContract_BirthDate(t *testing.T) {
 	if read.Status != http.StatusOK || !bytes.Equal(read.Body, created.Body) {
 		t.Errorf("read: %d %s, want the created record %s", read.Status, read.Body, created.Body)
 	}
-	stored, err := s.Store.GetReferral(partner, record["outcomesId"].(string))
+	stored, err := s.Store.GetReferral(context.Background(), partner, record["outcomesId"].(string))
 	if err != nil || string(stored.Submission) != sent {
 		t.Errorf("stored submission %s (%v), want it as sent: %s", stored.Submission, err, sent)
 	}
 
 	t.Run("a repeated member is refused by JSON Pointer, nothing stored", func(t *testing.T) {
-		before, _, err := s.Store.ListReferrals(partner, store.Page{Limit: 500})
+		before, _, err := s.Store.ListReferrals(context.Background(), partner, store.Page{Limit: 500})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -105,7 +107,7 @@ func TestContract_BirthDate(t *testing.T) {
 		if got := errorFields(p); !slices.Equal(got, []string{"/patient/sex"}) {
 			t.Errorf("failing fields %v, want [/patient/sex]: %+v", got, p.Errors)
 		}
-		after, _, err := s.Store.ListReferrals(partner, store.Page{Limit: 500})
+		after, _, err := s.Store.ListReferrals(context.Background(), partner, store.Page{Limit: 500})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -365,7 +367,7 @@ func TestContract_GeneratedFixtures(t *testing.T) {
 		t.Fatal(err)
 	}
 	ref := set.Referrals[0]
-	if len(ref.Submission) == 0 || ref.Patient != (fixtures.Patient{}) {
+	if len(ref.Submission) == 0 || ref.Patient != (referrals.Patient{}) {
 		t.Fatalf("generated referral %+v, want a submission and no built-in patient", ref)
 	}
 	var captured sandboxConfig
@@ -425,7 +427,7 @@ func TestContract_NestedShapes(t *testing.T) {
 	if read.Status != http.StatusOK || !bytes.Equal(read.Body, created.Body) {
 		t.Errorf("read: %d %s, want the created record %s", read.Status, read.Body, created.Body)
 	}
-	stored, err := s.Store.GetReferral(partner, record["outcomesId"].(string))
+	stored, err := s.Store.GetReferral(context.Background(), partner, record["outcomesId"].(string))
 	if err != nil || string(stored.Submission) != sent {
 		t.Errorf("stored submission %s (%v), want it as sent: %s", stored.Submission, err, sent)
 	}
@@ -541,7 +543,7 @@ func TestContract_NestedSharedAndRestart(t *testing.T) {
 		if r := s.do(request{path: location, token: s.token(partner), plain: true}); r.Status != http.StatusOK || !bytes.Equal(r.Body, body) {
 			t.Errorf("after the restart: %d %s, want %s", r.Status, r.Body, body)
 		}
-		stored, err := s.Store.GetReferral(partner, location[strings.LastIndex(location, "/")+1:])
+		stored, err := s.Store.GetReferral(context.Background(), partner, location[strings.LastIndex(location, "/")+1:])
 		if err != nil || string(stored.Submission) != sent {
 			t.Errorf("stored submission %s (%v), want it as sent", stored.Submission, err)
 		}

@@ -2,6 +2,7 @@ package sandbox_test
 
 import (
 	"bytes"
+	"context"
 	"log/slog"
 	"net/http"
 	"path/filepath"
@@ -35,7 +36,7 @@ func TestAPI_RecordThatNoLongerDecodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.Load(set); err != nil {
+	if err := st.Load(context.Background(), set); err != nil {
 		t.Fatal(err)
 	}
 	if err := st.Close(); err != nil {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 )
 
 // Custom fixtures may write audit times in any RFC 3339 form; they are
@@ -21,7 +22,7 @@ func TestCustomFixtureAuditTimesAreNormalised(t *testing.T) {
 	if idx < 0 {
 		t.Fatalf("no fixture %s of %s", fixtureSourceID, partner)
 	}
-	set.QualifiedReferrals[idx].AuditTrail = []fixtures.AuditEntry{
+	set.QualifiedReferrals[idx].AuditTrail = []referrals.AuditEntry{
 		{At: "2025-01-03T10:00:00.5Z", Action: "submitted", Actor: partner},
 		{At: "2025-01-03T12:30:00+02:00", Action: "status-changed", Actor: "sandbox", FromStatus: "received", ToStatus: "reviewing"},
 	}
@@ -40,7 +41,7 @@ func TestCustomFixtureAuditTimesAreNormalised(t *testing.T) {
 	if r.Status != http.StatusOK {
 		t.Fatalf("GET: %d %s", r.Status, r.Body)
 	}
-	var got fixtures.QualifiedReferral
+	var got referrals.QualifiedReferral
 	r.decode(t, &got)
 	want := []string{"2025-01-03T10:00:00.500000Z", "2025-01-03T10:30:00.000000Z"}
 	if len(got.AuditTrail) < 2 || got.AuditTrail[0].At != want[0] || got.AuditTrail[1].At != want[1] {

@@ -18,6 +18,7 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/testutil"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/backend"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/openapi/contract"
@@ -138,7 +139,7 @@ func newSandbox(t *testing.T, opts ...sandboxOption) *testSandbox {
 // withClients changes the client list (a copy of it) and runs the sandbox
 // as environment (development when empty), as clients.json and
 // --environment would.
-func withClients(environment string, change func([]fixtures.Client) []fixtures.Client) sandboxOption {
+func withClients(environment string, change func([]referrals.Client) []referrals.Client) sandboxOption {
 	return func(c *sandboxConfig) {
 		set := *c.Fixtures
 		set.Clients = change(slices.Clone(set.Clients))

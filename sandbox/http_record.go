@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
 )
 
@@ -133,7 +133,7 @@ func (s *Server) withJournal(next http.Handler) http.Handler {
 
 func (s *Server) journalEntry(r *http.Request, rec *statusRecorder, info *requestInfo, obs *idp.Observation, start, end time.Time) JournalEntry {
 	e := JournalEntry{
-		At:           start.UTC().Format(fixtures.TimestampLayout),
+		At:           start.UTC().Format(referrals.TimestampLayout),
 		Method:       r.Method,
 		Path:         s.journalPath(r.URL.Path),
 		Query:        s.redactor.Query(r.URL.RawQuery),

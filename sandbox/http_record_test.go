@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
 )
 
@@ -48,7 +48,7 @@ func TestJournalEndsADroppedRequestWhenTheConnectionCloses(t *testing.T) {
 			t.Errorf("%s: not journaled", id)
 			continue
 		}
-		at, err := time.Parse(fixtures.TimestampLayout, e.At)
+		at, err := time.Parse(referrals.TimestampLayout, e.At)
 		if err != nil {
 			t.Fatalf("%s: at %q: %v", id, e.At, err)
 		}

@@ -11,8 +11,8 @@ import (
 	"github.com/lestrrat-go/jwx/v2/jwa"
 	"github.com/lestrrat-go/jwx/v2/jws"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/conformance"
 )
@@ -217,10 +217,10 @@ func TestTokenOfAnotherEnvironmentIs401(t *testing.T) {
 	const prodClient = "prod-partner"
 	dev := newSandbox(t)
 	devToken := dev.token(partner)
-	prod := newSandbox(t, withClients(fixtures.EnvironmentProduction, func(clients []fixtures.Client) []fixtures.Client {
-		return append(clients, fixtures.Client{
+	prod := newSandbox(t, withClients(referrals.EnvironmentProduction, func(clients []referrals.Client) []referrals.Client {
+		return append(clients, referrals.Client{
 			ClientID: prodClient, ClientSecret: prodClient + "-secret", Roles: []string{sandbox.RoleTrialsRead},
-			Resources: []string{idp.DefaultResource}, Environment: fixtures.EnvironmentProduction,
+			Resources: []string{idp.DefaultResource}, Environment: referrals.EnvironmentProduction,
 		})
 	}))
 	if r := prod.do(request{path: trialsPath, token: prod.token(prodClient)}); r.Status != http.StatusOK {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
 )
 
@@ -238,7 +238,7 @@ func TestIsolation_EveryRoute(t *testing.T) {
 				if theirs.Status != http.StatusCreated {
 					t.Fatalf("%s submits %s's externalSourceId: %d %s, want 201 (409 would confirm it exists)", d.prober, d.owner, theirs.Status, theirs.Body)
 				}
-				var q fixtures.QualifiedReferral
+				var q referrals.QualifiedReferral
 				theirs.decode(t, &q)
 				if q.ClientID != d.prober || theirs.Header.Get("Location") != "/api/v1/referrals/qualified/"+ownerSource2 {
 					t.Errorf("created clientId %q Location %q, want the prober's own record", q.ClientID, theirs.Header.Get("Location"))
@@ -258,7 +258,7 @@ func TestIsolation_EveryRoute(t *testing.T) {
 			t.Run("the owner's records are untouched by the probes", func(t *testing.T) {
 				s := s.as(t)
 				for _, id := range []string{ownerSource, ownerSource2} {
-					var q fixtures.QualifiedReferral
+					var q referrals.QualifiedReferral
 					r := s.do(request{path: "/api/v1/referrals/qualified/" + id, token: ownerToken})
 					r.decode(t, &q)
 					if r.Status != http.StatusOK || q.ClientID != d.owner || q.Patient != qualifiedPatient() {
@@ -270,7 +270,7 @@ func TestIsolation_EveryRoute(t *testing.T) {
 						}
 					}
 				}
-				var got fixtures.Referral
+				var got referrals.Referral
 				s.do(request{path: "/api/v1/referrals/" + isoTrialID + "/" + ref.OutcomesID, token: ownerToken}).decode(t, &got)
 				if !reflect.DeepEqual(got, ref) {
 					t.Errorf("%s's referral changed:\n%+v\n%+v", d.owner, got, ref)
@@ -281,7 +281,7 @@ func TestIsolation_EveryRoute(t *testing.T) {
 }
 
 // qualifiedPatient is the patient qualifiedBody submits, as stored.
-func qualifiedPatient() fixtures.Patient {
+func qualifiedPatient() referrals.Patient {
 	p := validPatient()
-	return fixtures.Patient{FirstName: p["firstName"].(string), LastName: p["lastName"].(string), DateOfBirth: p["dateOfBirth"].(string), Gender: p["gender"].(string)}
+	return referrals.Patient{FirstName: p["firstName"].(string), LastName: p["lastName"].(string), DateOfBirth: p["dateOfBirth"].(string), Gender: p["gender"].(string)}
 }

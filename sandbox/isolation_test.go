@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
 )
 
@@ -19,7 +19,7 @@ import (
 func TestAPI_PartnerIsolation(t *testing.T) {
 	s := newSandbox(t)
 	tokens := map[string]string{partner: s.token(partner), partner2: s.token(partner2)}
-	refs := map[string]fixtures.Referral{}
+	refs := map[string]referrals.Referral{}
 	for client, token := range tokens {
 		refs[client], _ = s.createReferral(token, referralBody("TRIAL-CARDIO-001"))
 		s.createQualified(token, "only-"+client)
@@ -62,7 +62,7 @@ func TestAPI_PartnerIsolation(t *testing.T) {
 	})
 
 	t.Run("another partner's failed read leaves no trace in the audit trail", func(t *testing.T) {
-		var q fixtures.QualifiedReferral
+		var q referrals.QualifiedReferral
 		s.do(request{path: "/api/v1/referrals/qualified/only-" + partner, token: tokens[partner]}).decode(t, &q)
 		for _, e := range q.AuditTrail {
 			if e.Actor != partner {
@@ -86,7 +86,7 @@ func TestAPI_SameExternalSourceIDPerPartner(t *testing.T) {
 		}
 	}
 	for _, client := range []string{partner, partner2} {
-		var q fixtures.QualifiedReferral
+		var q referrals.QualifiedReferral
 		r := s.do(request{path: "/api/v1/referrals/qualified/shared-1", token: s.token(client)})
 		r.decode(t, &q)
 		if r.Status != http.StatusOK || q.ClientID != client || q.Patient.FirstName != client {
@@ -150,6 +150,6 @@ func problemsEqual(a, b sandbox.Problem) bool {
 }
 
 // referralPath is where a referral is read, by its canonical trialId.
-func referralPath(ref fixtures.Referral) string {
+func referralPath(ref referrals.Referral) string {
 	return "/api/v1/referrals/" + ref.TrialID + "/" + ref.OutcomesID
 }

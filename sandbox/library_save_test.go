@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/scenarios"
 )
 
@@ -33,7 +33,7 @@ func TestTimelineFromJournalRoundTrip(t *testing.T) {
 		}
 	}
 	until := since.Add(5 * time.Minute)
-	window := map[string]any{"since": since.Format(fixtures.TimestampLayout), "until": until.Format(fixtures.TimestampLayout), "clientId": partner}
+	window := map[string]any{"since": since.Format(referrals.TimestampLayout), "until": until.Format(referrals.TimestampLayout), "clientId": partner}
 	r := a.admin(http.MethodPost, "/__sandbox/library", map[string]any{"name": "replayed-outage", "fromJournal": window})
 	if r.Status != http.StatusCreated || r.Header.Get("Location") != "/__sandbox/library/replayed-outage" {
 		t.Fatalf("save from the journal: %d Location %q %s", r.Status, r.Header.Get("Location"), r.Body)
@@ -150,7 +150,7 @@ func TestTimelineFromJournalReplaysOnlyDeliberateSlowness(t *testing.T) {
 	wantForced(t, s.do(request{path: trialsPath, token: tok}), 503, "7")
 	s.advance(time.Minute)
 
-	window := map[string]any{"since": since.Format(fixtures.TimestampLayout), "until": since.Add(3 * time.Minute).Format(fixtures.TimestampLayout), "clientId": partner}
+	window := map[string]any{"since": since.Format(referrals.TimestampLayout), "until": since.Add(3 * time.Minute).Format(referrals.TimestampLayout), "clientId": partner}
 	if r := s.admin(http.MethodPost, "/__sandbox/library", map[string]any{"name": "deliberate-only", "fromJournal": window}); r.Status != http.StatusCreated {
 		t.Fatalf("save from the journal: %d %s", r.Status, r.Body)
 	}

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/openapi/contract"
 )
 
@@ -86,7 +86,7 @@ func TestNegativeProbes(t *testing.T) {
 			case "moveClock":
 				return map[string]any{"advance": "1s"}, true
 			case "moveReferralStatus", "moveQualifiedStatus":
-				return map[string]any{"status": fixtures.StatusReviewing, "clientId": qualified.ClientID}, true
+				return map[string]any{"status": referrals.StatusReviewing, "clientId": qualified.ClientID}, true
 			}
 			return nil, false
 		},

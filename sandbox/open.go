@@ -16,6 +16,7 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/clock"
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/backend"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/contractdoc"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
@@ -242,9 +243,9 @@ func (opts *Config) fillDefaults() error {
 		opts.Clock = clock.NewAdjustable(nil)
 	}
 	if opts.Environment == "" {
-		opts.Environment = fixtures.EnvironmentDevelopment
+		opts.Environment = referrals.EnvironmentDevelopment
 	}
-	if opts.Environment != fixtures.EnvironmentDevelopment && opts.Environment != fixtures.EnvironmentProduction {
+	if opts.Environment != referrals.EnvironmentDevelopment && opts.Environment != referrals.EnvironmentProduction {
 		return fmt.Errorf("environment must be development or production, not %q", opts.Environment)
 	}
 	if opts.RateLimit < 0 || opts.RateBurst < 0 || opts.JournalSize < 0 || opts.JournalBytes < 0 {

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
@@ -29,7 +29,7 @@ func TestAPI_DataFileSurvivesRestart(t *testing.T) {
 	q, _ := first.createQualified(token, "kept-1")
 	referralsBefore, _ := first.collect(referralsList, token, "500")
 	qualifiedBefore, _ := first.collect(qualifiedList, token, "500") // a view of each record
-	var viewed fixtures.QualifiedReferral
+	var viewed referrals.QualifiedReferral
 	first.do(request{path: "/api/v1/referrals/qualified/kept-1", token: token}).decode(t, &viewed)
 	if len(referralsBefore) != fixtureReferrals+1 || len(qualifiedBefore) != fixtureQualified+1 {
 		t.Fatalf("first run lists %d referrals and %d qualified, want %d and %d", len(referralsBefore), len(qualifiedBefore), fixtureReferrals+1, fixtureQualified+1)
@@ -49,7 +49,7 @@ func TestAPI_DataFileSurvivesRestart(t *testing.T) {
 
 	t.Run("the referral", func(t *testing.T) {
 		r := second.do(request{path: created.Header.Get("Location"), token: token})
-		var got fixtures.Referral
+		var got referrals.Referral
 		r.decode(t, &got)
 		if r.Status != http.StatusOK || !reflect.DeepEqual(got, ref) {
 			t.Errorf("after restart: %d %+v, want 200 %+v", r.Status, got, ref)
@@ -57,7 +57,7 @@ func TestAPI_DataFileSurvivesRestart(t *testing.T) {
 	})
 	t.Run("the qualified referral with its audit trail", func(t *testing.T) {
 		r := second.do(request{path: "/api/v1/referrals/qualified/kept-1", token: token})
-		var got fixtures.QualifiedReferral
+		var got referrals.QualifiedReferral
 		r.decode(t, &got)
 		if r.Status != http.StatusOK || got.SubmittedAt != q.SubmittedAt || got.Patient != q.Patient {
 			t.Fatalf("after restart: %d %s, want 200 with the record %+v", r.Status, r.Body, q)

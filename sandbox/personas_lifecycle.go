@@ -1,11 +1,13 @@
 package sandbox
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"time"
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 )
 
 // Lifecycle personas (fixtures.Lifecycles) move on their own: a qualified
@@ -26,7 +28,7 @@ import (
 // their audit entries (stamped now, by requestID). A record that is no
 // persona, or has nothing due, is returned as it is without a write. A
 // store error is returned, never swallowed.
-func (s *Server) settleQualified(q fixtures.QualifiedReferral, requestID string) (fixtures.QualifiedReferral, error) {
+func (s *Server) settleQualified(ctx context.Context, q referrals.QualifiedReferral, requestID string) (referrals.QualifiedReferral, error) {
 	life, ok := fixtures.LifecycleOf(q.Patient)
 	if !ok {
 		return q, nil
@@ -35,7 +37,7 @@ func (s *Server) settleQualified(q fixtures.QualifiedReferral, requestID string)
 	if err != nil || len(life.Due(q.Status, elapsed)) == 0 {
 		return q, err
 	}
-	settled, err := s.backend.Records.UpdateQualified(q.ClientID, q.ExternalSourceID, func(rec *fixtures.QualifiedReferral) error {
+	settled, err := s.backend.Records.UpdateQualified(ctx, q.ClientID, q.ExternalSourceID, func(rec *referrals.QualifiedReferral) error {
 		elapsed, err := s.sinceSubmitted(*rec)
 		if err != nil {
 			return err
@@ -59,10 +61,10 @@ func (s *Server) settleQualified(q fixtures.QualifiedReferral, requestID string)
 // settleAll returns items with every record settled. The slice it was
 // given is left alone (a store may share it between readers); a copy is
 // made only when a record moved.
-func (s *Server) settleAll(items []fixtures.QualifiedReferral, requestID string) ([]fixtures.QualifiedReferral, error) {
+func (s *Server) settleAll(ctx context.Context, items []referrals.QualifiedReferral, requestID string) ([]referrals.QualifiedReferral, error) {
 	out := items
 	for i := range items {
-		settled, err := s.settleQualified(items[i], requestID)
+		settled, err := s.settleQualified(ctx, items[i], requestID)
 		if err != nil {
 			return nil, err
 		}
@@ -77,7 +79,7 @@ func (s *Server) settleAll(items []fixtures.QualifiedReferral, requestID string)
 }
 
 // sinceSubmitted is how long ago, on its client's clock, q was submitted.
-func (s *Server) sinceSubmitted(q fixtures.QualifiedReferral) (time.Duration, error) {
+func (s *Server) sinceSubmitted(q referrals.QualifiedReferral) (time.Duration, error) {
 	at, err := time.Parse(time.RFC3339Nano, q.SubmittedAt)
 	if err != nil {
 		return 0, fmt.Errorf("qualified referral %q: submittedAt %q: %w", q.ExternalSourceID, q.SubmittedAt, err)

@@ -1,6 +1,7 @@
 package sandbox_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -10,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redistest"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
@@ -27,11 +28,11 @@ func personaBody(externalSourceID, persona string) map[string]any {
 func (s *testSandbox) submitPersona(token, externalSourceID, persona string) {
 	s.t.Helper()
 	r := s.do(request{method: http.MethodPost, path: "/api/v1/referrals/qualified", token: token, body: personaBody(externalSourceID, persona)})
-	var q fixtures.QualifiedReferral
+	var q referrals.QualifiedReferral
 	if r.Status != http.StatusCreated {
 		s.t.Fatalf("submit persona %s: %d %s", persona, r.Status, r.Body)
 	}
-	if r.decode(s.t, &q); q.Status != fixtures.StatusReceived {
+	if r.decode(s.t, &q); q.Status != referrals.StatusReceived {
 		s.t.Fatalf("persona %s submitted as %q, want received", persona, q.Status)
 	}
 }
@@ -45,25 +46,25 @@ func (s *testSandbox) advanceClient(clientID string, d time.Duration) {
 // readQualified is GET of one qualified referral as clientID, with a token
 // fresh on its clock (a clock move expires the last one), which must answer
 // 200.
-func (s *testSandbox) readQualified(clientID, externalSourceID string) fixtures.QualifiedReferral {
+func (s *testSandbox) readQualified(clientID, externalSourceID string) referrals.QualifiedReferral {
 	s.t.Helper()
 	r := s.do(request{path: "/api/v1/referrals/qualified/" + url.PathEscape(externalSourceID), token: s.token(clientID)})
 	if r.Status != http.StatusOK {
 		s.t.Fatalf("read %s: %d %s", externalSourceID, r.Status, r.Body)
 	}
-	var q fixtures.QualifiedReferral
+	var q referrals.QualifiedReferral
 	r.decode(s.t, &q)
 	return q
 }
 
 // statusMoves returns the status-changed entries of the record's whole
 // audit trail, oldest first.
-func (s *testSandbox) statusMoves(clientID, externalSourceID string) []fixtures.AuditEntry {
+func (s *testSandbox) statusMoves(clientID, externalSourceID string) []referrals.AuditEntry {
 	s.t.Helper()
 	r := s.do(request{path: "/api/v1/referrals/qualified/" + url.PathEscape(externalSourceID) + "/audit-trail?limit=500", token: s.token(clientID)})
 	var page struct {
-		AuditTrail []fixtures.AuditEntry `json:"auditTrail"`
-		NextCursor *string               `json:"nextCursor"`
+		AuditTrail []referrals.AuditEntry `json:"auditTrail"`
+		NextCursor *string                `json:"nextCursor"`
 	}
 	if r.Status != http.StatusOK {
 		s.t.Fatalf("audit trail of %s: %d %s", externalSourceID, r.Status, r.Body)
@@ -71,9 +72,9 @@ func (s *testSandbox) statusMoves(clientID, externalSourceID string) []fixtures.
 	if r.decode(s.t, &page); page.NextCursor != nil {
 		s.t.Fatalf("audit trail of %s longer than one page", externalSourceID)
 	}
-	var moves []fixtures.AuditEntry
+	var moves []referrals.AuditEntry
 	for _, e := range page.AuditTrail {
-		if e.Action == fixtures.AuditStatusChanged {
+		if e.Action == referrals.AuditStatusChanged {
 			moves = append(moves, e)
 		}
 	}
@@ -164,7 +165,7 @@ func TestPersonaOnItsClientsClock(t *testing.T) {
 	}
 	s.advanceClient(partner, 2*time.Hour)
 	var data struct {
-		QualifiedReferrals []fixtures.QualifiedReferral `json:"qualifiedReferrals"`
+		QualifiedReferrals []referrals.QualifiedReferral `json:"qualifiedReferrals"`
 	}
 	s.admin(http.MethodGet, "/__sandbox/data/qualified?clientId="+partner, nil).decode(t, &data)
 	if got := statusOf(data.QualifiedReferrals, "persona-own-clock"); got != "reviewing" {
@@ -172,7 +173,7 @@ func TestPersonaOnItsClientsClock(t *testing.T) {
 	}
 	s.advanceClient(partner, 24*time.Hour)
 	var list struct {
-		QualifiedReferrals []fixtures.QualifiedReferral `json:"qualifiedReferrals"`
+		QualifiedReferrals []referrals.QualifiedReferral `json:"qualifiedReferrals"`
 	}
 	s.do(request{path: "/api/v1/referrals/qualified", token: s.token(partner)}).decode(t, &list)
 	if got := statusOf(list.QualifiedReferrals, "persona-own-clock"); got != "accepted" {
@@ -184,7 +185,7 @@ func TestPersonaOnItsClientsClock(t *testing.T) {
 }
 
 // statusOf finds a record's status in a listing ("" when missing).
-func statusOf(list []fixtures.QualifiedReferral, externalSourceID string) string {
+func statusOf(list []referrals.QualifiedReferral, externalSourceID string) string {
 	for _, q := range list {
 		if q.ExternalSourceID == externalSourceID {
 			return q.Status
@@ -241,7 +242,7 @@ func TestPersonaOnceAcrossReplicas(t *testing.T) {
 	for i := range reads {
 		wg.Go(func() {
 			r, err := rs[i%2].send(nil, balanced(rs[0], request{path: "/api/v1/referrals/qualified/persona-replicas", token: tok}))
-			var q fixtures.QualifiedReferral
+			var q referrals.QualifiedReferral
 			if err == nil && r.Status == http.StatusOK && json.Unmarshal(r.Body, &q) == nil {
 				statuses[i] = q.Status
 			}
@@ -272,11 +273,11 @@ type failingUpdates struct {
 	fail atomic.Bool
 }
 
-func (f *failingUpdates) UpdateQualified(clientID, id string, fn func(*fixtures.QualifiedReferral) error) (fixtures.QualifiedReferral, error) {
+func (f *failingUpdates) UpdateQualified(ctx context.Context, clientID, id string, fn func(*referrals.QualifiedReferral) error) (referrals.QualifiedReferral, error) {
 	if f.fail.Load() {
-		return fixtures.QualifiedReferral{}, fmt.Errorf("update: %w", store.ErrUnavailable)
+		return referrals.QualifiedReferral{}, fmt.Errorf("update: %w", store.ErrUnavailable)
 	}
-	return f.Store.UpdateQualified(clientID, id, fn)
+	return f.Store.UpdateQualified(ctx, clientID, id, fn)
 }
 
 // TestPersonaMoveFailureIsNoSuccess: when a due move cannot be stored, the

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
@@ -35,7 +36,7 @@ func fixtureRecords(t *testing.T, clientID string) int {
 
 // adminQualified lists the client's qualified referrals through the admin
 // data listing, which records no view: what is stored, as it is.
-func (s *testSandbox) adminQualified(clientID string) map[string]fixtures.QualifiedReferral {
+func (s *testSandbox) adminQualified(clientID string) map[string]referrals.QualifiedReferral {
 	s.t.Helper()
 	r := s.admin(http.MethodGet, "/__sandbox/data/qualified?limit=500&clientId="+url.QueryEscape(clientID), nil)
 	if r.Status != http.StatusOK {
@@ -43,7 +44,7 @@ func (s *testSandbox) adminQualified(clientID string) map[string]fixtures.Qualif
 	}
 	var page dataQualifiedPage
 	r.decode(s.t, &page)
-	out := map[string]fixtures.QualifiedReferral{}
+	out := map[string]referrals.QualifiedReferral{}
 	for _, q := range page.QualifiedReferrals {
 		out[q.ExternalSourceID] = q.QualifiedReferral
 	}
@@ -86,7 +87,7 @@ func TestQuotaRecordsRefusesWithProblem(t *testing.T) {
 	if r.Status != http.StatusOK {
 		t.Errorf("reading a stored record at the records quota: %d %s", r.Status, r.Body)
 	}
-	var got fixtures.QualifiedReferral
+	var got referrals.QualifiedReferral
 	r.decode(t, &got)
 	if got.Patient != first.Patient || got.SubmittedAt != first.SubmittedAt {
 		t.Errorf("the stored record reads %+v, was stored as %+v", got, first)

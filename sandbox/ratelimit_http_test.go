@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
 )
 
@@ -25,7 +25,7 @@ func withRateLimit(limit float64, burst int) sandboxOption {
 // withClientOverride gives clientID its own rateLimit and rateBurst, as
 // clients.json would.
 func withClientOverride(t *testing.T, clientID string, limit *float64, burst *int) sandboxOption {
-	return withClients("", func(clients []fixtures.Client) []fixtures.Client {
+	return withClients("", func(clients []referrals.Client) []referrals.Client {
 		for i := range clients {
 			if clients[i].ClientID == clientID {
 				clients[i].RateLimit, clients[i].RateBurst = limit, burst

@@ -1,6 +1,7 @@
 package sandbox_test
 
 import (
+	"context"
 	"net"
 	"strconv"
 	"strings"
@@ -69,12 +70,12 @@ type emptyOnce struct {
 	asked bool
 }
 
-func (s *emptyOnce) Empty() (bool, error) {
+func (s *emptyOnce) Empty(ctx context.Context) (bool, error) {
 	if !s.asked {
 		s.asked = true
 		return true, nil
 	}
-	return s.Store.Empty()
+	return s.Store.Empty(ctx)
 }
 
 // TestSeedLosesTheRaceQuietly: two replicas start together on an empty
@@ -92,7 +93,7 @@ func TestSeedLosesTheRaceQuietly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.Load(set); err != nil { // the replica that won
+	if err := st.Load(context.Background(), set); err != nil { // the replica that won
 		t.Fatal(err)
 	}
 	sb := newSandbox(t, useStore(&emptyOnce{Store: st}))

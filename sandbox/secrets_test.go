@@ -1,6 +1,7 @@
 package sandbox_test
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -12,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redact"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
@@ -208,8 +209,8 @@ func TestSecretsRedactedByValue(t *testing.T) {
 // sandbox log a 500.
 type failingGets struct{ store.Store }
 
-func (failingGets) GetQualified(string, string, *fixtures.AuditEntry) (fixtures.QualifiedReferral, error) {
-	return fixtures.QualifiedReferral{}, errors.New("disk unreadable")
+func (failingGets) GetQualified(context.Context, string, string, *referrals.AuditEntry) (referrals.QualifiedReferral, error) {
+	return referrals.QualifiedReferral{}, errors.New("disk unreadable")
 }
 
 // TestFailureLogRedactsThePath: a 500 is logged with its path, and a token
@@ -280,7 +281,7 @@ func TestTokenErrorsNeverEchoASecret(t *testing.T) {
 // there: a partner whose secret is "trials" does not find it in the
 // journal's path of GET /api/v1/referrals/trials.
 func TestJournalRedactsRoutePathHoldingASecret(t *testing.T) {
-	s := newSandbox(t, withClients("", func(cs []fixtures.Client) []fixtures.Client {
+	s := newSandbox(t, withClients("", func(cs []referrals.Client) []referrals.Client {
 		for i := range cs {
 			if cs[i].ClientID == partner2 {
 				cs[i].ClientSecret = "trials"

@@ -13,6 +13,7 @@ import (
 
 	"github.com/referrals-sandbox/referrals-sandbox/internal/logthrottle"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redact"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/backend"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
 
@@ -105,7 +106,7 @@ type Server struct {
 	// trials are the fixtures' trials, the only part of the fixtures
 	// read after start: the records are in records, the clients in the
 	// provider.
-	trials []fixtures.Trial
+	trials []referrals.Trial
 	// records are the fixtures' records, as the store keeps them, to reset
 	// the store to.
 	records  *store.EncodedSet
@@ -177,7 +178,7 @@ func newServer(cfg parts, set *fixtures.Set) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load fixtures into the store: %w", err)
 	}
-	if err := seed(cfg.Backend.Records, records); err != nil {
+	if err := seed(context.Background(), cfg.Backend.Records, records); err != nil {
 		return nil, err
 	}
 	trialsJSON, err := encodeTrialsList(set.Trials)

@@ -8,8 +8,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redistest"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
@@ -39,7 +39,7 @@ func TestAPI_SharedRedisStore(t *testing.T) {
 	tokenA, tokenB := a.token(partner), b.token(partner)
 
 	ref, created := a.createReferral(tokenA, referralBody("NCT05550001"))
-	var got fixtures.Referral
+	var got referrals.Referral
 	r := b.do(request{path: created.Header.Get("Location"), token: tokenB})
 	r.decode(t, &got)
 	if r.Status != http.StatusOK || !reflect.DeepEqual(got, ref) {
@@ -54,7 +54,7 @@ func TestAPI_SharedRedisStore(t *testing.T) {
 	if r := b.do(request{path: "/api/v1/referrals/qualified/shared-1", token: tokenB}); r.Status != http.StatusOK {
 		t.Fatalf("B reads A's qualified referral: %d %s", r.Status, r.Body)
 	}
-	var q fixtures.QualifiedReferral
+	var q referrals.QualifiedReferral
 	a.do(request{path: "/api/v1/referrals/qualified/shared-1", token: tokenA}).decode(t, &q)
 	if q.AuditTrailTotal != 3 { // submitted, viewed through B, viewed through A
 		t.Errorf("A shows an audit trail of %d entries %+v, want 3 with B's view", q.AuditTrailTotal, q.AuditTrail)

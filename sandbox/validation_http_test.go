@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
 )
 
@@ -46,7 +46,7 @@ func unsetMember(key string) func(map[string]any) {
 
 // patientRules are the rules both kinds of referral hold the patient to.
 func patientRules(today time.Time) []fieldRule {
-	day := func(days int) string { return today.AddDate(0, 0, days).Format(fixtures.DateLayout) }
+	day := func(days int) string { return today.AddDate(0, 0, days).Format(referrals.DateLayout) }
 	genders := []string{`"female"`, `"male"`, `"other"`, `"unknown"`}
 	var rules []fieldRule
 	add := func(name string, change func(map[string]any), field string, words ...string) {
@@ -69,7 +69,7 @@ func patientRules(today time.Time) []fieldRule {
 	for _, bad := range []string{"1980-02-30", "1900-02-29", "1980-13-01"} {
 		add("dateOfBirth "+bad, setMember("dateOfBirth", bad), "patient.dateOfBirth", "real calendar date")
 	}
-	add("dateOfBirth tomorrow", setMember("dateOfBirth", day(1)), "patient.dateOfBirth", "future", today.Format(fixtures.DateLayout))
+	add("dateOfBirth tomorrow", setMember("dateOfBirth", day(1)), "patient.dateOfBirth", "future", today.Format(referrals.DateLayout))
 	add("dateOfBirth 1899-12-31", setMember("dateOfBirth", "1899-12-31"), "patient.dateOfBirth", "1900-01-01")
 	for _, ok := range []string{"1900-01-01", "2000-02-29", day(0)} {
 		add("dateOfBirth "+ok, setMember("dateOfBirth", ok), "")
@@ -123,7 +123,7 @@ func referralRules() []fieldRule {
 
 // qualifiedRules are the rules only qualified referrals have.
 func qualifiedRules(today time.Time) []fieldRule {
-	day := func(days int) string { return today.AddDate(0, 0, days).Format(fixtures.DateLayout) }
+	day := func(days int) string { return today.AddDate(0, 0, days).Format(referrals.DateLayout) }
 	codes := func(n int) []map[string]any {
 		c := make([]map[string]any, n)
 		for i := range c {
@@ -225,7 +225,7 @@ func TestAPI_DottedExternalSourceIDsReadBack(t *testing.T) {
 		_, created := s.createQualified(token, id)
 		loc := created.Header.Get("Location")
 		r := s.do(request{path: loc, token: token})
-		var got fixtures.QualifiedReferral
+		var got referrals.QualifiedReferral
 		r.decode(t, &got)
 		if r.Status != http.StatusOK || got.ExternalSourceID != id {
 			t.Errorf("%q at Location %q: %d, externalSourceId %q", id, loc, r.Status, got.ExternalSourceID)

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 )
 
 // Credentials are what a partner's client is configured with to get a
@@ -28,7 +28,7 @@ type Credentials struct {
 
 // credentialsOf gives a fixture client's credentials; a client without
 // resources asks for the referrals API, which the token endpoint refuses.
-func credentialsOf(c fixtures.Client) Credentials {
+func credentialsOf(c referrals.Client) Credentials {
 	resource := idp.DefaultResource
 	if len(c.Resources) > 0 {
 		resource = c.Resources[0]
@@ -37,7 +37,7 @@ func credentialsOf(c fixtures.Client) Credentials {
 }
 
 // defaultCredentials are the first client's, or none without clients.
-func defaultCredentials(clients []fixtures.Client) Credentials {
+func defaultCredentials(clients []referrals.Client) Credentials {
 	if len(clients) == 0 {
 		return Credentials{}
 	}

@@ -16,7 +16,7 @@ import (
 
 	yaml "github.com/oasdiff/yaml3"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
 	"github.com/referrals-sandbox/referrals-sandbox/scenarios"
 )
@@ -424,7 +424,7 @@ func TestComposeProductionService(t *testing.T) {
 	f := parseCompose(t, repoFile(t, "docker-compose.yml"))
 	svc := f.Services["sandbox-production"]
 	c := checkServeEnvironment(t, "sandbox-production", svc.Environment)
-	if c.opts.Environment != fixtures.EnvironmentProduction {
+	if c.opts.Environment != referrals.EnvironmentProduction {
 		t.Fatalf("environment %q, want production", c.opts.Environment)
 	}
 	hostDir := ""

@@ -11,6 +11,7 @@ import (
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 )
 
 // readyLine is the JSON log line serve writes once it accepts connections.
@@ -46,7 +47,7 @@ func TestRunCommandServesTokens(t *testing.T) {
 		"base_url":    root + "/api/v1",
 		"auth_url":    root + "/" + idp.DefaultTenant,
 		"token_url":   root + "/" + idp.DefaultTenant + "/oauth2/v2.0/token",
-		"environment": fixtures.EnvironmentDevelopment,
+		"environment": referrals.EnvironmentDevelopment,
 	}
 	got := map[string]string{"root_url": ready.RootURL, "base_url": ready.BaseURL, "auth_url": ready.AuthURL, "token_url": ready.TokenURL, "environment": ready.Environment}
 	for k, v := range want {
@@ -60,7 +61,7 @@ func TestRunCommandServesTokens(t *testing.T) {
 	}
 	var wantIDs []string
 	for _, c := range defaults.Clients {
-		if c.EnvironmentOrDefault() == fixtures.EnvironmentDevelopment {
+		if c.EnvironmentOrDefault() == referrals.EnvironmentDevelopment {
 			wantIDs = append(wantIDs, c.ClientID)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
 )
@@ -33,7 +34,7 @@ func recordThroughProxy(t *testing.T, keep ...string) (proxyURL string, realName
 	for i := range set.Referrals {
 		set.Referrals[i].Patient.LastName = "Realpatient" + strings.Repeat("q", i%7+1) + "x"
 	}
-	set.Trials = append(set.Trials, fixtures.Trial{TrialID: "TRIAL-REAL-9", AltTrialID: "NCT09999999", VersionID: "v1", Name: "Recorded Trial", Active: true, AcceptingReferrals: true})
+	set.Trials = append(set.Trials, referrals.Trial{TrialID: "TRIAL-REAL-9", AltTrialID: "NCT09999999", VersionID: "v1", Name: "Recorded Trial", Active: true, AcceptingReferrals: true})
 	dir := t.TempDir()
 	if err := fixtures.WriteDir(set, dir); err != nil {
 		t.Fatal(err)

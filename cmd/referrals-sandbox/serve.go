@@ -15,8 +15,8 @@ import (
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/backend"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
@@ -65,7 +65,7 @@ func addServeFlags(o *options, c *serveConfig) {
 	o.String(&c.logFormat, "log-format", "text", "log format: text or json")
 	o.String(&c.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	o.String(&so.Tenant, "tenant", idp.DefaultTenant, "tenant GUID in the identity provider's paths and tokens")
-	o.String(&so.Environment, "environment", fixtures.EnvironmentDevelopment, "environment the sandbox runs as: development or production (clients of the other do not exist)")
+	o.String(&so.Environment, "environment", referrals.EnvironmentDevelopment, "environment the sandbox runs as: development or production (clients of the other do not exist)")
 	o.Duration(&so.TokenLifetime, "token-lifetime", idp.DefaultTokenLifetime, "access token lifetime (a client's tokenLifetimeSeconds overrides it)")
 	o.String(&c.tokenVersion, "token-version", "2", "access-token format: 2 (Entra's v2.0: aud the API's application id) or 1 (Entra's v1.0, what an API registration gets by default: aud the App ID URI, iss {base}/{tenant}/)")
 	o.Duration(&so.ClockSkew, "clock-skew", 0, "leeway on token expiry and not-before for the API (the sandbox issues and checks tokens on one clock, so none by default)")
@@ -117,7 +117,7 @@ func (c *serveConfig) check() error {
 	c.opts.TokenVersion = version
 	so := c.opts
 	switch {
-	case so.Environment != fixtures.EnvironmentDevelopment && so.Environment != fixtures.EnvironmentProduction:
+	case so.Environment != referrals.EnvironmentDevelopment && so.Environment != referrals.EnvironmentProduction:
 		return fmt.Errorf("%w: --environment must be development or production, not %q", errUsage, so.Environment)
 	case so.RateLimit < 0:
 		return fmt.Errorf("%w: --rate-limit must not be negative", errUsage)
@@ -385,7 +385,7 @@ func advertisedHost(a *net.TCPAddr) string {
 // printDefaultCredentials shows the embedded clients on stdout, apart from the
 // log stream. Only the embedded defaults are printed: their secrets are
 // published in the README; a custom fixtures directory's secrets never are.
-func printDefaultCredentials(w io.Writer, clients []fixtures.Client) {
+func printDefaultCredentials(w io.Writer, clients []referrals.Client) {
 	fmt.Fprintln(w, "Default sandbox credentials (public test values, embedded in the binary):")
 	for _, c := range clients {
 		fmt.Fprintf(w, "  client_id=%-20s client_secret=%-27s %s\n", c.ClientID, c.ClientSecret, c.Description)

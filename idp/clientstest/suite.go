@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 )
 
 // Run runs the suite; open returns an empty store for one subtest.
@@ -20,12 +20,12 @@ func Run(t *testing.T, open func(t *testing.T) idp.ClientStore) {
 }
 
 // Client is a runtime client as the registry stores one.
-func Client(id string) fixtures.Client {
+func Client(id string) referrals.Client {
 	created := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
-	return fixtures.Client{
+	return referrals.Client{
 		ClientID: id, Roles: []string{"Referrals.Read"}, Resources: []string{"api://referrals-sandbox"},
 		Runtime: true, CreatedAt: created, ExpiresAt: created.Add(time.Hour), Instance: "0123456789abcdef",
-		Secrets: []fixtures.Secret{{ID: "s1", Hint: "abc", SHA256: "00ff", CreatedAt: created}},
+		Secrets: []referrals.Secret{{ID: "s1", Hint: "abc", SHA256: "00ff", CreatedAt: created}},
 	}
 }
 
@@ -61,7 +61,7 @@ func testPutListDelete(t *testing.T, st idp.ClientStore) {
 		t.Fatalf("stored %v", got)
 	}
 	a := Client("ci-a")
-	a.Secrets = append(a.Secrets, fixtures.Secret{ID: "s2", SHA256: "11ee"})
+	a.Secrets = append(a.Secrets, referrals.Secret{ID: "s2", SHA256: "11ee"})
 	must(t, st.PutClient(ctx, a)) // replaces
 	list, err := st.RuntimeClients(ctx)
 	must(t, err)
@@ -75,7 +75,7 @@ func testPutListDelete(t *testing.T, st idp.ClientStore) {
 	if got := ids(t, st); !slices.Equal(got, []string{"ci:b"}) {
 		t.Errorf("after delete: %v", got)
 	}
-	if err := st.PutClient(ctx, fixtures.Client{}); err == nil {
+	if err := st.PutClient(ctx, referrals.Client{}); err == nil {
 		t.Error("a client without an id was stored")
 	}
 }

@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
@@ -17,16 +17,16 @@ type recordStoreClients struct {
 	st store.Store
 }
 
-func (c recordStoreClients) PutClient(_ context.Context, cl fixtures.Client) error {
-	return c.st.PutClient(cl)
+func (c recordStoreClients) PutClient(ctx context.Context, cl referrals.Client) error {
+	return c.st.PutClient(ctx, cl)
 }
 
-func (c recordStoreClients) DeleteClient(_ context.Context, id string) error {
-	return c.st.DeleteClient(id)
+func (c recordStoreClients) DeleteClient(ctx context.Context, id string) error {
+	return c.st.DeleteClient(ctx, id)
 }
 
-func (c recordStoreClients) RuntimeClients(context.Context) ([]fixtures.Client, error) {
-	return c.st.RuntimeClients()
+func (c recordStoreClients) RuntimeClients(ctx context.Context) ([]referrals.Client, error) {
+	return c.st.RuntimeClients(ctx)
 }
 
 // RecordStoreClients is the idp.ClientStore of a sandbox that runs alone:
@@ -39,7 +39,7 @@ func RecordStoreClients(st store.Store) idp.ClientStore { return recordStoreClie
 // from the record store, so a client deleted later never comes back from
 // it. A failure part way is reported, and the next start carries on.
 func carryOverClients(ctx context.Context, from store.Store, to idp.ClientStore) error {
-	legacy, err := from.RuntimeClients()
+	legacy, err := from.RuntimeClients(ctx)
 	if err != nil || len(legacy) == 0 {
 		return err
 	}
@@ -57,7 +57,7 @@ func carryOverClients(ctx context.Context, from store.Store, to idp.ClientStore)
 				return fmt.Errorf("carry over runtime client %s: %w", c.ClientID, err)
 			}
 		}
-		if err := from.DeleteClient(c.ClientID); err != nil {
+		if err := from.DeleteClient(ctx, c.ClientID); err != nil {
 			return fmt.Errorf("carry over runtime client %s: %w", c.ClientID, err)
 		}
 	}

@@ -1,12 +1,13 @@
 package backend
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redistest"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
@@ -31,9 +32,9 @@ func BenchmarkRedisWait(b *testing.B) {
 			run++
 			b.ResetTimer()
 			for i := range b.N {
-				err := st.CreateReferral(fixtures.Referral{TrialID: "TRIAL-001", OutcomesID: fmt.Sprintf("R-%d-%d", run, i), ClientID: "client",
-					Status: fixtures.StatusReceived, SubmittedAt: "2025-10-13T09:00:00Z",
-					Patient: fixtures.Patient{FirstName: "Ada", LastName: "Lovelace", DateOfBirth: "1990-01-02", Gender: "female"}})
+				err := st.CreateReferral(context.Background(), referrals.Referral{TrialID: "TRIAL-001", OutcomesID: fmt.Sprintf("R-%d-%d", run, i), ClientID: "client",
+					Status: referrals.StatusReceived, SubmittedAt: "2025-10-13T09:00:00Z",
+					Patient: referrals.Patient{FirstName: "Ada", LastName: "Lovelace", DateOfBirth: "1990-01-02", Gender: "female"}})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -57,9 +58,9 @@ func TestRedisWaitWithoutReplicaFails(t *testing.T) {
 		}
 		st, err := store.OpenRedis(client, store.WithRedisPrefix(fmt.Sprintf("wait-%d:", tc.wait)))
 		if err == nil {
-			err = st.CreateReferral(fixtures.Referral{TrialID: "TRIAL-001", OutcomesID: "R-1", ClientID: "client",
-				Status: fixtures.StatusReceived, SubmittedAt: "2025-10-13T09:00:00Z",
-				Patient: fixtures.Patient{FirstName: "Ada", LastName: "Lovelace", DateOfBirth: "1990-01-02", Gender: "female"}})
+			err = st.CreateReferral(context.Background(), referrals.Referral{TrialID: "TRIAL-001", OutcomesID: "R-1", ClientID: "client",
+				Status: referrals.StatusReceived, SubmittedAt: "2025-10-13T09:00:00Z",
+				Patient: referrals.Patient{FirstName: "Ada", LastName: "Lovelace", DateOfBirth: "1990-01-02", Gender: "female"}})
 		}
 		if (err != nil) != tc.wantErr {
 			t.Errorf("--redis-wait %d with no replica: err %v, want error %v", tc.wait, err, tc.wantErr)

@@ -20,7 +20,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
 )
 
@@ -159,7 +159,7 @@ func Evaluate(entries []journal.Entry, opts Options) Report {
 		Clients: []ClientReport{},
 	}
 	if !opts.Now.IsZero() {
-		report.GeneratedAt = opts.Now.UTC().Format(fixtures.TimestampLayout)
+		report.GeneratedAt = opts.Now.UTC().Format(referrals.TimestampLayout)
 	}
 	sorted, unknown := splitUnknown(withoutDiscovery(sortedByID(entries)), opts.Known)
 	report.UnknownClients = unknown

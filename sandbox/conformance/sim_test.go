@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
 )
 
@@ -71,7 +71,7 @@ func withToken(id string, exp time.Time) mod {
 func (s *sim) record(e journal.Entry, mods ...mod) string {
 	s.id++
 	e.ID = s.id
-	e.At = s.now.Format(fixtures.TimestampLayout)
+	e.At = s.now.Format(referrals.TimestampLayout)
 	e.RequestID = fmt.Sprintf("req-%d", s.id)
 	e.ClientID = s.client
 	e.TLS = s.tls

@@ -13,6 +13,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 )
 
 // loadDocument parses and validates the embedded document as kin-openapi
@@ -399,15 +400,15 @@ func TestSecuritySchemes(t *testing.T) {
 	}
 }
 
-// The enums must list exactly the values the fixtures package defines, in
+// The enums must list exactly the values the referrals package defines, in
 // its order, so documentation and data cannot drift apart.
-func TestEnumsMatchTheFixturesPackage(t *testing.T) {
+func TestEnumsMatchTheReferralsPackage(t *testing.T) {
 	doc := loadDocument(t)
 	schemas := doc.Components.Schemas
-	if got := enumOf(schemas["Status"].Value); !slices.Equal(got, fixtures.Statuses()) {
-		t.Errorf("Status enum = %v, want %v", got, fixtures.Statuses())
+	if got := enumOf(schemas["Status"].Value); !slices.Equal(got, referrals.Statuses()) {
+		t.Errorf("Status enum = %v, want %v", got, referrals.Statuses())
 	}
-	actions := []string{fixtures.AuditSubmitted, fixtures.AuditViewed, fixtures.AuditStatusChanged}
+	actions := []string{referrals.AuditSubmitted, referrals.AuditViewed, referrals.AuditStatusChanged}
 	if got := enumOf(schemas["AuditEntry"].Value.Properties["action"].Value); !slices.Equal(got, actions) {
 		t.Errorf("AuditEntry.action enum = %v, want %v", got, actions)
 	}

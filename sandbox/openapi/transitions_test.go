@@ -5,16 +5,16 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 )
 
 // transitions renders the server's one transition table
-// (fixtures.NextStatuses) as the sentence the document and docs/api.md use,
+// (referrals.NextStatuses) as the sentence the document and docs/api.md use,
 // with arrow between a status and where it may go.
 func transitions(arrow string) string {
 	var moves, final []string
-	for _, from := range fixtures.Statuses() {
-		next := fixtures.NextStatuses(from)
+	for _, from := range referrals.Statuses() {
+		next := referrals.NextStatuses(from)
 		if len(next) == 0 {
 			final = append(final, "`"+from+"`")
 			continue

@@ -1,13 +1,14 @@
 package store
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 )
 
 // A qualified referral's audit entries live apart from the record, one key
@@ -79,7 +80,7 @@ func lastAudit(tx *storeTx, prefix string) (seq uint64, entry string, err error)
 }
 
 // appendAudit stores entries after the newest audit entry under prefix.
-func appendAudit(tx *storeTx, prefix string, entries ...fixtures.AuditEntry) error {
+func appendAudit(tx *storeTx, prefix string, entries ...referrals.AuditEntry) error {
 	if len(entries) == 0 {
 		return nil
 	}
@@ -95,7 +96,7 @@ func appendAudit(tx *storeTx, prefix string, entries ...fixtures.AuditEntry) err
 // client's clock moved back between the two) takes that entry's at, so a
 // trail read oldest first never goes back in time and its order, which is
 // the order the entries were stored in, agrees with their times.
-func appendInOrder(tx *storeTx, prefix string, entries ...fixtures.AuditEntry) error {
+func appendInOrder(tx *storeTx, prefix string, entries ...referrals.AuditEntry) error {
 	if len(entries) == 0 {
 		return nil
 	}
@@ -136,7 +137,7 @@ func notBefore(at, prev string) string {
 // storeTrail stores entries under prefix after seq last, the newest entry
 // there (0: none), and when list is not nil also appends to it the
 // entries' JSON as stored, separated by commas.
-func storeTrail(tx *storeTx, prefix string, last uint64, entries []fixtures.AuditEntry, list *[]byte) error {
+func storeTrail(tx *storeTx, prefix string, last uint64, entries []referrals.AuditEntry, list *[]byte) error {
 	for i, e := range entries {
 		b, err := json.Marshal(e)
 		if err != nil {
@@ -178,14 +179,14 @@ func deleteTrail(tx *storeTx, prefix string) error {
 // oldest first, and AuditTrailTotal to their number. A record written before
 // audit keys existed still holds its whole trail (see migrateTrail) and is
 // shown the same way.
-func fillTrail(tx *storeTx, q *fixtures.QualifiedReferral) error {
+func fillTrail(tx *storeTx, q *referrals.QualifiedReferral) error {
 	if len(q.AuditTrail) > 0 {
 		q.AuditTrailTotal = len(q.AuditTrail)
 		q.AuditTrail = q.AuditTrail[max(0, len(q.AuditTrail)-TrailInRecord):]
 		return nil
 	}
 	prefix := auditKeyPrefix(q.ClientID, q.ExternalSourceID)
-	trail := make([]fixtures.AuditEntry, 0, TrailInRecord)
+	trail := make([]referrals.AuditEntry, 0, TrailInRecord)
 	total := uint64(0)
 	var decodeErr error
 	err := tx.DescendLessOrEqual("", auditEnd(prefix), func(key, value string) bool {
@@ -196,7 +197,7 @@ func fillTrail(tx *storeTx, q *fixtures.QualifiedReferral) error {
 		if total == 0 {
 			total = seq
 		}
-		var e fixtures.AuditEntry
+		var e referrals.AuditEntry
 		if decodeErr = json.Unmarshal([]byte(value), &e); decodeErr != nil {
 			decodeErr = fmt.Errorf("decode audit entry %q: %w", key, decodeErr)
 			return false
@@ -220,7 +221,7 @@ func fillTrail(tx *storeTx, q *fixtures.QualifiedReferral) error {
 // migrateTrail moves the trail of a record written before audit keys
 // existed (a --data file of an older sandbox) into audit keys and rewrites
 // the record without it, once, before the first entry is appended.
-func migrateTrail(tx *storeTx, key string, q *fixtures.QualifiedReferral) error {
+func migrateTrail(tx *storeTx, key string, q *referrals.QualifiedReferral) error {
 	if len(q.AuditTrail) == 0 {
 		return nil
 	}
@@ -241,7 +242,7 @@ func migrateTrail(tx *storeTx, key string, q *fixtures.QualifiedReferral) error 
 // insertQualified stores a new qualified referral and its audit trail.
 // When answer is not nil, it also appends to it the record's JSON as
 // GetQualified returns it (see CreateQualifiedJSON).
-func insertQualified(tx *storeTx, q fixtures.QualifiedReferral, answer *[]byte) error {
+func insertQualified(tx *storeTx, q referrals.QualifiedReferral, answer *[]byte) error {
 	key, value, err := encodeQualified(q)
 	if err != nil {
 		return err
@@ -293,7 +294,7 @@ func insertQualified(tx *storeTx, q fixtures.QualifiedReferral, answer *[]byte) 
 // appendStoredQualified appends the JSON of the qualified record at key as
 // GetQualified returns it.
 func appendStoredQualified(tx *storeTx, key string, answer *[]byte) error {
-	rec, _, err := lookup[fixtures.QualifiedReferral](tx, key)
+	rec, _, err := lookup[referrals.QualifiedReferral](tx, key)
 	if err != nil {
 		return err
 	}
@@ -310,11 +311,11 @@ func appendStoredQualified(tx *storeTx, key string, answer *[]byte) error {
 
 // QualifiedAuditTrail returns one page of the whole audit trail of the
 // client's qualified referral, oldest first.
-func (s *BuntStore) QualifiedAuditTrail(clientID, externalSourceID string, page Page) ([]fixtures.AuditEntry, string, error) {
-	var out []fixtures.AuditEntry
+func (s *BuntStore) QualifiedAuditTrail(_ context.Context, clientID, externalSourceID string, page Page) ([]referrals.AuditEntry, string, error) {
+	var out []referrals.AuditEntry
 	var next string
 	err := s.viewTx(func(tx *storeTx) error {
-		rec, _, err := lookup[fixtures.QualifiedReferral](tx, recordKey(qualifiedPrefix, clientID, externalSourceID))
+		rec, _, err := lookup[referrals.QualifiedReferral](tx, recordKey(qualifiedPrefix, clientID, externalSourceID))
 		if err != nil {
 			return err
 		}
@@ -329,13 +330,13 @@ func (s *BuntStore) QualifiedAuditTrail(clientID, externalSourceID string, page 
 
 // auditPage reads the page of rec's trail after the cursor: limit entries
 // from the seq after the cursor's, plus one to tell whether more follow.
-func auditPage(tx *storeTx, rec fixtures.QualifiedReferral, page Page) ([]fixtures.AuditEntry, string, error) {
+func auditPage(tx *storeTx, rec referrals.QualifiedReferral, page Page) ([]referrals.AuditEntry, string, error) {
 	prefix := auditKeyPrefix(rec.ClientID, rec.ExternalSourceID)
 	limit, after, err := auditPageStart(prefix, page)
 	if err != nil {
 		return nil, "", err
 	}
-	out := make([]fixtures.AuditEntry, 0, limit+1)
+	out := make([]referrals.AuditEntry, 0, limit+1)
 	if len(rec.AuditTrail) > 0 { // not migrated yet: the record holds it all
 		if after < uint64(len(rec.AuditTrail)) {
 			out = append(out, rec.AuditTrail[after:min(uint64(len(rec.AuditTrail)), after+uint64(limit)+1)]...)
@@ -346,7 +347,7 @@ func auditPage(tx *storeTx, rec fixtures.QualifiedReferral, page Page) ([]fixtur
 			if _, ok := auditSeq(prefix, key); !ok {
 				return false
 			}
-			var e fixtures.AuditEntry
+			var e referrals.AuditEntry
 			if decodeErr = json.Unmarshal([]byte(value), &e); decodeErr != nil {
 				decodeErr = fmt.Errorf("decode audit entry %q: %w", key, decodeErr)
 				return false
@@ -388,7 +389,7 @@ func auditPageStart(prefix string, page Page) (limit int, after uint64, err erro
 // auditPageEnd cuts a page read with one entry beyond limit, which only
 // tells whether a next page exists, and returns the next page's cursor: the
 // audit key of the page's last entry (seq after+limit), "" on the last.
-func auditPageEnd(prefix string, out []fixtures.AuditEntry, after uint64, limit int) ([]fixtures.AuditEntry, string, error) {
+func auditPageEnd(prefix string, out []referrals.AuditEntry, after uint64, limit int) ([]referrals.AuditEntry, string, error) {
 	if len(out) <= limit {
 		return out, "", nil
 	}

@@ -1,25 +1,27 @@
 package store
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
 	"path/filepath"
 	"testing"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/tidwall/buntdb"
+
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 )
 
-func auditedRecord(client, id string) fixtures.QualifiedReferral {
+func auditedRecord(client, id string) referrals.QualifiedReferral {
 	at := "2025-10-13T09:00:00.000000Z"
-	return fixtures.QualifiedReferral{ExternalSourceID: id, ClientID: client, Status: fixtures.StatusReceived, SubmittedAt: at,
-		Patient:    fixtures.Patient{FirstName: "Grace", LastName: "Hopper", DateOfBirth: "1985-12-09", Gender: "female"},
-		AuditTrail: []fixtures.AuditEntry{{At: at, Action: fixtures.AuditSubmitted, Actor: client}}}
+	return referrals.QualifiedReferral{ExternalSourceID: id, ClientID: client, Status: referrals.StatusReceived, SubmittedAt: at,
+		Patient:    referrals.Patient{FirstName: "Grace", LastName: "Hopper", DateOfBirth: "1985-12-09", Gender: "female"},
+		AuditTrail: []referrals.AuditEntry{{At: at, Action: referrals.AuditSubmitted, Actor: client}}}
 }
 
-func readView(i int) *fixtures.AuditEntry {
-	return &fixtures.AuditEntry{At: "2025-10-13T10:00:00.000000Z", Action: fixtures.AuditViewed, Actor: "alice", RequestID: fmt.Sprintf("%08d", i)}
+func readView(i int) *referrals.AuditEntry {
+	return &referrals.AuditEntry{At: "2025-10-13T10:00:00.000000Z", Action: referrals.AuditViewed, Actor: "alice", RequestID: fmt.Sprintf("%08d", i)}
 }
 
 // storedValue is the record's value as buntdb holds it.
@@ -48,13 +50,13 @@ func TestAuditedReadsCostConstantBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if err := s.CreateQualified(auditedRecord("alice", "Q-1")); err != nil {
+	if err := s.CreateQualified(context.Background(), auditedRecord("alice", "Q-1")); err != nil {
 		t.Fatal(err)
 	}
 	record := storedValue(t, s, "alice", "Q-1")
 	growth := func(i int) int64 {
 		before := fileSize(path)
-		if _, err := s.GetQualified("alice", "Q-1", readView(i)); err != nil {
+		if _, err := s.GetQualified(context.Background(), "alice", "Q-1", readView(i)); err != nil {
 			t.Fatal(err)
 		}
 		return fileSize(path) - before
@@ -70,7 +72,7 @@ func TestAuditedReadsCostConstantBytes(t *testing.T) {
 	if got := storedValue(t, s, "alice", "Q-1"); got != record {
 		t.Errorf("500 reads rewrote the record: %d bytes, was %d", len(got), len(record))
 	}
-	q, err := s.GetQualified("alice", "Q-1", nil)
+	q, err := s.GetQualified(context.Background(), "alice", "Q-1", nil)
 	if err != nil || q.AuditTrailTotal != 501 || len(q.AuditTrail) != TrailInRecord {
 		t.Errorf("after 500 reads: total %d, %d entries in the record (err %v); want 501 and %d", q.AuditTrailTotal, len(q.AuditTrail), err, TrailInRecord)
 	}
@@ -103,25 +105,25 @@ func TestLegacyTrailMigrates(t *testing.T) {
 		t.Fatal(err)
 	}
 	total := len(legacy.AuditTrail)
-	before, err := s.GetQualified("alice", "Q-1", nil)
+	before, err := s.GetQualified(context.Background(), "alice", "Q-1", nil)
 	if err != nil || before.AuditTrailTotal != total || len(before.AuditTrail) != TrailInRecord {
 		t.Fatalf("legacy record: total %d, %d in the record (err %v); want %d and %d", before.AuditTrailTotal, len(before.AuditTrail), err, total, TrailInRecord)
 	}
-	page, _, err := s.QualifiedAuditTrail("alice", "Q-1", Page{Limit: MaxLimit})
+	page, _, err := s.QualifiedAuditTrail(context.Background(), "alice", "Q-1", Page{Limit: MaxLimit})
 	if err != nil || len(page) != total {
 		t.Fatalf("legacy trail pages %d entries (err %v), want %d", len(page), err, total)
 	}
 
-	after, err := s.GetQualified("alice", "Q-1", readView(999))
+	after, err := s.GetQualified(context.Background(), "alice", "Q-1", readView(999))
 	if err != nil || after.AuditTrailTotal != total+1 || after.AuditTrail[len(after.AuditTrail)-1].RequestID != "00000999" {
 		t.Fatalf("first audited read: total %d, last %+v (err %v)", after.AuditTrailTotal, after.AuditTrail[len(after.AuditTrail)-1], err)
 	}
-	var stored fixtures.QualifiedReferral
+	var stored referrals.QualifiedReferral
 	if _, record := splitValue(storedValue(t, s, "alice", "Q-1")); json.Unmarshal([]byte(record), &stored) != nil || len(stored.AuditTrail) != 0 {
 		t.Errorf("the record still holds %d audit entries after migrating", len(stored.AuditTrail))
 	}
-	page, _, err = s.QualifiedAuditTrail("alice", "Q-1", Page{Limit: MaxLimit})
-	if err != nil || len(page) != total+1 || page[0].Action != fixtures.AuditSubmitted || page[1].RequestID != "00000000" {
+	page, _, err = s.QualifiedAuditTrail(context.Background(), "alice", "Q-1", Page{Limit: MaxLimit})
+	if err != nil || len(page) != total+1 || page[0].Action != referrals.AuditSubmitted || page[1].RequestID != "00000000" {
 		t.Errorf("migrated trail: %d entries (err %v), want %d in the old order", len(page), err, total+1)
 	}
 }
@@ -169,11 +171,11 @@ func TestNewRecordStartsANewTrail(t *testing.T) {
 				}
 				q := auditedRecord("alice", "Q-1")
 				if how == "CreateQualified" {
-					err = s.CreateQualified(q)
+					err = s.CreateQualified(context.Background(), q)
 				} else {
 					var answer []byte
-					answer, err = s.CreateQualifiedJSON(nil, q)
-					var got fixtures.QualifiedReferral
+					answer, err = s.CreateQualifiedJSON(context.Background(), nil, q)
+					var got referrals.QualifiedReferral
 					if jerr := json.Unmarshal(answer, &got); err == nil && (jerr != nil || got.AuditTrailTotal != 1 || len(got.AuditTrail) != 1) {
 						t.Errorf("the answer's trail: %d of %d entries (%v): %s; want the new record's one", len(got.AuditTrail), got.AuditTrailTotal, jerr, answer)
 					}
@@ -182,11 +184,11 @@ func TestNewRecordStartsANewTrail(t *testing.T) {
 					t.Fatal(err)
 				}
 				check := func(when string) {
-					got, err := s.GetQualified("alice", "Q-1", nil)
+					got, err := s.GetQualified(context.Background(), "alice", "Q-1", nil)
 					if err != nil {
 						t.Fatal(err)
 					}
-					if got.AuditTrailTotal != 1 || len(got.AuditTrail) != 1 || got.AuditTrail[0].Action != fixtures.AuditSubmitted {
+					if got.AuditTrailTotal != 1 || len(got.AuditTrail) != 1 || got.AuditTrail[0].Action != referrals.AuditSubmitted {
 						t.Errorf("%s: trail %+v (total %d); want only the new record's submission", when, got.AuditTrail, got.AuditTrailTotal)
 					}
 				}

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
@@ -33,7 +35,7 @@ func benchPages(b *testing.B, s store.Store, n int) {
 	for _, page := range []struct{ name, cursor string }{{"first", ""}, {"middle", middle}} {
 		b.Run(fmt.Sprintf("n=%d/%s", n, page.name), func(b *testing.B) {
 			for b.Loop() {
-				got, _, err := s.ListReferrals("client-b", store.Page{Limit: 50, Cursor: page.cursor})
+				got, _, err := s.ListReferrals(context.Background(), "client-b", store.Page{Limit: 50, Cursor: page.cursor})
 				if err != nil || len(got) != 50 {
 					b.Fatalf("listed %d records: %v", len(got), err)
 				}
@@ -48,7 +50,7 @@ func seedBench(b *testing.B, n int) *store.BuntStore {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := s.Load(benchSet(n)); err != nil {
+	if err := s.Load(context.Background(), benchSet(n)); err != nil {
 		b.Fatal(err)
 	}
 	return s
@@ -60,8 +62,8 @@ func benchSet(n int) *fixtures.Set {
 	start := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	set := &fixtures.Set{}
 	add := func(client string, i int) {
-		r := referral(client, fmt.Sprintf("OUT-%s-%07d", client, i), start.Add(time.Duration(i)*time.Minute).Format(fixtures.TimestampLayout))
-		r.Patient = fixtures.Patient{FirstName: "Ada", LastName: "Lovelace", DateOfBirth: "1990-01-02", Gender: "female", Email: "ada@example.test"}
+		r := referral(client, fmt.Sprintf("OUT-%s-%07d", client, i), start.Add(time.Duration(i)*time.Minute).Format(referrals.TimestampLayout))
+		r.Patient = referrals.Patient{FirstName: "Ada", LastName: "Lovelace", DateOfBirth: "1990-01-02", Gender: "female", Email: "ada@example.test"}
 		set.Referrals = append(set.Referrals, r)
 	}
 	for i := range n {
@@ -82,7 +84,7 @@ func cursorAt(b *testing.B, s store.Store, skip int) string {
 	cursor := ""
 	for skip > 0 {
 		limit := min(skip, store.MaxLimit)
-		_, next, err := s.ListReferrals("client-b", store.Page{Limit: limit, Cursor: cursor})
+		_, next, err := s.ListReferrals(context.Background(), "client-b", store.Page{Limit: limit, Cursor: cursor})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -101,7 +103,7 @@ func BenchmarkOpenDataFile(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := s.Seed(benchSet(100_000)); err != nil {
+	if err := s.Seed(context.Background(), benchSet(100_000)); err != nil {
 		b.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
@@ -141,7 +143,7 @@ func BenchmarkAppendReferralsJSON(b *testing.B) {
 	var buf []byte
 	for b.Loop() {
 		var err error
-		if buf, _, err = s.AppendReferralsJSON(buf[:0], "client-b", store.Page{Limit: 50}); err != nil {
+		if buf, _, err = s.AppendReferralsJSON(context.Background(), buf[:0], "client-b", store.Page{Limit: 50}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -164,7 +166,7 @@ func BenchmarkResetEncoded(b *testing.B) {
 	defer s.Close()
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := s.ResetEncoded(e); err != nil {
+		if err := s.ResetEncoded(context.Background(), e); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,20 +1,27 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sort"
 	"strings"
 	"sync"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/tidwall/buntdb"
+
+	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 )
 
 // MemoryPath is the path Open takes for a store that lives only in memory.
 const MemoryPath = ":memory:"
 
 // BuntStore is the buntdb implementation of Store.
+//
+// Its methods take a context for the interface's sake and do not consult
+// it: each works in memory or on a local file, waits on no network and
+// finishes in milliseconds, so a caller gone meanwhile loses nothing by
+// its finishing.
 type BuntStore struct {
 	// mu guards db and idx, which a file store's Reset replaces: every
 	// method reaches them only through viewTx and updateTx, which hold mu
@@ -169,7 +176,7 @@ func (s *BuntStore) writeTx(q Quota, fn func(tx *storeTx) error) error {
 // Empty reports whether the store holds nothing at all: no record, audit
 // entry or runtime client. Only an empty store is seeded with the fixtures,
 // so a data file that holds runtime clients keeps them across restarts.
-func (s *BuntStore) Empty() (bool, error) {
+func (s *BuntStore) Empty(_ context.Context) (bool, error) {
 	var n int
 	err := s.viewTx(func(tx *storeTx) error {
 		var err error
@@ -185,7 +192,7 @@ func (s *BuntStore) Empty() (bool, error) {
 // Clients returns the sorted ids of the clients owning a record. It visits
 // one record per client and kind, seeking each time past the client's last
 // sort line, so it costs O(clients × log n), not O(n).
-func (s *BuntStore) Clients() ([]string, error) {
+func (s *BuntStore) Clients(_ context.Context) ([]string, error) {
 	seen := map[string]bool{}
 	err := s.viewTx(func(tx *storeTx) error {
 		for _, kind := range []string{referralPrefix, qualifiedPrefix} {
@@ -235,7 +242,7 @@ type owner struct {
 }
 
 // Load inserts the set's records in one transaction.
-func (s *BuntStore) Load(set *fixtures.Set) error {
+func (s *BuntStore) Load(_ context.Context, set *fixtures.Set) error {
 	e, err := EncodeSet(set)
 	if err == nil {
 		err = s.loadTx(func(tx *storeTx) error { return loadEncoded(tx, e) })
@@ -249,25 +256,27 @@ func (s *BuntStore) Load(set *fixtures.Set) error {
 // Seed loads the set through Reset: on a file, Reset swaps in a complete
 // file, so a crash while seeding leaves the file empty and the next start
 // seeds again. One process holds the file, so no replica races it.
-func (s *BuntStore) Seed(set *fixtures.Set) error { return s.Reset(set) }
+func (s *BuntStore) Seed(ctx context.Context, set *fixtures.Set) error { return s.Reset(ctx, set) }
 
 // SeedEncoded is Seed with records already encoded (see EncodedSet).
-func (s *BuntStore) SeedEncoded(e *EncodedSet) error { return s.ResetEncoded(e) }
+func (s *BuntStore) SeedEncoded(ctx context.Context, e *EncodedSet) error {
+	return s.ResetEncoded(ctx, e)
+}
 
 // Reset replaces every record with the set's.
-func (s *BuntStore) Reset(set *fixtures.Set) error {
+func (s *BuntStore) Reset(ctx context.Context, set *fixtures.Set) error {
 	e, err := EncodeSet(set)
 	if err != nil {
 		return fmt.Errorf("reset store: %w", err)
 	}
-	return s.ResetEncoded(e)
+	return s.ResetEncoded(ctx, e)
 }
 
 // ResetEncoded is Reset with records already encoded. In memory it is one
 // transaction, which inserts e's own strings (the store and e then share
 // them); a file is replaced whole (see resetFile), so that a crash leaves
 // either the old records or the new ones.
-func (s *BuntStore) ResetEncoded(e *EncodedSet) error {
+func (s *BuntStore) ResetEncoded(_ context.Context, e *EncodedSet) error {
 	if s.path != MemoryPath {
 		return s.resetFile(e)
 	}

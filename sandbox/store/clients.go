@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"github.com/tidwall/buntdb"
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 )
 
 // clientPrefix starts the key of every runtime client. Its value is the
@@ -16,7 +18,7 @@ import (
 const clientPrefix = "c:"
 
 // PutClient stores or replaces a runtime client.
-func (s *BuntStore) PutClient(c fixtures.Client) error {
+func (s *BuntStore) PutClient(_ context.Context, c referrals.Client) error {
 	data, err := encodeClient(c)
 	if err != nil {
 		return err
@@ -32,7 +34,7 @@ func (s *BuntStore) PutClient(c fixtures.Client) error {
 }
 
 // DeleteClient removes a runtime client; a missing one is not an error.
-func (s *BuntStore) DeleteClient(clientID string) error {
+func (s *BuntStore) DeleteClient(_ context.Context, clientID string) error {
 	err := s.updateTx(func(tx *storeTx) error {
 		_, err := tx.Delete(clientPrefix + escape(clientID))
 		return err
@@ -44,12 +46,12 @@ func (s *BuntStore) DeleteClient(clientID string) error {
 }
 
 // RuntimeClients returns every stored runtime client, by key order.
-func (s *BuntStore) RuntimeClients() ([]fixtures.Client, error) {
-	var out []fixtures.Client
+func (s *BuntStore) RuntimeClients(_ context.Context) ([]referrals.Client, error) {
+	var out []referrals.Client
 	err := s.viewTx(func(tx *storeTx) error {
 		var decodeErr error
 		err := tx.AscendKeys(clientPrefix+"*", func(k, v string) bool {
-			var c fixtures.Client
+			var c referrals.Client
 			if decodeErr = json.Unmarshal([]byte(v), &c); decodeErr != nil {
 				decodeErr = fmt.Errorf("decode client %q: %w", k, decodeErr)
 				return false
@@ -71,16 +73,16 @@ func (s *BuntStore) RuntimeClients() ([]fixtures.Client, error) {
 // ResetClient replaces the client's records of both kinds with its records
 // in set (none when set is nil), in one transaction; other clients' records
 // are untouched.
-func (s *BuntStore) ResetClient(clientID string, set *fixtures.Set) error {
+func (s *BuntStore) ResetClient(ctx context.Context, clientID string, set *fixtures.Set) error {
 	e, err := EncodeSet(set.OfClient(clientID))
 	if err != nil {
 		return fmt.Errorf("reset client %q: %w", clientID, err)
 	}
-	return s.ResetClientEncoded(clientID, e)
+	return s.ResetClientEncoded(ctx, clientID, e)
 }
 
 // ResetClientEncoded is ResetClient with records already encoded.
-func (s *BuntStore) ResetClientEncoded(clientID string, e *EncodedSet) error {
+func (s *BuntStore) ResetClientEncoded(_ context.Context, clientID string, e *EncodedSet) error {
 	e = e.ofClient(clientID)
 	err := s.loadTx(func(tx *storeTx) error {
 		for _, kind := range []string{referralPrefix, qualifiedPrefix} {
@@ -120,8 +122,8 @@ func deleteAuditOf(tx *storeTx, key string) error {
 }
 
 // encodeClient checks a runtime client and returns the JSON the stores
-// keep (secrets only as digests, as fixtures.Client holds them).
-func encodeClient(c fixtures.Client) ([]byte, error) {
+// keep (secrets only as digests, as referrals.Client holds them).
+func encodeClient(c referrals.Client) ([]byte, error) {
 	if c.ClientID == "" {
 		return nil, fmt.Errorf("store client: %w: clientId is empty", ErrInvalid)
 	}

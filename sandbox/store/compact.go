@@ -21,7 +21,7 @@ import (
 const compactMark = '~'
 
 // The JSON around the members the compact form leaves out, in
-// fixtures.Referral's order, which json.Marshal follows.
+// referrals.Referral's order, which json.Marshal follows.
 const (
 	jsonTrial     = `{"trialId":`
 	jsonOutcomes  = `,"outcomesId":`

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 )
 
 // TestDamagedCompactRecordIsCorrupt: a compact value damaged on disk (cut
@@ -12,11 +12,11 @@ import (
 // a read answers as a stored record that cannot be read, never as another
 // record or a panic.
 func TestDamagedCompactRecordIsCorrupt(t *testing.T) {
-	key, value, err := encodeReferral(fixtures.Referral{TrialID: "T-1", OutcomesID: "id%1", ClientID: "c", Status: "received", SubmittedAt: "2026-01-01T00:00:00Z"})
+	key, value, err := encodeReferral(referrals.Referral{TrialID: "T-1", OutcomesID: "id%1", ClientID: "c", Status: "received", SubmittedAt: "2026-01-01T00:00:00Z"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := decode[fixtures.Referral](key, value); err != nil {
+	if _, err := decode[referrals.Referral](key, value); err != nil {
 		t.Fatalf("undamaged %q: %v", value, err)
 	}
 	line, _ := splitValue(value)
@@ -32,7 +32,7 @@ func TestDamagedCompactRecordIsCorrupt(t *testing.T) {
 		"c:2026-01-01T00:00:00.000000Z:id%2\n~\"T-1\"\"received\"}",
 		"c:2026-01-01T00:00:00.000000Z:id%zz\n~\"T-1\"\"received\"}",
 	} {
-		if rec, err := decode[fixtures.Referral](key, damaged); !errors.Is(err, ErrCorrupt) {
+		if rec, err := decode[referrals.Referral](key, damaged); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("decode %q = %+v, %v; want ErrCorrupt", damaged, rec, err)
 		}
 	}

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -8,17 +9,18 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
-	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 	"github.com/tidwall/buntdb"
+
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
 // awkwardReferrals are referrals whose identifiers and fields exercise
 // every escaping the stored form meets: the store's own (%, :, control
 // characters), JSON's (quotes, backslashes, HTML characters, U+2028,
 // invalid UTF-8 in a field) and none at all.
-func awkwardReferrals() []fixtures.Referral {
-	var out []fixtures.Referral
+func awkwardReferrals() []referrals.Referral {
+	var out []referrals.Referral
 	for i, ids := range [][2]string{
 		{"partner", "plain-1"},
 		{"part:ner", "id:with:colons"},
@@ -36,10 +38,10 @@ func awkwardReferrals() []fixtures.Referral {
 		// Patients whole, without some optional fields, and none.
 		switch i % 3 {
 		case 0:
-			r.Patient = fixtures.Patient{FirstName: `A"da` + ids[0], LastName: `Love\lace`, DateOfBirth: "1815-12-10",
+			r.Patient = referrals.Patient{FirstName: `A"da` + ids[0], LastName: `Love\lace`, DateOfBirth: "1815-12-10",
 				Gender: "female", Email: "<ada>@example.test", Phone: "+44 20", PostalCode: "W1 & 2"}
 		case 1:
-			r.Patient = fixtures.Patient{FirstName: "Ada", LastName: "Lovelace", DateOfBirth: "1815-12-10", Gender: "female",
+			r.Patient = referrals.Patient{FirstName: "Ada", LastName: "Lovelace", DateOfBirth: "1815-12-10", Gender: "female",
 				Phone: "+44 20"}
 		}
 		if i == 3 {
@@ -60,43 +62,43 @@ func awkwardReferrals() []fixtures.Referral {
 func TestStoredReferralsReadBackExactly(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "data.db")
 	s := mustOpen(t, path)
-	want := map[string]fixtures.Referral{}
+	want := map[string]referrals.Referral{}
 	for _, r := range awkwardReferrals() {
-		noErr(t, s.CreateReferral(r))
+		noErr(t, s.CreateReferral(context.Background(), r))
 		at, err := store.CanonicalTimestamp(r.SubmittedAt)
 		noErr(t, err)
 		r.SubmittedAt = at
 		// What JSON keeps of it: invalid UTF-8 becomes U+FFFD.
 		js, err := json.Marshal(r)
 		noErr(t, err)
-		r = fixtures.Referral{}
+		r = referrals.Referral{}
 		noErr(t, json.Unmarshal(js, &r))
 		want[r.ClientID+"\x00"+r.OutcomesID] = r
 	}
 	check := func(when string) {
 		t.Helper()
 		for _, r := range want {
-			got, err := s.GetReferral(r.ClientID, r.OutcomesID)
+			got, err := s.GetReferral(context.Background(), r.ClientID, r.OutcomesID)
 			if err != nil || !reflect.DeepEqual(got, r) {
 				t.Errorf("%s: GetReferral(%q, %q) = %+v, %v; want %+v", when, r.ClientID, r.OutcomesID, got, err, r)
 			}
-			found, err := s.FindReferral(r.OutcomesID)
+			found, err := s.FindReferral(context.Background(), r.OutcomesID)
 			if err != nil || !reflect.DeepEqual(found, r) {
 				t.Errorf("%s: FindReferral(%q) = %+v, %v; want %+v", when, r.OutcomesID, found, err, r)
 			}
-			list, _, err := s.ListReferrals(r.ClientID, store.Page{})
+			list, _, err := s.ListReferrals(context.Background(), r.ClientID, store.Page{})
 			noErr(t, err)
 			wantJSON, err := json.Marshal(list)
 			noErr(t, err)
 			for pass := range 2 { // verified, then written through
-				got, _, err := s.AppendReferralsJSON(nil, r.ClientID, store.Page{})
+				got, _, err := s.AppendReferralsJSON(context.Background(), nil, r.ClientID, store.Page{})
 				noErr(t, err)
 				if "["+string(got)+"]" != string(wantJSON) {
 					t.Errorf("%s, pass %d: AppendReferralsJSON of %q\n[%s]\nwant\n%s", when, pass, r.ClientID, got, wantJSON)
 				}
 			}
 		}
-		list, _, err := s.ListReferrals("partner", store.Page{})
+		list, _, err := s.ListReferrals(context.Background(), "partner", store.Page{})
 		noErr(t, err)
 		var ids []string
 		for _, r := range list {
@@ -147,7 +149,7 @@ func TestFileOfTheOlderFormOpens(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "data.db")
 	db, err := buntdb.Open(path)
 	noErr(t, err)
-	old := []fixtures.Referral{
+	old := []referrals.Referral{
 		referral("alice", "OLD-1", "2025-10-13T09:00:01.000000Z"),
 		referral("alice", "OLD-3", "2025-10-13T09:00:03.000000Z"),
 		referral("alice", "OLD-5", "2025-10-13T09:00:05.000000Z"),
@@ -173,24 +175,24 @@ func TestFileOfTheOlderFormOpens(t *testing.T) {
 	s := mustOpen(t, path)
 	t.Cleanup(func() { _ = s.Close() })
 	for _, r := range old {
-		got, err := s.GetReferral(r.ClientID, r.OutcomesID)
+		got, err := s.GetReferral(context.Background(), r.ClientID, r.OutcomesID)
 		if err != nil || !reflect.DeepEqual(got, r) {
 			t.Errorf("GetReferral(%q, %q) = %+v, %v; want %+v", r.ClientID, r.OutcomesID, got, err, r)
 		}
 	}
-	noErr(t, s.CreateReferral(referral("alice", "NEW-2", "2025-10-13T09:00:02Z")))
-	noErr(t, s.CreateReferral(referral("alice", "NEW-4", "2025-10-13T09:00:05Z")))
-	updated, err := s.UpdateReferral("alice", "OLD-3", func(r *fixtures.Referral) error {
-		r.Status = fixtures.StatusEnrolled
+	noErr(t, s.CreateReferral(context.Background(), referral("alice", "NEW-2", "2025-10-13T09:00:02Z")))
+	noErr(t, s.CreateReferral(context.Background(), referral("alice", "NEW-4", "2025-10-13T09:00:05Z")))
+	updated, err := s.UpdateReferral(context.Background(), "alice", "OLD-3", func(r *referrals.Referral) error {
+		r.Status = referrals.StatusEnrolled
 		return nil
 	})
 	noErr(t, err)
-	if got, err := s.GetReferral("alice", "OLD-3"); err != nil || !reflect.DeepEqual(got, updated) || got.Status != fixtures.StatusEnrolled {
+	if got, err := s.GetReferral(context.Background(), "alice", "OLD-3"); err != nil || !reflect.DeepEqual(got, updated) || got.Status != referrals.StatusEnrolled {
 		t.Errorf("after the update: %+v, %v; want %+v", got, err, updated)
 	}
 	var ids []string
 	for cursor := ""; ; {
-		page, next, err := s.ListReferrals("alice", store.Page{Limit: 2, Cursor: cursor})
+		page, next, err := s.ListReferrals(context.Background(), "alice", store.Page{Limit: 2, Cursor: cursor})
 		noErr(t, err)
 		for _, r := range page {
 			ids = append(ids, r.OutcomesID)
@@ -202,7 +204,7 @@ func TestFileOfTheOlderFormOpens(t *testing.T) {
 	if got, want := strings.Join(ids, ","), "OLD-5,NEW-4,OLD-3,NEW-2,OLD-1"; got != want {
 		t.Errorf("alice's listing in pages of 2: %s, want %s", got, want)
 	}
-	if clients, err := s.Clients(); err != nil || strings.Join(clients, ",") != "a:b,alice" {
+	if clients, err := s.Clients(context.Background()); err != nil || strings.Join(clients, ",") != "a:b,alice" {
 		t.Errorf("Clients() = %v, %v; want [a:b alice]", clients, err)
 	}
 	noErr(t, s.Close())

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -27,7 +28,7 @@ func writeDamageFile(t *testing.T) (path string, data []byte, want string) {
 	path = filepath.Join(t.TempDir(), "data.db")
 	s := mustOpen(t, path)
 	for i := 1; i <= damageRecords; i++ {
-		noErr(t, s.CreateReferral(referral("alice", "R-"+strconv.Itoa(i), "2025-10-13T09:00:0"+strconv.Itoa(i)+"Z")))
+		noErr(t, s.CreateReferral(context.Background(), referral("alice", "R-"+strconv.Itoa(i), "2025-10-13T09:00:0"+strconv.Itoa(i)+"Z")))
 	}
 	want = dump(t, s)
 	noErr(t, s.Close())
@@ -94,7 +95,7 @@ func TestFileDamageMidFileRefused(t *testing.T) {
 	s := mustOpen(t, path)
 	defer s.Close()
 	for i := 1; i <= damageRecords; i++ {
-		_, err := s.GetReferral("alice", "R-"+strconv.Itoa(i))
+		_, err := s.GetReferral(context.Background(), "alice", "R-"+strconv.Itoa(i))
 		if wantGone := i == 2; wantGone != errors.Is(err, store.ErrNotFound) || (!wantGone && err != nil) {
 			t.Errorf("R-%d after cutting out the damaged write: %v", i, err)
 		}
@@ -119,7 +120,7 @@ func TestFileTornTailOfEveryLengthOpens(t *testing.T) {
 			continue
 		}
 		for i := 1; i <= damageRecords; i++ {
-			_, err := s.GetReferral("alice", "R-"+strconv.Itoa(i))
+			_, err := s.GetReferral(context.Background(), "alice", "R-"+strconv.Itoa(i))
 			if wantGone := i == damageRecords; wantGone != errors.Is(err, store.ErrNotFound) || (!wantGone && err != nil) {
 				t.Errorf("cut at byte %d of the last write: R-%d: %v", cut-last, i, err)
 			}
@@ -191,14 +192,14 @@ func TestFileDamageNeverLosesRecordsSilently(t *testing.T) {
 		if got := dump(t, s); got != want {
 			t.Errorf("%s: opened, answering\n%s\nwant every record as written:\n%s", c.name, got, want)
 		}
-		noErr(t, s.CreateReferral(referral("alice", "AFTER", "2025-10-13T09:00:09Z")))
+		noErr(t, s.CreateReferral(context.Background(), referral("alice", "AFTER", "2025-10-13T09:00:09Z")))
 		noErr(t, s.Close())
 		s, err = store.Open(path)
 		if err != nil {
 			t.Errorf("%s: opened, took a write, then does not open: %v", c.name, err)
 			continue
 		}
-		if _, err := s.GetReferral("alice", "AFTER"); err != nil {
+		if _, err := s.GetReferral(context.Background(), "alice", "AFTER"); err != nil {
 			t.Errorf("%s: the write after opening: %v", c.name, err)
 		}
 		noErr(t, s.Close())

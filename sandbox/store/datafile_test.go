@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -13,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store/storetest"
 )
@@ -50,29 +52,29 @@ func TestFileLockedWhileOpen(t *testing.T) {
 func TestFileResetReplacesTheFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "data.db")
 	s := mustOpen(t, path)
-	noErr(t, s.CreateReferral(referral("alice", "OLD-1", "2025-10-13T09:00:01Z")))
+	noErr(t, s.CreateReferral(context.Background(), referral("alice", "OLD-1", "2025-10-13T09:00:01Z")))
 	set := &fixtures.Set{
-		Referrals:          []fixtures.Referral{referral("bob", "NEW-1", "2025-10-13T09:00:02Z")},
-		QualifiedReferrals: []fixtures.QualifiedReferral{qualified("bob", "NEW-Q", "2025-10-13T09:00:03Z")},
+		Referrals:          []referrals.Referral{referral("bob", "NEW-1", "2025-10-13T09:00:02Z")},
+		QualifiedReferrals: []referrals.QualifiedReferral{qualified("bob", "NEW-Q", "2025-10-13T09:00:03Z")},
 	}
-	noErr(t, s.Reset(set))
-	noErr(t, s.CreateReferral(referral("carol", "AFTER-1", "2025-10-13T09:00:04Z")))
-	bad := &fixtures.Set{Referrals: []fixtures.Referral{
+	noErr(t, s.Reset(context.Background(), set))
+	noErr(t, s.CreateReferral(context.Background(), referral("carol", "AFTER-1", "2025-10-13T09:00:04Z")))
+	bad := &fixtures.Set{Referrals: []referrals.Referral{
 		referral("dave", "DUP", "2025-10-13T09:00:05Z"), referral("dave", "DUP", "2025-10-13T09:00:06Z"),
 	}}
-	if err := s.Reset(bad); !errors.Is(err, store.ErrConflict) {
+	if err := s.Reset(context.Background(), bad); !errors.Is(err, store.ErrConflict) {
 		t.Errorf("Reset with a duplicate: %v, want ErrConflict", err)
 	}
 	noErr(t, s.Close())
 
 	s = mustOpen(t, path)
 	defer s.Close()
-	clients, err := s.Clients()
+	clients, err := s.Clients(context.Background())
 	noErr(t, err)
 	if strings.Join(clients, ",") != "bob,carol" {
 		t.Errorf("after reset, a write and a refused reset, reopened clients are %q, want bob,carol", clients)
 	}
-	if _, err := s.GetQualified("bob", "NEW-Q", nil); err != nil {
+	if _, err := s.GetQualified(context.Background(), "bob", "NEW-Q", nil); err != nil {
 		t.Errorf("the reset's qualified referral: %v", err)
 	}
 	if _, err := os.Stat(path + ".reset"); !errors.Is(err, os.ErrNotExist) {
@@ -86,14 +88,14 @@ func TestFileResetReplacesTheFile(t *testing.T) {
 func TestFileUnfinishedResetIgnored(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "data.db")
 	s := mustOpen(t, path)
-	noErr(t, s.CreateReferral(referral("alice", "OLD-1", "2025-10-13T09:00:01Z")))
+	noErr(t, s.CreateReferral(context.Background(), referral("alice", "OLD-1", "2025-10-13T09:00:01Z")))
 	noErr(t, s.Close())
 	noErr(t, os.WriteFile(path+".reset", []byte("*1\r\n$7\r\nflushdb\r\n"), 0o600))
 
 	var logs bytes.Buffer
 	s = mustOpen(t, path, store.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	defer s.Close()
-	if _, err := s.GetReferral("alice", "OLD-1"); err != nil {
+	if _, err := s.GetReferral(context.Background(), "alice", "OLD-1"); err != nil {
 		t.Errorf("old record after an unfinished reset: %v", err)
 	}
 	if _, err := os.Stat(path + ".reset"); !errors.Is(err, os.ErrNotExist) {
@@ -114,10 +116,10 @@ func TestFileRecordThatNoLongerDecodes(t *testing.T) {
 	s := mustOpen(t, path)
 	for i, id := range []string{"R-1", "R-BAD", "R-3"} {
 		at := "2025-10-13T09:00:0" + strconv.Itoa(i) + "Z"
-		noErr(t, s.CreateReferral(referral("alice", id, at)))
-		noErr(t, s.CreateQualified(qualified("alice", "Q"+id, at)))
+		noErr(t, s.CreateReferral(context.Background(), referral("alice", id, at)))
+		noErr(t, s.CreateQualified(context.Background(), qualified("alice", "Q"+id, at)))
 	}
-	noErr(t, s.CreateReferral(referral("zed", "Z-BAD", "2025-10-13T09:00:09Z")))
+	noErr(t, s.CreateReferral(context.Background(), referral("zed", "Z-BAD", "2025-10-13T09:00:09Z")))
 	noErr(t, s.Close())
 	storetest.DamageRecords(t, path, "r:R-BAD:alice", "q:QR-BAD:alice", "r:Z-BAD:zed")
 
@@ -126,7 +128,7 @@ func TestFileRecordThatNoLongerDecodes(t *testing.T) {
 	defer s.Close()
 	listings := map[string]func(store.Page) ([]string, string, error){
 		"referrals": func(p store.Page) ([]string, string, error) {
-			rs, next, err := s.ListReferrals("alice", p)
+			rs, next, err := s.ListReferrals(context.Background(), "alice", p)
 			var ids []string
 			for _, r := range rs {
 				ids = append(ids, r.OutcomesID)
@@ -134,9 +136,9 @@ func TestFileRecordThatNoLongerDecodes(t *testing.T) {
 			return ids, next, err
 		},
 	}
-	for name, v := range map[string]*fixtures.AuditEntry{"qualified": nil, "qualified, audited": {At: "2025-10-13T10:00:00Z", Action: fixtures.AuditViewed, Actor: "alice"}} {
+	for name, v := range map[string]*referrals.AuditEntry{"qualified": nil, "qualified, audited": {At: "2025-10-13T10:00:00Z", Action: referrals.AuditViewed, Actor: "alice"}} {
 		listings[name] = func(p store.Page) ([]string, string, error) {
-			qs, next, err := s.ListQualified("alice", p, v)
+			qs, next, err := s.ListQualified(context.Background(), "alice", p, v)
 			var ids []string
 			for _, q := range qs {
 				ids = append(ids, strings.TrimPrefix(q.ExternalSourceID, "Q"))
@@ -160,15 +162,15 @@ func TestFileRecordThatNoLongerDecodes(t *testing.T) {
 			t.Errorf("%s listing with a damaged record: %q, want R-3,R-1", name, all)
 		}
 	}
-	clients, err := s.Clients()
+	clients, err := s.Clients(context.Background())
 	noErr(t, err)
 	if strings.Join(clients, ",") != "alice" {
 		t.Errorf("Clients() = %q; zed's only record is damaged", clients)
 	}
-	if _, err := s.GetReferral("alice", "R-BAD"); !errors.Is(err, store.ErrCorrupt) {
+	if _, err := s.GetReferral(context.Background(), "alice", "R-BAD"); !errors.Is(err, store.ErrCorrupt) {
 		t.Errorf("GetReferral of the damaged record: %v, want ErrCorrupt", err)
 	}
-	if _, err := s.GetQualified("alice", "QR-BAD", nil); !errors.Is(err, store.ErrCorrupt) {
+	if _, err := s.GetQualified(context.Background(), "alice", "QR-BAD", nil); !errors.Is(err, store.ErrCorrupt) {
 		t.Errorf("GetQualified of the damaged record: %v, want ErrCorrupt", err)
 	}
 	for _, key := range []string{"r:R-BAD:alice", "q:QR-BAD:alice", "r:Z-BAD:zed"} {
@@ -193,18 +195,18 @@ func noErr(t *testing.T, err error) {
 func TestFileResetWhileInUse(t *testing.T) {
 	s := mustOpen(t, filepath.Join(t.TempDir(), "data.db"))
 	defer s.Close()
-	set := &fixtures.Set{Referrals: []fixtures.Referral{referral("alice", "FIXTURE", "2025-10-13T09:00:00Z")}}
+	set := &fixtures.Set{Referrals: []referrals.Referral{referral("alice", "FIXTURE", "2025-10-13T09:00:00Z")}}
 	var wg sync.WaitGroup
 	errs := make(chan error, 100)
 	for w := range 2 {
 		wg.Go(func() {
 			for i := range 50 {
 				id := fmt.Sprintf("W%d-%d", w, i)
-				if err := s.CreateReferral(referral("bob", id, "2025-10-13T09:00:01Z")); err != nil {
+				if err := s.CreateReferral(context.Background(), referral("bob", id, "2025-10-13T09:00:01Z")); err != nil {
 					errs <- err
 					return
 				}
-				if _, _, err := s.ListReferrals("bob", store.Page{Limit: 5}); err != nil {
+				if _, _, err := s.ListReferrals(context.Background(), "bob", store.Page{Limit: 5}); err != nil {
 					errs <- err
 					return
 				}
@@ -213,7 +215,7 @@ func TestFileResetWhileInUse(t *testing.T) {
 	}
 	wg.Go(func() {
 		for range 5 {
-			if err := s.Reset(set); err != nil {
+			if err := s.Reset(context.Background(), set); err != nil {
 				errs <- err
 				return
 			}
@@ -224,8 +226,8 @@ func TestFileResetWhileInUse(t *testing.T) {
 	for err := range errs {
 		t.Errorf("during resets: %v", err)
 	}
-	noErr(t, s.Reset(set))
-	clients, err := s.Clients()
+	noErr(t, s.Reset(context.Background(), set))
+	clients, err := s.Clients(context.Background())
 	noErr(t, err)
 	if strings.Join(clients, ",") != "alice" {
 		t.Errorf("after the last reset, clients %q, want alice only", clients)
@@ -240,18 +242,18 @@ func TestFileResetAfterCloseRefused(t *testing.T) {
 	first := mustOpen(t, path)
 	noErr(t, first.Close())
 	second := mustOpen(t, path)
-	noErr(t, second.CreateReferral(referral("alice", "KEPT", "2025-10-13T09:00:01Z")))
-	set := &fixtures.Set{Referrals: []fixtures.Referral{referral("bob", "NEW", "2025-10-13T09:00:02Z")}}
-	if err := first.Reset(set); err == nil {
+	noErr(t, second.CreateReferral(context.Background(), referral("alice", "KEPT", "2025-10-13T09:00:01Z")))
+	set := &fixtures.Set{Referrals: []referrals.Referral{referral("bob", "NEW", "2025-10-13T09:00:02Z")}}
+	if err := first.Reset(context.Background(), set); err == nil {
 		t.Fatal("Reset on a closed store succeeded")
 	}
-	if _, err := first.GetReferral("alice", "KEPT"); err == nil {
+	if _, err := first.GetReferral(context.Background(), "alice", "KEPT"); err == nil {
 		t.Error("the closed store opened the file again, without its lock")
 	}
 	noErr(t, second.Close())
 	third := mustOpen(t, path)
 	defer third.Close()
-	clients, err := third.Clients()
+	clients, err := third.Clients(context.Background())
 	noErr(t, err)
 	if strings.Join(clients, ",") != "alice" {
 		t.Errorf("after a closed store's Reset, the file holds the records of %q, want alice's only", clients)

@@ -1,11 +1,12 @@
 package store
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"sync"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 )
 
 // maxVerified and maxVerifiedBytes bound the verified-records cache: a
@@ -57,7 +58,7 @@ func (c *verifiedRecords) add(key, value string) {
 // value already verified to be that encoding is copied as it is; any other
 // is decoded and encoded. A record that no longer decodes is left out and
 // logged, as ListReferrals does.
-func (s *BuntStore) AppendReferralsJSON(b []byte, clientID string, page Page) ([]byte, string, error) {
+func (s *BuntStore) AppendReferralsJSON(_ context.Context, b []byte, clientID string, page Page) ([]byte, string, error) {
 	first := true
 	next, err := s.listRecords("referrals", referralListing(), clientID, page, func(it item) error {
 		var err error
@@ -86,7 +87,7 @@ func (s *BuntStore) appendReferralJSON(b []byte, it item) ([]byte, error) {
 			return b, nil
 		}
 	}
-	rec, err := decode[fixtures.Referral](it.key, it.value)
+	rec, err := decode[referrals.Referral](it.key, it.value)
 	if err != nil {
 		return b, err
 	}

@@ -1,14 +1,16 @@
 package store_test
 
 import (
+	"context"
 	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
-	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 	"github.com/tidwall/buntdb"
+
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
 // TestAppendReferralsJSON: the records a listing writes through are, byte
@@ -22,7 +24,7 @@ func TestAppendReferralsJSON(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "data.db")
 	s := mustOpen(t, path)
 	const client = "partner"
-	for _, r := range []fixtures.Referral{
+	for _, r := range []referrals.Referral{
 		referral(client, "a", "2026-01-01T00:00:00Z"),
 		referral(client, "b", "2026-01-02T00:00:00Z"),
 		referral(client, "c", "2026-01-03T00:00:00Z"),
@@ -30,7 +32,7 @@ func TestAppendReferralsJSON(t *testing.T) {
 		referral(client, "e", "2026-01-05T00:00:00Z"),
 	} {
 		r.Notes = "<b>&</b>"
-		if err := s.CreateReferral(r); err != nil {
+		if err := s.CreateReferral(context.Background(), r); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -78,7 +80,7 @@ func TestAppendReferralsJSON(t *testing.T) {
 			pages, cursor := 0, ""
 			for {
 				page := store.Page{Limit: limit, Cursor: cursor}
-				want, wantNext, err := s.ListReferrals(client, page)
+				want, wantNext, err := s.ListReferrals(context.Background(), client, page)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -86,7 +88,7 @@ func TestAppendReferralsJSON(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				got, next, err := s.AppendReferralsJSON([]byte("prefix["), client, page)
+				got, next, err := s.AppendReferralsJSON(context.Background(), []byte("prefix["), client, page)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -105,8 +107,8 @@ func TestAppendReferralsJSON(t *testing.T) {
 	}
 	check("first listing")
 	check("second listing")
-	if _, err := s.UpdateReferral(client, "c", func(r *fixtures.Referral) error {
-		r.Status = fixtures.StatusEnrolled
+	if _, err := s.UpdateReferral(context.Background(), client, "c", func(r *referrals.Referral) error {
+		r.Status = referrals.StatusEnrolled
 		return nil
 	}); err != nil {
 		t.Fatal(err)

@@ -1,10 +1,12 @@
 package store
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 )
 
 // EncodedSet is a fixture set's records as the embedded store keeps them:
@@ -26,7 +28,7 @@ type EncodedSet struct {
 // which the store keeps apart from the record (see audit.go).
 type encodedQualified struct {
 	item
-	trail []fixtures.AuditEntry // with canonical times
+	trail []referrals.AuditEntry // with canonical times
 }
 
 // EncodeSet encodes the records of set (its clients and trials are not
@@ -129,17 +131,17 @@ func (e *EncodedSet) Set() (*fixtures.Set, error) {
 	if e == nil {
 		return set, nil
 	}
-	set.Referrals = make([]fixtures.Referral, 0, len(e.referrals))
+	set.Referrals = make([]referrals.Referral, 0, len(e.referrals))
 	for _, it := range e.referrals {
-		r, err := decode[fixtures.Referral](it.key, it.value)
+		r, err := decode[referrals.Referral](it.key, it.value)
 		if err != nil {
 			return nil, err
 		}
 		set.Referrals = append(set.Referrals, r)
 	}
-	set.QualifiedReferrals = make([]fixtures.QualifiedReferral, 0, len(e.qualified))
+	set.QualifiedReferrals = make([]referrals.QualifiedReferral, 0, len(e.qualified))
 	for _, eq := range e.qualified {
-		q, err := decode[fixtures.QualifiedReferral](eq.key, eq.value)
+		q, err := decode[referrals.QualifiedReferral](eq.key, eq.value)
 		if err != nil {
 			return nil, err
 		}
@@ -213,43 +215,43 @@ func auditPrefixOfKey(key string) string {
 // encodedLoader is a store that loads an EncodedSet as it is (the embedded
 // store); any other store is given the set decoded.
 type encodedLoader interface {
-	SeedEncoded(e *EncodedSet) error
-	ResetEncoded(e *EncodedSet) error
-	ResetClientEncoded(clientID string, e *EncodedSet) error
+	SeedEncoded(ctx context.Context, e *EncodedSet) error
+	ResetEncoded(ctx context.Context, e *EncodedSet) error
+	ResetClientEncoded(ctx context.Context, clientID string, e *EncodedSet) error
 }
 
 // SeedFrom is st.Seed with e's records.
-func SeedFrom(st Store, e *EncodedSet) error {
+func SeedFrom(ctx context.Context, st Store, e *EncodedSet) error {
 	if l, ok := st.(encodedLoader); ok {
-		return l.SeedEncoded(e)
+		return l.SeedEncoded(ctx, e)
 	}
 	set, err := e.Set()
 	if err != nil {
 		return fmt.Errorf("seed store: %w", err)
 	}
-	return st.Seed(set)
+	return st.Seed(ctx, set)
 }
 
 // ResetFrom is st.Reset with e's records.
-func ResetFrom(st Store, e *EncodedSet) error {
+func ResetFrom(ctx context.Context, st Store, e *EncodedSet) error {
 	if l, ok := st.(encodedLoader); ok {
-		return l.ResetEncoded(e)
+		return l.ResetEncoded(ctx, e)
 	}
 	set, err := e.Set()
 	if err != nil {
 		return fmt.Errorf("reset store: %w", err)
 	}
-	return st.Reset(set)
+	return st.Reset(ctx, set)
 }
 
 // ResetClientFrom is st.ResetClient with e's records.
-func ResetClientFrom(st Store, clientID string, e *EncodedSet) error {
+func ResetClientFrom(ctx context.Context, st Store, clientID string, e *EncodedSet) error {
 	if l, ok := st.(encodedLoader); ok {
-		return l.ResetClientEncoded(clientID, e)
+		return l.ResetClientEncoded(ctx, clientID, e)
 	}
 	set, err := e.ofClient(clientID).Set()
 	if err != nil {
 		return fmt.Errorf("reset client %q: %w", clientID, err)
 	}
-	return st.ResetClient(clientID, set)
+	return st.ResetClient(ctx, clientID, set)
 }

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
@@ -27,8 +29,8 @@ func resetFixtures(n int) *fixtures.Set {
 	for i := range 3 {
 		q := qualified([]string{"alice", "bob:%x"}[i%2], fmt.Sprintf("Q-%d", i), "2025-10-13T10:00:00Z")
 		for j := range store.TrailInRecord + 5 {
-			q.AuditTrail = append(q.AuditTrail, fixtures.AuditEntry{
-				At: fmt.Sprintf("2025-10-13T11:00:%02d.25Z", j), Action: fixtures.AuditViewed, Actor: "alice"})
+			q.AuditTrail = append(q.AuditTrail, referrals.AuditEntry{
+				At: fmt.Sprintf("2025-10-13T11:00:%02d.25Z", j), Action: referrals.AuditViewed, Actor: "alice"})
 		}
 		set.QualifiedReferrals = append(set.QualifiedReferrals, q)
 	}
@@ -49,20 +51,20 @@ func dump(t *testing.T, s store.Store) string {
 		b.Write(data)
 		b.WriteByte('\n')
 	}
-	clients, err := s.Clients()
+	clients, err := s.Clients(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	write(clients)
 	for _, c := range clients {
 		for cursor := ""; ; {
-			page, next, err := s.ListReferrals(c, store.Page{Limit: 7, Cursor: cursor})
+			page, next, err := s.ListReferrals(context.Background(), c, store.Page{Limit: 7, Cursor: cursor})
 			if err != nil {
 				t.Fatal(err)
 			}
 			write(page)
 			for _, r := range page {
-				got, err := s.GetReferral(c, r.OutcomesID)
+				got, err := s.GetReferral(context.Background(), c, r.OutcomesID)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -72,14 +74,14 @@ func dump(t *testing.T, s store.Store) string {
 				break
 			}
 		}
-		qs, _, err := s.ListQualified(c, store.Page{Limit: store.MaxLimit}, nil)
+		qs, _, err := s.ListQualified(context.Background(), c, store.Page{Limit: store.MaxLimit}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		write(qs)
 		for _, q := range qs {
 			for cursor := ""; ; {
-				trail, next, err := s.QualifiedAuditTrail(c, q.ExternalSourceID, store.Page{Limit: 10, Cursor: cursor})
+				trail, next, err := s.QualifiedAuditTrail(context.Background(), c, q.ExternalSourceID, store.Page{Limit: 10, Cursor: cursor})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -97,15 +99,15 @@ func dump(t *testing.T, s store.Store) string {
 // records of both kinds, audited reads.
 func change(t *testing.T, s store.Store) {
 	t.Helper()
-	noErr(t, s.CreateReferral(referral("alice", "NEW", "2025-10-14T00:00:00Z")))
-	noErr(t, s.CreateReferral(referral("carol", "NEW", "2025-10-14T00:00:00Z")))
-	_, err := s.UpdateReferral("alice", "R:0", func(r *fixtures.Referral) error { r.Status = fixtures.StatusEnrolled; return nil })
+	noErr(t, s.CreateReferral(context.Background(), referral("alice", "NEW", "2025-10-14T00:00:00Z")))
+	noErr(t, s.CreateReferral(context.Background(), referral("carol", "NEW", "2025-10-14T00:00:00Z")))
+	_, err := s.UpdateReferral(context.Background(), "alice", "R:0", func(r *referrals.Referral) error { r.Status = referrals.StatusEnrolled; return nil })
 	noErr(t, err)
-	_, err = s.UpdateReferral("bob:%x", "R:1", func(r *fixtures.Referral) error { r.Notes = "changed"; return nil })
+	_, err = s.UpdateReferral(context.Background(), "bob:%x", "R:1", func(r *referrals.Referral) error { r.Notes = "changed"; return nil })
 	noErr(t, err)
-	noErr(t, s.CreateQualified(qualified("alice", "Q-NEW", "2025-10-14T00:00:00Z")))
-	viewed := fixtures.AuditEntry{At: "2025-10-14T01:00:00.000000Z", Action: fixtures.AuditViewed, Actor: "alice", RequestID: "req-1"}
-	_, err = s.GetQualified("alice", "Q-0", &viewed)
+	noErr(t, s.CreateQualified(context.Background(), qualified("alice", "Q-NEW", "2025-10-14T00:00:00Z")))
+	viewed := referrals.AuditEntry{At: "2025-10-14T01:00:00.000000Z", Action: referrals.AuditViewed, Actor: "alice", RequestID: "req-1"}
+	_, err = s.GetQualified(context.Background(), "alice", "Q-0", &viewed)
 	noErr(t, err)
 }
 
@@ -121,7 +123,7 @@ type decodedOnly struct{ store.Store }
 func TestResetFromRestoresFixturesExactly(t *testing.T) {
 	set := resetFixtures(40)
 	reference := mustOpen(t, store.MemoryPath)
-	noErr(t, reference.Load(set))
+	noErr(t, reference.Load(context.Background(), set))
 	want := dump(t, reference)
 
 	encoded, err := store.EncodeSet(set)
@@ -136,7 +138,7 @@ func TestResetFromRestoresFixturesExactly(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			s := open(t)
 			defer func() { noErr(t, s.Close()) }()
-			noErr(t, store.SeedFrom(s, encoded))
+			noErr(t, store.SeedFrom(context.Background(), s, encoded))
 			if got := dump(t, s); got != want {
 				t.Fatalf("seeded from the encoded set:\n%s\nwant, as loading the fixtures gives:\n%s", got, want)
 			}
@@ -145,7 +147,7 @@ func TestResetFromRestoresFixturesExactly(t *testing.T) {
 				if dump(t, s) == want {
 					t.Fatal("the changes changed nothing: the test would prove nothing")
 				}
-				noErr(t, store.ResetFrom(s, encoded))
+				noErr(t, store.ResetFrom(context.Background(), s, encoded))
 				if got := dump(t, s); got != want {
 					t.Fatalf("after changes and reset %d:\n%s\nwant:\n%s", round+1, got, want)
 				}
@@ -169,11 +171,11 @@ func TestResetClientFromRestoresOnlyThatClient(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			defer func() { noErr(t, s.Close()) }()
-			noErr(t, store.SeedFrom(s, encoded))
+			noErr(t, store.SeedFrom(context.Background(), s, encoded))
 			seeded := clientDump(t, s, "bob:%x")
 			change(t, s)
 			changedAlice, changedCarol := clientDump(t, s, "alice"), clientDump(t, s, "carol")
-			noErr(t, store.ResetClientFrom(s, "bob:%x", encoded))
+			noErr(t, store.ResetClientFrom(context.Background(), s, "bob:%x", encoded))
 			if got := clientDump(t, s, "bob:%x"); got != seeded {
 				t.Errorf("bob:%%x after its reset:\n%s\nwant its fixtures:\n%s", got, seeded)
 			}
@@ -190,9 +192,9 @@ func TestResetClientFromRestoresOnlyThatClient(t *testing.T) {
 // clientDump is what one client reads: its listings and trails.
 func clientDump(t *testing.T, s store.Store, client string) string {
 	t.Helper()
-	refs, _, err := s.ListReferrals(client, store.Page{Limit: store.MaxLimit})
+	refs, _, err := s.ListReferrals(context.Background(), client, store.Page{Limit: store.MaxLimit})
 	noErr(t, err)
-	qs, _, err := s.ListQualified(client, store.Page{Limit: store.MaxLimit}, nil)
+	qs, _, err := s.ListQualified(context.Background(), client, store.Page{Limit: store.MaxLimit}, nil)
 	noErr(t, err)
 	data, err := json.Marshal([]any{refs, qs})
 	noErr(t, err)
@@ -211,7 +213,7 @@ func TestFileOfManyRecordsReopensIntact(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "data.db")
 	s := mustOpen(t, path)
-	noErr(t, store.SeedFrom(s, encoded))
+	noErr(t, store.SeedFrom(context.Background(), s, encoded))
 	seeded := dump(t, s)
 	change(t, s)
 	changed := dump(t, s)
@@ -222,7 +224,7 @@ func TestFileOfManyRecordsReopensIntact(t *testing.T) {
 	if got := dump(t, s); got != changed {
 		t.Fatalf("after reopening, the store reads %d bytes that differ from the %d written", len(got), len(changed))
 	}
-	noErr(t, store.ResetFrom(s, encoded))
+	noErr(t, store.ResetFrom(context.Background(), s, encoded))
 	if got := dump(t, s); got != seeded {
 		t.Fatal("a reset after reopening does not restore the fixtures")
 	}
@@ -233,32 +235,32 @@ func TestFileOfManyRecordsReopensIntact(t *testing.T) {
 // encoded, naming the record, as Load refuses it; two records with one
 // key are refused when seeded, and nothing is loaded.
 func TestEncodeSetRefusesWhatLoadRefuses(t *testing.T) {
-	for name, r := range map[string]fixtures.Referral{
+	for name, r := range map[string]referrals.Referral{
 		"no client":     referral("", "R-1", "2025-10-13T10:00:00Z"),
 		"no id":         referral("alice", "", "2025-10-13T10:00:00Z"),
 		"bad instant":   referral("alice", "R-1", "yesterday"),
 		"empty instant": referral("alice", "R-1", ""),
 	} {
-		set := &fixtures.Set{Referrals: []fixtures.Referral{referral("alice", "R-0", "2025-10-13T10:00:00Z"), r}}
+		set := &fixtures.Set{Referrals: []referrals.Referral{referral("alice", "R-0", "2025-10-13T10:00:00Z"), r}}
 		_, err := store.EncodeSet(set)
 		if err == nil || !strings.Contains(err.Error(), "referral 1") {
 			t.Errorf("%s: EncodeSet error %v, want one naming referral 1", name, err)
 		}
-		if loadErr := mustOpen(t, store.MemoryPath).Load(set); loadErr == nil {
+		if loadErr := mustOpen(t, store.MemoryPath).Load(context.Background(), set); loadErr == nil {
 			t.Errorf("%s: Load accepted what EncodeSet refused", name)
 		}
 	}
-	dup := &fixtures.Set{Referrals: []fixtures.Referral{
+	dup := &fixtures.Set{Referrals: []referrals.Referral{
 		referral("alice", "R-1", "2025-10-13T10:00:00Z"), referral("alice", "R-1", "2025-10-13T11:00:00Z")}}
 	encoded, err := store.EncodeSet(dup)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := mustOpen(t, store.MemoryPath)
-	if err := store.SeedFrom(s, encoded); err == nil {
+	if err := store.SeedFrom(context.Background(), s, encoded); err == nil {
 		t.Fatal("seeding two records with one key succeeded")
 	}
-	if empty, err := s.Empty(); err != nil || !empty {
+	if empty, err := s.Empty(context.Background()); err != nil || !empty {
 		t.Errorf("after a refused seed the store is not empty (%v)", err)
 	}
 }

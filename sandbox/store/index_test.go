@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -11,20 +12,21 @@ import (
 	"time"
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
 // listIDs pages through the client's referrals and qualified referrals, a
 // few at a time, and returns their ids in listing order.
-func listIDs(t *testing.T, s store.Store, clientID string) (referrals, qualified []string) {
+func listIDs(t *testing.T, s store.Store, clientID string) (refs, qualified []string) {
 	t.Helper()
-	referrals = pageIDs(t, "referrals of "+clientID, func(p store.Page) ([]fixtures.Referral, string, error) {
-		return s.ListReferrals(clientID, p)
-	}, func(r fixtures.Referral) string { return r.OutcomesID })
-	qualified = pageIDs(t, "qualified referrals of "+clientID, func(p store.Page) ([]fixtures.QualifiedReferral, string, error) {
-		return s.ListQualified(clientID, p, nil)
-	}, func(q fixtures.QualifiedReferral) string { return q.ExternalSourceID })
-	return referrals, qualified
+	refs = pageIDs(t, "referrals of "+clientID, func(p store.Page) ([]referrals.Referral, string, error) {
+		return s.ListReferrals(context.Background(), clientID, p)
+	}, func(r referrals.Referral) string { return r.OutcomesID })
+	qualified = pageIDs(t, "qualified referrals of "+clientID, func(p store.Page) ([]referrals.QualifiedReferral, string, error) {
+		return s.ListQualified(context.Background(), clientID, p, nil)
+	}, func(q referrals.QualifiedReferral) string { return q.ExternalSourceID })
+	return refs, qualified
 }
 
 // pageIDs pages through list three records at a time, following its
@@ -68,37 +70,37 @@ func TestListingAfterFailedWrites(t *testing.T) {
 			s := mustOpen(t, path)
 			defer s.Close()
 			set := &fixtures.Set{
-				Referrals: []fixtures.Referral{
+				Referrals: []referrals.Referral{
 					referral("alice", "R-1", "2025-10-13T09:00:01.000000Z"),
 					referral("alice", "R-2", "2025-10-13T09:00:02.000000Z"),
 					referral("bob", "R-1", "2025-10-13T09:00:03.000000Z"),
 				},
-				QualifiedReferrals: []fixtures.QualifiedReferral{qualified("alice", "Q-1", "2025-10-13T09:00:04.000000Z")},
+				QualifiedReferrals: []referrals.QualifiedReferral{qualified("alice", "Q-1", "2025-10-13T09:00:04.000000Z")},
 			}
-			if err := s.Seed(set); err != nil {
+			if err := s.Seed(context.Background(), set); err != nil {
 				t.Fatal(err)
 			}
 			before := listing(t, s, "alice", "bob")
 
 			// Each stores or deletes records, then meets a conflict.
-			conflicting := &fixtures.Set{Referrals: []fixtures.Referral{
+			conflicting := &fixtures.Set{Referrals: []referrals.Referral{
 				referral("alice", "R-8", "2025-10-13T09:00:08.000000Z"),
 				referral("alice", "R-9", "2025-10-13T09:00:09.000000Z"),
 				referral("alice", "R-9", "2025-10-13T09:00:09.000000Z"),
-			}, QualifiedReferrals: []fixtures.QualifiedReferral{qualified("alice", "Q-9", "2025-10-13T09:00:09.000000Z")}}
-			if err := s.Load(conflicting); !errors.Is(err, store.ErrConflict) {
+			}, QualifiedReferrals: []referrals.QualifiedReferral{qualified("alice", "Q-9", "2025-10-13T09:00:09.000000Z")}}
+			if err := s.Load(context.Background(), conflicting); !errors.Is(err, store.ErrConflict) {
 				t.Fatalf("Load of a set with a duplicate = %v, want ErrConflict", err)
 			}
 			if got := listing(t, s, "alice", "bob"); got != before {
 				t.Fatalf("after a failed Load the listings are\n%swant\n%s", got, before)
 			}
-			if err := s.ResetClient("alice", conflicting); !errors.Is(err, store.ErrConflict) {
+			if err := s.ResetClient(context.Background(), "alice", conflicting); !errors.Is(err, store.ErrConflict) {
 				t.Fatalf("ResetClient to a set with a duplicate = %v, want ErrConflict", err)
 			}
 			if got := listing(t, s, "alice", "bob"); got != before {
 				t.Fatalf("after a failed ResetClient the listings are\n%swant\n%s", got, before)
 			}
-			if err := s.Reset(conflicting); !errors.Is(err, store.ErrConflict) {
+			if err := s.Reset(context.Background(), conflicting); !errors.Is(err, store.ErrConflict) {
 				t.Fatalf("Reset to a set with a duplicate = %v, want ErrConflict", err)
 			}
 			if got := listing(t, s, "alice", "bob"); got != before {
@@ -107,17 +109,17 @@ func TestListingAfterFailedWrites(t *testing.T) {
 
 			// Later writes land in place, and deleting what the failed
 			// writes touched leaves nothing of theirs behind.
-			if err := s.CreateReferral(referral("alice", "R-0", "2025-10-13T09:00:00.000000Z")); err != nil {
+			if err := s.CreateReferral(context.Background(), referral("alice", "R-0", "2025-10-13T09:00:00.000000Z")); err != nil {
 				t.Fatal(err)
 			}
-			if err := s.ResetClient("alice", &fixtures.Set{Referrals: []fixtures.Referral{referral("alice", "R-3", "2025-10-13T09:00:05.000000Z")}}); err != nil {
+			if err := s.ResetClient(context.Background(), "alice", &fixtures.Set{Referrals: []referrals.Referral{referral("alice", "R-3", "2025-10-13T09:00:05.000000Z")}}); err != nil {
 				t.Fatal(err)
 			}
 			want := "alice: referrals [\"R-3\"] qualified []\nbob: referrals [\"R-1\"] qualified []\n"
 			if got := listing(t, s, "alice", "bob"); got != want {
 				t.Fatalf("listings are\n%swant\n%s", got, want)
 			}
-			if err := s.Reset(set); err != nil {
+			if err := s.Reset(context.Background(), set); err != nil {
 				t.Fatal(err)
 			}
 			if got := listing(t, s, "alice", "bob"); got != before {
@@ -138,7 +140,7 @@ func TestListingRebuiltOnOpen(t *testing.T) {
 	clients := []string{"alice", "alice:x", "bob", "carol"}
 	at := func() string {
 		// Few distinct times, so that many records share one and order by id.
-		return time.Date(2025, 10, 13, 9, 0, rng.IntN(40), 0, time.UTC).Format(fixtures.TimestampLayout)
+		return time.Date(2025, 10, 13, 9, 0, rng.IntN(40), 0, time.UTC).Format(referrals.TimestampLayout)
 	}
 	var set fixtures.Set
 	for i := range 120 {
@@ -148,24 +150,24 @@ func TestListingRebuiltOnOpen(t *testing.T) {
 			set.QualifiedReferrals = append(set.QualifiedReferrals, qualified(c, fmt.Sprintf("Q-%03d", i), at()))
 		}
 	}
-	if err := s.Seed(&set); err != nil {
+	if err := s.Seed(context.Background(), &set); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 80 {
 		c := clients[rng.IntN(len(clients))]
-		if err := s.CreateReferral(referral(c, fmt.Sprintf("N-%03d", i), at())); err != nil {
+		if err := s.CreateReferral(context.Background(), referral(c, fmt.Sprintf("N-%03d", i), at())); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for _, r := range set.Referrals[:40] {
-		if _, err := s.UpdateReferral(r.ClientID, r.OutcomesID, func(r *fixtures.Referral) error {
-			r.Status = fixtures.StatusEnrolled
+		if _, err := s.UpdateReferral(context.Background(), r.ClientID, r.OutcomesID, func(r *referrals.Referral) error {
+			r.Status = referrals.StatusEnrolled
 			return nil
 		}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := s.ResetClient("bob", &set); err != nil {
+	if err := s.ResetClient(context.Background(), "bob", &set); err != nil {
 		t.Fatal(err)
 	}
 	live := listing(t, s, clients...)
@@ -180,13 +182,13 @@ func TestListingRebuiltOnOpen(t *testing.T) {
 
 	// Both are newest first, by submittedAt then id.
 	for _, c := range clients {
-		var want []fixtures.Referral
+		var want []referrals.Referral
 		for _, r := range append(slices.Clone(set.Referrals), allCreated(t, s, c)...) {
-			if r.ClientID == c && !slices.ContainsFunc(want, func(w fixtures.Referral) bool { return w.OutcomesID == r.OutcomesID }) {
+			if r.ClientID == c && !slices.ContainsFunc(want, func(w referrals.Referral) bool { return w.OutcomesID == r.OutcomesID }) {
 				want = append(want, r)
 			}
 		}
-		slices.SortFunc(want, func(a, b fixtures.Referral) int {
+		slices.SortFunc(want, func(a, b referrals.Referral) int {
 			if a.SubmittedAt != b.SubmittedAt {
 				return -cmpString(a.SubmittedAt, b.SubmittedAt)
 			}
@@ -204,11 +206,11 @@ func TestListingRebuiltOnOpen(t *testing.T) {
 
 // allCreated is every referral the client has that is not in a fixture
 // set, as GetReferral reads them.
-func allCreated(t *testing.T, s store.Store, clientID string) []fixtures.Referral {
+func allCreated(t *testing.T, s store.Store, clientID string) []referrals.Referral {
 	t.Helper()
-	var out []fixtures.Referral
+	var out []referrals.Referral
 	for i := range 80 {
-		r, err := s.GetReferral(clientID, fmt.Sprintf("N-%03d", i))
+		r, err := s.GetReferral(context.Background(), clientID, fmt.Sprintf("N-%03d", i))
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 		case err != nil:
@@ -247,8 +249,8 @@ func TestListingWhileWriting(t *testing.T) {
 			for w := range writers {
 				wg.Go(func() {
 					for i := range perWriter {
-						at := time.Date(2025, 10, 13, 9, w, i, 0, time.UTC).Format(fixtures.TimestampLayout)
-						if err := s.CreateReferral(referral("alice", fmt.Sprintf("W%d-%03d", w, i), at)); err != nil {
+						at := time.Date(2025, 10, 13, 9, w, i, 0, time.UTC).Format(referrals.TimestampLayout)
+						if err := s.CreateReferral(context.Background(), referral("alice", fmt.Sprintf("W%d-%03d", w, i), at)); err != nil {
 							errs <- err
 							return
 						}
@@ -256,17 +258,17 @@ func TestListingWhileWriting(t *testing.T) {
 				})
 			}
 			wg.Go(func() {
-				bad := &fixtures.Set{Referrals: []fixtures.Referral{
+				bad := &fixtures.Set{Referrals: []referrals.Referral{
 					referral("alice", "X-1", "2025-10-13T10:00:00.000000Z"),
 					referral("alice", "X-1", "2025-10-13T10:00:00.000000Z"),
 				}}
-				good := &fixtures.Set{Referrals: []fixtures.Referral{referral("bob", "B-1", "2025-10-13T10:00:00.000000Z")}}
+				good := &fixtures.Set{Referrals: []referrals.Referral{referral("bob", "B-1", "2025-10-13T10:00:00.000000Z")}}
 				for range 10 {
-					if err := s.Load(bad); !errors.Is(err, store.ErrConflict) {
+					if err := s.Load(context.Background(), bad); !errors.Is(err, store.ErrConflict) {
 						errs <- fmt.Errorf("Load of a duplicate: %v", err)
 						return
 					}
-					if err := s.ResetClient("bob", good); err != nil {
+					if err := s.ResetClient(context.Background(), "bob", good); err != nil {
 						errs <- err
 						return
 					}
@@ -281,7 +283,7 @@ func TestListingWhileWriting(t *testing.T) {
 							return
 						default:
 						}
-						page, _, err := s.ListReferrals("alice", store.Page{Limit: 20})
+						page, _, err := s.ListReferrals(context.Background(), "alice", store.Page{Limit: 20})
 						if err != nil {
 							errs <- err
 							return

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 )
 
 // Key spaces. Trial-based and qualified referrals never share a prefix.
@@ -45,7 +45,7 @@ func recordKey(prefix, clientID, id string) string {
 func idKeyPrefix(prefix, id string) string { return prefix + escape(id) + ":" }
 
 // CanonicalTimestamp parses an RFC 3339 timestamp and formats it as the store
-// keeps it: fixtures.TimestampLayout in UTC. Canonical timestamps have a
+// keeps it: referrals.TimestampLayout in UTC. Canonical timestamps have a
 // fixed width, so they order correctly as strings, which the newest-first
 // listing index relies on. Digits below the microsecond are dropped.
 func CanonicalTimestamp(s string) (string, error) {
@@ -55,10 +55,10 @@ func CanonicalTimestamp(s string) (string, error) {
 	}
 	// A timestamp the sandbox wrote is canonical already: no copy.
 	var buf [len("2006-01-02T15:04:05.000000Z")]byte
-	if canonical := t.UTC().AppendFormat(buf[:0], fixtures.TimestampLayout); string(canonical) == s {
+	if canonical := t.UTC().AppendFormat(buf[:0], referrals.TimestampLayout); string(canonical) == s {
 		return s, nil
 	}
-	return t.UTC().Format(fixtures.TimestampLayout), nil
+	return t.UTC().Format(referrals.TimestampLayout), nil
 }
 
 // checkIdentity rejects the records no key can be built for.

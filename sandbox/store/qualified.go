@@ -1,15 +1,16 @@
 package store
 
 import (
+	"context"
 	"fmt"
 	"slices"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 )
 
 // CreateQualified stores a new qualified referral; its audit trail goes to
 // audit keys (see audit.go).
-func (s *BuntStore) CreateQualified(q fixtures.QualifiedReferral) error {
+func (s *BuntStore) CreateQualified(_ context.Context, q referrals.QualifiedReferral) error {
 	err := s.updateTx(func(tx *storeTx) error { return insertQualified(tx, q, nil) })
 	if err != nil {
 		return fmt.Errorf("create qualified referral %q of client %q: %w", q.ExternalSourceID, q.ClientID, err)
@@ -22,7 +23,7 @@ func (s *BuntStore) CreateQualified(q fixtures.QualifiedReferral) error {
 // json.Marshal writes for it: the JSON stored for the record with its
 // audit trail spliced in, so a POST encodes the record once. On an error
 // it returns b as it was.
-func (s *BuntStore) CreateQualifiedJSON(b []byte, q fixtures.QualifiedReferral) ([]byte, error) {
+func (s *BuntStore) CreateQualifiedJSON(_ context.Context, b []byte, q referrals.QualifiedReferral) ([]byte, error) {
 	n := len(b)
 	err := s.updateTx(func(tx *storeTx) error { return insertQualified(tx, q, &b) })
 	if err != nil {
@@ -34,12 +35,12 @@ func (s *BuntStore) CreateQualifiedJSON(b []byte, q fixtures.QualifiedReferral) 
 // GetQualified returns the client's qualified referral, recording view in
 // its audit trail when view is not nil. Recording appends one audit key;
 // the record itself is not rewritten.
-func (s *BuntStore) GetQualified(clientID, externalSourceID string, view *fixtures.AuditEntry) (fixtures.QualifiedReferral, error) {
+func (s *BuntStore) GetQualified(_ context.Context, clientID, externalSourceID string, view *referrals.AuditEntry) (referrals.QualifiedReferral, error) {
 	key := recordKey(qualifiedPrefix, clientID, externalSourceID)
-	var rec fixtures.QualifiedReferral
+	var rec referrals.QualifiedReferral
 	read := func(tx *storeTx) error {
 		var err error
-		if rec, _, err = lookup[fixtures.QualifiedReferral](tx, key); err != nil {
+		if rec, _, err = lookup[referrals.QualifiedReferral](tx, key); err != nil {
 			return err
 		}
 		if view != nil {
@@ -56,15 +57,15 @@ func (s *BuntStore) GetQualified(clientID, externalSourceID string, view *fixtur
 		err = s.updateTx(read)
 	}
 	if err != nil {
-		return fixtures.QualifiedReferral{}, fmt.Errorf("get qualified referral %q of client %q: %w", externalSourceID, clientID, err)
+		return referrals.QualifiedReferral{}, fmt.Errorf("get qualified referral %q of client %q: %w", externalSourceID, clientID, err)
 	}
 	return rec, nil
 }
 
 // ListQualified returns one page of the client's qualified referrals, newest
 // first, recording view on each returned record when view is not nil.
-func (s *BuntStore) ListQualified(clientID string, page Page, view *fixtures.AuditEntry) ([]fixtures.QualifiedReferral, string, error) {
-	var out []fixtures.QualifiedReferral
+func (s *BuntStore) ListQualified(_ context.Context, clientID string, page Page, view *referrals.AuditEntry) ([]referrals.QualifiedReferral, string, error) {
+	var out []referrals.QualifiedReferral
 	var next string
 	read := func(tx *storeTx) error {
 		var items []item
@@ -72,9 +73,9 @@ func (s *BuntStore) ListQualified(clientID string, page Page, view *fixtures.Aud
 		if items, next, err = walkPage(tx, qualifiedListing(), clientID, page); err != nil {
 			return err
 		}
-		out = make([]fixtures.QualifiedReferral, 0, len(items))
+		out = make([]referrals.QualifiedReferral, 0, len(items))
 		for _, it := range items {
-			rec, err := decode[fixtures.QualifiedReferral](it.key, it.value)
+			rec, err := decode[referrals.QualifiedReferral](it.key, it.value)
 			if s.bad.skip(it.key, err) {
 				continue
 			}
@@ -108,7 +109,7 @@ func (s *BuntStore) ListQualified(clientID string, page Page, view *fixtures.Aud
 }
 
 // recordView appends view to the trail of rec, stored at key.
-func recordView(tx *storeTx, key string, rec *fixtures.QualifiedReferral, view fixtures.AuditEntry) error {
+func recordView(tx *storeTx, key string, rec *referrals.QualifiedReferral, view referrals.AuditEntry) error {
 	if err := migrateTrail(tx, key, rec); err != nil {
 		return err
 	}
@@ -119,13 +120,13 @@ func recordView(tx *storeTx, key string, rec *fixtures.QualifiedReferral, view f
 // atomically. fn sees the record as GetQualified returns it; entries it
 // appends to AuditTrail are appended to the stored trail, and changing the
 // entries it was given is refused (ErrInvalid): the trail is append-only.
-func (s *BuntStore) UpdateQualified(clientID, externalSourceID string, fn func(*fixtures.QualifiedReferral) error) (fixtures.QualifiedReferral, error) {
+func (s *BuntStore) UpdateQualified(_ context.Context, clientID, externalSourceID string, fn func(*referrals.QualifiedReferral) error) (referrals.QualifiedReferral, error) {
 	key := recordKey(qualifiedPrefix, clientID, externalSourceID)
-	var rec fixtures.QualifiedReferral
+	var rec referrals.QualifiedReferral
 	var fnErr error
 	err := s.updateTx(func(tx *storeTx) error {
 		var err error
-		if rec, _, err = lookup[fixtures.QualifiedReferral](tx, key); err != nil {
+		if rec, _, err = lookup[referrals.QualifiedReferral](tx, key); err != nil {
 			return err
 		}
 		if err := migrateTrail(tx, key, &rec); err != nil {
@@ -163,16 +164,16 @@ func (s *BuntStore) UpdateQualified(clientID, externalSourceID string, fn func(*
 			return err
 		}
 		// Return what is stored, with the canonical submittedAt.
-		if rec, err = decode[fixtures.QualifiedReferral](key, value); err != nil {
+		if rec, err = decode[referrals.QualifiedReferral](key, value); err != nil {
 			return err
 		}
 		return fillTrail(tx, &rec)
 	})
 	switch {
 	case fnErr != nil:
-		return fixtures.QualifiedReferral{}, fnErr
+		return referrals.QualifiedReferral{}, fnErr
 	case err != nil:
-		return fixtures.QualifiedReferral{}, fmt.Errorf("update qualified referral %q of client %q: %w", externalSourceID, clientID, err)
+		return referrals.QualifiedReferral{}, fmt.Errorf("update qualified referral %q of client %q: %w", externalSourceID, clientID, err)
 	}
 	return rec, nil
 }

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"sync/atomic"
@@ -50,7 +51,7 @@ func TestQuotaFileReopen(t *testing.T) {
 	q := store.WithQuota(store.Quota{Records: 2})
 	s := mustOpen(t, path, q)
 	for i := range 2 {
-		if err := s.CreateQualified(qualified("alice", fmt.Sprint("Q-", i), "2025-10-13T09:00:00Z")); err != nil {
+		if err := s.CreateQualified(context.Background(), qualified("alice", fmt.Sprint("Q-", i), "2025-10-13T09:00:00Z")); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -59,7 +60,7 @@ func TestQuotaFileReopen(t *testing.T) {
 	}
 	s = mustOpen(t, path, q)
 	defer s.Close()
-	if err := s.CreateReferral(referral("alice", "R-1", "2025-10-13T09:00:00Z")); err == nil {
+	if err := s.CreateReferral(context.Background(), referral("alice", "R-1", "2025-10-13T09:00:00Z")); err == nil {
 		t.Errorf("create beyond the quota after a restart succeeded")
 	}
 }

@@ -7,8 +7,9 @@ import (
 	"slices"
 	"time"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/tidwall/buntdb"
+
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 )
 
 // Names of the identifier fields, for error messages.
@@ -19,7 +20,7 @@ const (
 
 // encodeReferral checks a referral, canonicalises its submittedAt and
 // returns its key and stored value, in the compact form (see compact.go).
-func encodeReferral(r fixtures.Referral) (key, value string, err error) {
+func encodeReferral(r referrals.Referral) (key, value string, err error) {
 	key, line, js, err := referralParts(r)
 	if err != nil {
 		return "", "", err
@@ -29,7 +30,7 @@ func encodeReferral(r fixtures.Referral) (key, value string, err error) {
 
 // referralParts checks a referral, canonicalises its submittedAt and
 // returns its key, sort line and JSON.
-func referralParts(r fixtures.Referral) (key, line, js string, err error) {
+func referralParts(r referrals.Referral) (key, line, js string, err error) {
 	if err := checkIdentity("referral", r.ClientID, fieldOutcomesID, r.OutcomesID); err != nil {
 		return "", "", "", err
 	}
@@ -47,7 +48,7 @@ func referralParts(r fixtures.Referral) (key, line, js string, err error) {
 // encodeQualified is encodeReferral for qualified referrals. The audit trail
 // is not part of the stored value: it lives in audit keys (see audit.go),
 // where insertQualified writes it with canonical times.
-func encodeQualified(q fixtures.QualifiedReferral) (key, value string, err error) {
+func encodeQualified(q referrals.QualifiedReferral) (key, value string, err error) {
 	q.AuditTrail, q.AuditTrailTotal = nil, 0
 	if err := checkIdentity("qualified referral", q.ClientID, fieldExternalID, q.ExternalSourceID); err != nil {
 		return "", "", err
@@ -141,7 +142,7 @@ func update[T any](tx *storeTx, key string, encode func(T) (string, string, erro
 
 // canonicalAuditTrail returns trail with every at canonical, as a copy: the
 // caller's slice (the fixtures the store resets to) is left alone.
-func canonicalAuditTrail(trail []fixtures.AuditEntry) ([]fixtures.AuditEntry, error) {
+func canonicalAuditTrail(trail []referrals.AuditEntry) ([]referrals.AuditEntry, error) {
 	out := slices.Clone(trail)
 	for i := range out {
 		if canonicalShape(out[i].At) {
@@ -151,13 +152,13 @@ func canonicalAuditTrail(trail []fixtures.AuditEntry) ([]fixtures.AuditEntry, er
 		if err != nil {
 			return nil, fmt.Errorf("%w: auditTrail[%d].at %q is not an RFC 3339 timestamp", ErrInvalid, i, out[i].At)
 		}
-		out[i].At = t.UTC().Format(fixtures.TimestampLayout)
+		out[i].At = t.UTC().Format(referrals.TimestampLayout)
 	}
 	return out, nil
 }
 
 // canonicalShape is a cheap test for a timestamp the store wrote itself
-// (fixtures.TimestampLayout in UTC), so re-encoding a long audit trail does
+// (referrals.TimestampLayout in UTC), so re-encoding a long audit trail does
 // not parse every entry again.
 func canonicalShape(s string) bool {
 	const n = len("2006-01-02T15:04:05.000000Z")

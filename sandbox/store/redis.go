@@ -54,6 +54,11 @@ const DefaultRedisTimeout = 10 * time.Second
 // atomically; updates whose Go callback must run read first and then
 // commit with a compare-and-set script, retrying when another replica
 // changed the record in between.
+//
+// Each call waits no longer than the caller's context allows, nor than
+// the store's timeout (WithRedisTimeout). A script the context gave up on
+// may still have run: the error wraps rediscall.ErrUnconfirmed (see
+// unreachable).
 type RedisStore struct {
 	client  redis.UniversalClient
 	prefix  string
@@ -113,13 +118,16 @@ func OpenRedis(client redis.UniversalClient, opts ...RedisOption) (*RedisStore, 
 	}
 	s.global = s.prefix + "{g}"
 	s.genKey = s.global + "gen"
-	if err := s.refuseLegacyLayout(); err != nil {
+	// Opening is start-up's, before any request: no caller's context to
+	// follow, and each step is bounded by the store's timeout.
+	ctx := context.Background()
+	if err := s.refuseLegacyLayout(ctx); err != nil {
 		return nil, fmt.Errorf("open redis store %q: %w", s.prefix, err)
 	}
-	if err := s.rollForward(); err != nil {
+	if err := s.rollForward(ctx); err != nil {
 		return nil, fmt.Errorf("open redis store %q: %w", s.prefix, err)
 	}
-	if err := s.deleteStaleGenerations(); err != nil {
+	if err := s.deleteStaleGenerations(ctx); err != nil {
 		return nil, fmt.Errorf("open redis store %q: %w", s.prefix, err)
 	}
 	return s, nil
@@ -128,16 +136,18 @@ func OpenRedis(client redis.UniversalClient, opts ...RedisOption) (*RedisStore, 
 // Close releases nothing: the client belongs to the caller.
 func (s *RedisStore) Close() error { return nil }
 
-// ctx is the context of one operation, bounded by the store's timeout.
-func (s *RedisStore) ctx() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), s.timeout)
+// opContext is the context of one Redis operation: the caller's, so its
+// cancellation and deadline reach the call, further bounded by the store's
+// timeout.
+func (s *RedisStore) opContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, s.timeout)
 }
 
 // run runs a script on the global slot, with the generation key as its
 // only declared key and the global keys' prefix as its first argument. A
 // nil reply (redis.Nil) is returned as ErrNotFound.
-func (s *RedisStore) run(script *redis.Script, args ...any) (any, error) {
-	return s.runOn(script, s.genKey, s.global, args, unreachable)
+func (s *RedisStore) run(ctx context.Context, script *redis.Script, args ...any) (any, error) {
+	return s.runOn(ctx, script, s.genKey, s.global, args, unreachable)
 }
 
 // clientBase is the prefix of the client's keys: P{c:<client>}, the
@@ -150,22 +160,22 @@ func (s *RedisStore) clientBase(clientID string) string {
 // runClient runs a script on the client's slot, with the client's
 // generation key as its only declared key and the client's prefix as its
 // first argument.
-func (s *RedisStore) runClient(clientID string, script *redis.Script, args ...any) (any, error) {
+func (s *RedisStore) runClient(ctx context.Context, clientID string, script *redis.Script, args ...any) (any, error) {
 	base := s.clientBase(clientID)
-	return s.runOn(script, base+"gen", base, args, unreachable)
+	return s.runOn(ctx, script, base+"gen", base, args, unreachable)
 }
 
 // runClientRead is runClient for a call that changes nothing: its failure
 // is never one that may have been stored (unreachableRead).
-func (s *RedisStore) runClientRead(clientID string, script *redis.Script, args ...any) (any, error) {
+func (s *RedisStore) runClientRead(ctx context.Context, clientID string, script *redis.Script, args ...any) (any, error) {
 	base := s.clientBase(clientID)
-	return s.runOn(script, base+"gen", base, args, unreachableRead)
+	return s.runOn(ctx, script, base+"gen", base, args, unreachableRead)
 }
 
 // runOn runs script; failed wraps its error (unreachable, or
 // unreachableRead for a call that changes nothing).
-func (s *RedisStore) runOn(script *redis.Script, key, base string, args []any, failed func(error) error) (any, error) {
-	ctx, cancel := s.ctx()
+func (s *RedisStore) runOn(ctx context.Context, script *redis.Script, key, base string, args []any, failed func(error) error) (any, error) {
+	ctx, cancel := s.opContext(ctx)
 	defer cancel()
 	res, err := script.Run(ctx, s.client, []string{key}, append([]any{base}, args...)...).Result()
 	if errors.Is(err, redis.Nil) {

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -19,7 +20,7 @@ func BenchmarkRedisListPage(b *testing.B) {
 		// Resetting to 110,000 records is one script; give it time on a slow
 		// machine.
 		s := mustOpenRedis(b, c, store.WithRedisPrefix(fmt.Sprintf("bench-%d:", n)), store.WithRedisTimeout(5*time.Minute))
-		if err := s.Reset(benchSet(n)); err != nil {
+		if err := s.Reset(context.Background(), benchSet(n)); err != nil {
 			b.Fatal(err)
 		}
 		benchPages(b, s, n)

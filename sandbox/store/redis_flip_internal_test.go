@@ -11,6 +11,7 @@ import (
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redistest"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 )
 
 // flipBackends are the Redis setups the flip tests run on: one
@@ -27,9 +28,9 @@ func flipBackends(t *testing.T, run func(t *testing.T, rdb redis.UniversalClient
 	})
 }
 
-func flipReferral(client, id string) fixtures.Referral {
-	return fixtures.Referral{TrialID: "TRIAL-001", OutcomesID: id, ClientID: client,
-		Status: fixtures.StatusReceived, SubmittedAt: "2025-10-13T09:00:00Z"}
+func flipReferral(client, id string) referrals.Referral {
+	return referrals.Referral{TrialID: "TRIAL-001", OutcomesID: id, ClientID: client,
+		Status: referrals.StatusReceived, SubmittedAt: "2025-10-13T09:00:00Z"}
 }
 
 func openFlipStore(t *testing.T, rdb redis.UniversalClient) *RedisStore {
@@ -49,19 +50,19 @@ func beginFlip(t *testing.T, s *RedisStore, set *fixtures.Set, flipOnly ...strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := s.run(beginGenerationScript)
+	res, err := s.run(context.Background(), beginGenerationScript)
 	if err != nil {
 		t.Fatal(err)
 	}
 	gen := fmt.Sprint(res)
-	if err := s.build(gen, records); err != nil {
+	if err := s.build(context.Background(), gen, records); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.run(startFlipScript, gen); err != nil {
+	if _, err := s.run(context.Background(), startFlipScript, gen); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range flipOnly {
-		if _, err := s.runClient(c, flipClientScript, gen, "1"); err != nil {
+		if _, err := s.runClient(context.Background(), c, flipClientScript, gen, "1"); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -70,7 +71,7 @@ func beginFlip(t *testing.T, s *RedisStore, set *fixtures.Set, flipOnly ...strin
 
 func wantReferral(t *testing.T, s *RedisStore, client, id string, want bool) {
 	t.Helper()
-	_, err := s.GetReferral(client, id)
+	_, err := s.GetReferral(context.Background(), client, id)
 	switch {
 	case want && err != nil:
 		t.Errorf("referral %s of %s: %v, want it", id, client, err)
@@ -81,7 +82,7 @@ func wantReferral(t *testing.T, s *RedisStore, client, id string, want bool) {
 
 func wantClients(t *testing.T, s *RedisStore, want ...string) {
 	t.Helper()
-	got, err := s.Clients()
+	got, err := s.Clients(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,12 +98,12 @@ func wantClients(t *testing.T, s *RedisStore, want ...string) {
 func TestRedisInterruptedFlipCompletedAtOpen(t *testing.T) {
 	flipBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
 		s := openFlipStore(t, rdb)
-		for _, r := range []fixtures.Referral{flipReferral("alice", "OLD-A"), flipReferral("bob", "OLD-B1"), flipReferral("bob", "OLD-B2")} {
-			if err := s.CreateReferral(r); err != nil {
+		for _, r := range []referrals.Referral{flipReferral("alice", "OLD-A"), flipReferral("bob", "OLD-B1"), flipReferral("bob", "OLD-B2")} {
+			if err := s.CreateReferral(context.Background(), r); err != nil {
 				t.Fatal(err)
 			}
 		}
-		beginFlip(t, s, &fixtures.Set{Referrals: []fixtures.Referral{flipReferral("alice", "NEW-A"), flipReferral("bob", "NEW-B"), flipReferral("carol", "NEW-C")}}, "alice")
+		beginFlip(t, s, &fixtures.Set{Referrals: []referrals.Referral{flipReferral("alice", "NEW-A"), flipReferral("bob", "NEW-B"), flipReferral("carol", "NEW-C")}}, "alice")
 
 		wantReferral(t, s, "alice", "NEW-A", true)
 		wantReferral(t, s, "alice", "OLD-A", false)
@@ -127,11 +128,11 @@ func TestRedisInterruptedFlipCompletedAtOpen(t *testing.T) {
 func TestRedisInterruptedFlipCompletedByReset(t *testing.T) {
 	flipBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
 		s := openFlipStore(t, rdb)
-		if err := s.CreateReferral(flipReferral("alice", "OLD-A")); err != nil {
+		if err := s.CreateReferral(context.Background(), flipReferral("alice", "OLD-A")); err != nil {
 			t.Fatal(err)
 		}
-		first := beginFlip(t, s, &fixtures.Set{Referrals: []fixtures.Referral{flipReferral("bob", "NEW-B")}}, "bob")
-		if err := s.Reset(&fixtures.Set{Referrals: []fixtures.Referral{flipReferral("carol", "LAST-C")}}); err != nil {
+		first := beginFlip(t, s, &fixtures.Set{Referrals: []referrals.Referral{flipReferral("bob", "NEW-B")}}, "bob")
+		if err := s.Reset(context.Background(), &fixtures.Set{Referrals: []referrals.Referral{flipReferral("carol", "LAST-C")}}); err != nil {
 			t.Fatal(err)
 		}
 		wantReferral(t, s, "alice", "OLD-A", false)
@@ -152,20 +153,20 @@ func TestRedisInterruptedFlipCompletedByReset(t *testing.T) {
 func TestRedisCreateDuringFlipKept(t *testing.T) {
 	flipBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
 		s := openFlipStore(t, rdb)
-		if err := s.CreateReferral(flipReferral("alice", "OLD-A")); err != nil {
+		if err := s.CreateReferral(context.Background(), flipReferral("alice", "OLD-A")); err != nil {
 			t.Fatal(err)
 		}
-		beginFlip(t, s, &fixtures.Set{Referrals: []fixtures.Referral{flipReferral("bob", "NEW-B")}})
-		if err := s.CreateReferral(flipReferral("dave", "LATE-D")); err != nil {
+		beginFlip(t, s, &fixtures.Set{Referrals: []referrals.Referral{flipReferral("bob", "NEW-B")}})
+		if err := s.CreateReferral(context.Background(), flipReferral("dave", "LATE-D")); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.rollForward(); err != nil {
+		if err := s.rollForward(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 		wantReferral(t, s, "dave", "LATE-D", true)
 		wantReferral(t, s, "alice", "OLD-A", false)
 		wantClients(t, s, "bob", "dave")
-		if got, err := s.FindReferral("LATE-D"); err != nil || got.ClientID != "dave" {
+		if got, err := s.FindReferral(context.Background(), "LATE-D"); err != nil || got.ClientID != "dave" {
 			t.Errorf("FindReferral(LATE-D) = %+v, %v", got, err)
 		}
 	})
@@ -183,7 +184,7 @@ func generationKeys(t *testing.T, s *RedisStore, gen string) []string {
 		}
 		close(done)
 	}()
-	err := s.scanGenerations(func(_ context.Context, _ redis.Cmdable, key, g string) error {
+	err := s.scanGenerations(context.Background(), func(_ context.Context, _ redis.Cmdable, key, g string) error {
 		if g == gen {
 			ch <- key
 		}

@@ -38,9 +38,9 @@ const maxFlipRounds = 100
 // another began (OpenRedis and every Reset roll one forward), and every
 // request sees its client's old or new records, never a mix. During the
 // flip two clients may be on different generations.
-func (s *RedisStore) flip(gen string) error {
+func (s *RedisStore) flip(ctx context.Context, gen string) error {
 	for range maxFlipRounds {
-		res, err := s.run(startFlipScript, gen)
+		res, err := s.run(ctx, startFlipScript, gen)
 		if err != nil {
 			// The script may have run: the generation is left to the next
 			// open, which rolls its flip forward or deletes it.
@@ -53,19 +53,19 @@ func (s *RedisStore) flip(gen string) error {
 		switch reply[0] {
 		case "busy":
 			// Another Reset's flip is in progress, or died: finish it first.
-			if err := s.rollForward(); err != nil {
+			if err := s.rollForward(ctx); err != nil {
 				return err
 			}
 			continue
 		case "superseded":
 			// A later Reset's generation is current already: this one
 			// took effect and was replaced at once.
-			_ = s.dropGeneration(gen)
+			_ = s.dropGeneration(ctx, gen)
 			return nil
 		case "dropped":
 			return fmt.Errorf("generation %s was deleted as a dead Reset's while it was being built (older than %s)", gen, staleBuild)
 		}
-		return s.rollForward()
+		return s.rollForward(ctx)
 	}
 	return fmt.Errorf("flip generation %s: other Resets kept flipping", gen)
 }
@@ -73,10 +73,10 @@ func (s *RedisStore) flip(gen string) error {
 // rollForward completes the flip in progress, if any: it moves every
 // client of the flip's set to the new generation, then makes that
 // generation current and deletes the one it replaced.
-func (s *RedisStore) rollForward() error {
+func (s *RedisStore) rollForward(ctx context.Context) error {
 	flipped := map[string]bool{}
 	for range maxFlipRounds {
-		res, err := s.run(flipStateScript)
+		res, err := s.run(ctx, flipStateScript)
 		if err != nil {
 			return fmt.Errorf("read the flip in progress: %w", err)
 		}
@@ -93,12 +93,12 @@ func (s *RedisStore) rollForward() error {
 			if flipped[client] {
 				continue
 			}
-			if _, err := s.runClient(client, flipClientScript, gen, state[i+1]); err != nil {
+			if _, err := s.runClient(ctx, client, flipClientScript, gen, state[i+1]); err != nil {
 				return fmt.Errorf("flip client %q to generation %s: %w", client, gen, err)
 			}
 			flipped[client] = true
 		}
-		res, err = s.run(finishFlipScript, gen, len(flipped))
+		res, err = s.run(ctx, finishFlipScript, gen, len(flipped))
 		if err != nil {
 			return fmt.Errorf("finish the flip to generation %s: %w", gen, err)
 		}
@@ -114,7 +114,7 @@ func (s *RedisStore) rollForward() error {
 			// generation leaves garbage that the next open removes, not a
 			// wrong answer.
 			if len(reply) == 2 {
-				_ = s.deleteGeneration(reply[1])
+				_ = s.deleteGeneration(ctx, reply[1])
 			}
 		}
 		return nil // "gone": another replica finished it
@@ -125,8 +125,8 @@ func (s *RedisStore) rollForward() error {
 // scanGenerations calls fn with every key of a generation, on every node,
 // with the generation the key belongs to and the node that holds it. fn
 // may be called from several goroutines at once.
-func (s *RedisStore) scanGenerations(fn func(ctx context.Context, node redis.Cmdable, key, gen string) error) error {
-	ctx, cancel := s.ctx()
+func (s *RedisStore) scanGenerations(ctx context.Context, fn func(ctx context.Context, node redis.Cmdable, key, gen string) error) error {
+	ctx, cancel := s.opContext(ctx)
 	defer cancel()
 	return redisslot.ForEachNode(ctx, s.client, func(ctx context.Context, node redis.Cmdable) error {
 		iter := node.Scan(ctx, 0, s.prefix+"{*}g*", 1000).Iterator()
@@ -144,7 +144,7 @@ func (s *RedisStore) scanGenerations(fn func(ctx context.Context, node redis.Cmd
 // deleteGeneration deletes every key of generation gen, on every node, a
 // batch at a time, without blocking Redis for long. Keys of different
 // slots are unlinked one command each, pipelined.
-func (s *RedisStore) deleteGeneration(gen string) error {
+func (s *RedisStore) deleteGeneration(ctx context.Context, gen string) error {
 	type batch struct {
 		node redis.Cmdable
 		keys []string
@@ -163,7 +163,7 @@ func (s *RedisStore) deleteGeneration(gen string) error {
 		_, err := pipe.Exec(ctx)
 		return err
 	}
-	err := s.scanGenerations(func(ctx context.Context, node redis.Cmdable, key, g string) error {
+	err := s.scanGenerations(ctx, func(ctx context.Context, node redis.Cmdable, key, g string) error {
 		if g != gen {
 			return nil
 		}
@@ -181,7 +181,7 @@ func (s *RedisStore) deleteGeneration(gen string) error {
 		return nil
 	})
 	if err == nil {
-		ctx, cancel := s.ctx()
+		ctx, cancel := s.opContext(ctx)
 		defer cancel()
 		for _, b := range batches {
 			if err = flush(ctx, b); err != nil {
@@ -197,19 +197,19 @@ func (s *RedisStore) deleteGeneration(gen string) error {
 
 // dropGeneration abandons a generation being built: it no longer counts
 // as in progress, and its keys go.
-func (s *RedisStore) dropGeneration(gen string) error {
-	ctx, cancel := s.ctx()
+func (s *RedisStore) dropGeneration(ctx context.Context, gen string) error {
+	ctx, cancel := s.opContext(ctx)
 	defer cancel()
 	if err := s.client.ZRem(ctx, s.global+"building", gen).Err(); err != nil {
 		return fmt.Errorf("drop generation %s: %w", gen, unreachable(err))
 	}
-	return s.deleteGeneration(gen)
+	return s.deleteGeneration(ctx, gen)
 }
 
 // readGenerations answers the current generation, Redis's time and the
 // generations being built with their start times.
-func (s *RedisStore) readGenerations() (current string, now int64, building [][2]string, err error) {
-	res, err := s.run(generationsScript)
+func (s *RedisStore) readGenerations(ctx context.Context) (current string, now int64, building [][2]string, err error) {
+	res, err := s.run(ctx, generationsScript)
 	if err != nil {
 		return "", 0, nil, err
 	}
@@ -231,8 +231,8 @@ func (s *RedisStore) readGenerations() (current string, now int64, building [][2
 // Reset that died between its steps left behind. It scans every node, so
 // it runs at open only, after rollForward (a generation being flipped is
 // still among those being built).
-func (s *RedisStore) deleteStaleGenerations() error {
-	current, now, building, err := s.readGenerations()
+func (s *RedisStore) deleteStaleGenerations(ctx context.Context) error {
+	current, now, building, err := s.readGenerations(ctx)
 	if err != nil {
 		return err
 	}
@@ -241,13 +241,13 @@ func (s *RedisStore) deleteStaleGenerations() error {
 		started, err := strconv.ParseInt(b[1], 10, 64)
 		if err == nil && now-started < int64(staleBuild/time.Second) {
 			keep[b[0]] = true
-		} else if err := s.dropGeneration(b[0]); err != nil {
+		} else if err := s.dropGeneration(ctx, b[0]); err != nil {
 			return err
 		}
 	}
 	var mu sync.Mutex
 	found := map[string]bool{}
-	err = s.scanGenerations(func(_ context.Context, _ redis.Cmdable, _, gen string) error {
+	err = s.scanGenerations(ctx, func(_ context.Context, _ redis.Cmdable, _, gen string) error {
 		if !keep[gen] {
 			mu.Lock()
 			found[gen] = true
@@ -261,7 +261,7 @@ func (s *RedisStore) deleteStaleGenerations() error {
 	// A Reset may have begun or flipped since the first read. Its
 	// generation was registered as building before it had a key, so a
 	// second read sees it, current or building, and spares it.
-	current, _, building, err = s.readGenerations()
+	current, _, building, err = s.readGenerations(ctx)
 	if err != nil {
 		return err
 	}
@@ -273,7 +273,7 @@ func (s *RedisStore) deleteStaleGenerations() error {
 		if keep[gen] {
 			continue
 		}
-		if err := s.deleteGeneration(gen); err != nil {
+		if err := s.deleteGeneration(ctx, gen); err != nil {
 			return err
 		}
 	}
@@ -312,8 +312,8 @@ func (s *RedisStore) generationOf(key string) (string, bool) {
 // layout of earlier releases (every client under PgN:, or {P}gN: on a
 // cluster): their records would be invisible, as if lost. Such a sandbox
 // is kept on the earlier release, or its keys are deleted.
-func (s *RedisStore) refuseLegacyLayout() error {
-	ctx, cancel := s.ctx()
+func (s *RedisStore) refuseLegacyLayout(ctx context.Context) error {
+	ctx, cancel := s.opContext(ctx)
 	defer cancel()
 	var legacy []string
 	for _, p := range []string{s.prefix, "{" + s.prefix + "}"} {

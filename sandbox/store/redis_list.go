@@ -1,11 +1,12 @@
 package store
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strconv"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 )
 
 // listedRecord is one record listScript returned.
@@ -20,7 +21,7 @@ type listedRecord struct {
 // The cursor is the buntdb store's: the sort line of the last returned
 // record, so it seeks the client's sorted set with one ZREVRANGEBYLEX whose
 // cost grows with the page, not with the records stored.
-func (s *RedisStore) redisPage(l listing, clientID string, page Page, view string) ([]listedRecord, string, error) {
+func (s *RedisStore) redisPage(ctx context.Context, l listing, clientID string, page Page, view string) ([]listedRecord, string, error) {
 	limit, err := pageLimit(page.Limit)
 	if err != nil {
 		return nil, "", err
@@ -33,7 +34,7 @@ func (s *RedisStore) redisPage(l listing, clientID string, page Page, view strin
 		}
 		maxRange = "(" + member(clientID, line)
 	}
-	res, err := s.runClient(clientID, listScript, append([]any{l.kind, maxRange, limit, view, TrailInRecord}, quotaArgs(s.quota)...)...)
+	res, err := s.runClient(ctx, clientID, listScript, append([]any{l.kind, maxRange, limit, view, TrailInRecord}, quotaArgs(s.quota)...)...)
 	if err != nil {
 		return nil, "", err
 	}
@@ -66,14 +67,14 @@ func (s *RedisStore) redisPage(l listing, clientID string, page Page, view strin
 }
 
 // ListReferrals returns one page of the client's referrals, newest first.
-func (s *RedisStore) ListReferrals(clientID string, page Page) ([]fixtures.Referral, string, error) {
-	items, next, err := s.redisPage(referralListing(), clientID, page, "")
+func (s *RedisStore) ListReferrals(ctx context.Context, clientID string, page Page) ([]referrals.Referral, string, error) {
+	items, next, err := s.redisPage(ctx, referralListing(), clientID, page, "")
 	if err != nil {
 		return nil, "", fmt.Errorf("list referrals of client %q: %w", clientID, err)
 	}
-	out := make([]fixtures.Referral, 0, len(items))
+	out := make([]referrals.Referral, 0, len(items))
 	for _, it := range items {
-		rec, err := decodeJSON[fixtures.Referral](it.member, it.json)
+		rec, err := decodeJSON[referrals.Referral](it.member, it.json)
 		if err != nil {
 			return nil, "", fmt.Errorf("list referrals of client %q: %w", clientID, err)
 		}
@@ -84,7 +85,7 @@ func (s *RedisStore) ListReferrals(clientID string, page Page) ([]fixtures.Refer
 
 // ListQualified returns one page of the client's qualified referrals,
 // recording view on each returned record in the same script.
-func (s *RedisStore) ListQualified(clientID string, page Page, view *fixtures.AuditEntry) ([]fixtures.QualifiedReferral, string, error) {
+func (s *RedisStore) ListQualified(ctx context.Context, clientID string, page Page, view *referrals.AuditEntry) ([]referrals.QualifiedReferral, string, error) {
 	v := ""
 	if view != nil {
 		b, err := json.Marshal(view)
@@ -93,11 +94,11 @@ func (s *RedisStore) ListQualified(clientID string, page Page, view *fixtures.Au
 		}
 		v = string(b)
 	}
-	items, next, err := s.redisPage(qualifiedListing(), clientID, page, v)
+	items, next, err := s.redisPage(ctx, qualifiedListing(), clientID, page, v)
 	if err != nil {
 		return nil, "", fmt.Errorf("list qualified referrals of client %q: %w", clientID, err)
 	}
-	out := make([]fixtures.QualifiedReferral, 0, len(items))
+	out := make([]referrals.QualifiedReferral, 0, len(items))
 	for _, it := range items {
 		rec, err := decodeQualified(it.member, it.json, it.total, it.trail)
 		if err != nil {
@@ -111,21 +112,21 @@ func (s *RedisStore) ListQualified(clientID string, page Page, view *fixtures.Au
 // QualifiedAuditTrail returns one page of the record's whole trail, oldest
 // first, with the buntdb store's cursors (the audit key of the last entry
 // returned, whose seq is the list index of the next).
-func (s *RedisStore) QualifiedAuditTrail(clientID, externalSourceID string, page Page) ([]fixtures.AuditEntry, string, error) {
-	out, next, err := s.auditPage(clientID, externalSourceID, page)
+func (s *RedisStore) QualifiedAuditTrail(ctx context.Context, clientID, externalSourceID string, page Page) ([]referrals.AuditEntry, string, error) {
+	out, next, err := s.auditPage(ctx, clientID, externalSourceID, page)
 	if err != nil {
 		return nil, "", fmt.Errorf("audit trail of qualified referral %q of client %q: %w", externalSourceID, clientID, err)
 	}
 	return out, next, nil
 }
 
-func (s *RedisStore) auditPage(clientID, id string, page Page) ([]fixtures.AuditEntry, string, error) {
+func (s *RedisStore) auditPage(ctx context.Context, clientID, id string, page Page) ([]referrals.AuditEntry, string, error) {
 	prefix := auditKeyPrefix(clientID, id)
 	limit, after, err := auditPageStart(prefix, page)
 	if err != nil {
 		return nil, "", err
 	}
-	res, err := s.runClient(clientID, auditScript, escape(id), after, limit+1)
+	res, err := s.runClient(ctx, clientID, auditScript, escape(id), after, limit+1)
 	if err != nil {
 		return nil, "", err
 	}
@@ -133,7 +134,7 @@ func (s *RedisStore) auditPage(clientID, id string, page Page) ([]fixtures.Audit
 	if err != nil {
 		return nil, "", err
 	}
-	out := make([]fixtures.AuditEntry, len(raw))
+	out := make([]referrals.AuditEntry, len(raw))
 	for i, e := range raw {
 		if err := json.Unmarshal([]byte(e), &out[i]); err != nil {
 			return nil, "", fmt.Errorf("decode audit entry %d: %w", after+uint64(i)+1, err)

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 )
 
 // redisSet checks and encodes every record of set, refusing two records
@@ -51,10 +53,10 @@ func redisSet(set *fixtures.Set) ([]redisRecord, error) {
 // Seed loads set with Load, atomically: replicas on one Redis may start
 // together, and the one that loses the race finds the records the winner
 // loaded (ErrConflict on a store no longer empty), which is success.
-func (s *RedisStore) Seed(set *fixtures.Set) error {
-	err := s.Load(set)
+func (s *RedisStore) Seed(ctx context.Context, set *fixtures.Set) error {
+	err := s.Load(ctx, set)
 	if errors.Is(err, ErrConflict) {
-		if empty, emptyErr := s.Empty(); emptyErr == nil && !empty {
+		if empty, emptyErr := s.Empty(ctx); emptyErr == nil && !empty {
 			return nil
 		}
 	}
@@ -81,26 +83,26 @@ func byClient(records []redisRecord) ([]string, map[string][]redisRecord) {
 // with the Load between that check and the writes can make a later client
 // conflict after earlier ones were loaded (ErrConflict, naming the key):
 // clients live in different slots, which no one script spans.
-func (s *RedisStore) Load(set *fixtures.Set) error {
-	if err := s.load(set); err != nil {
+func (s *RedisStore) Load(ctx context.Context, set *fixtures.Set) error {
+	if err := s.load(ctx, set); err != nil {
 		return fmt.Errorf("load fixtures: %w", err)
 	}
 	return nil
 }
 
-func (s *RedisStore) load(set *fixtures.Set) error {
+func (s *RedisStore) load(ctx context.Context, set *fixtures.Set) error {
 	records, err := redisSet(set)
 	if err != nil {
 		return err
 	}
 	clients, groups := byClient(records)
 	for _, c := range clients {
-		if err := s.write(c, "", false, checkTaken, Quota{}, groups[c]); err != nil {
+		if err := s.write(ctx, c, "", false, checkTaken, Quota{}, groups[c]); err != nil {
 			return err
 		}
 	}
 	for _, c := range clients {
-		if err := s.write(c, "", false, refuseTaken, Quota{}, groups[c]); err != nil {
+		if err := s.write(ctx, c, "", false, refuseTaken, Quota{}, groups[c]); err != nil {
 			return err
 		}
 	}
@@ -109,13 +111,13 @@ func (s *RedisStore) load(set *fixtures.Set) error {
 
 // ResetClient replaces the client's records with its records in set, in
 // one script.
-func (s *RedisStore) ResetClient(clientID string, set *fixtures.Set) error {
+func (s *RedisStore) ResetClient(ctx context.Context, clientID string, set *fixtures.Set) error {
 	records, err := redisSet(set.OfClient(clientID))
 	if err == nil && clientID == "" {
 		err = fmt.Errorf("%w: empty client id", ErrInvalid)
 	}
 	if err == nil {
-		err = s.write(clientID, "", true, overwriteTaken, Quota{}, records)
+		err = s.write(ctx, clientID, "", true, overwriteTaken, Quota{}, records)
 	}
 	if err != nil {
 		return fmt.Errorf("reset client %q: %w", clientID, err)
@@ -129,32 +131,37 @@ func (s *RedisStore) ResetClient(clientID string, set *fixtures.Set) error {
 // old records in place, and one that dies during its flip is completed by
 // the next OpenRedis or Reset. The old generation is deleted after; should
 // that be cut short, the next OpenRedis deletes the rest.
-func (s *RedisStore) Reset(set *fixtures.Set) error {
-	if err := s.reset(set); err != nil {
+func (s *RedisStore) Reset(ctx context.Context, set *fixtures.Set) error {
+	if err := s.reset(ctx, set); err != nil {
 		return fmt.Errorf("reset store: %w", err)
 	}
 	return nil
 }
 
-func (s *RedisStore) reset(set *fixtures.Set) error {
+func (s *RedisStore) reset(ctx context.Context, set *fixtures.Set) error {
 	records, err := redisSet(set)
 	if err != nil {
 		return err
 	}
-	res, err := s.run(beginGenerationScript)
+	res, err := s.run(ctx, beginGenerationScript)
 	if err != nil {
 		return err
 	}
 	gen := fmt.Sprint(res)
-	if err := s.build(gen, records); err != nil {
-		return errors.Join(err, s.dropGeneration(gen))
+	// Once the generation exists, cleaning it up after a failed build and
+	// completing its flip do not stop with the caller's context: a flip
+	// left half done puts clients on different generations until the next
+	// Reset or open rolls it forward. Each call keeps the store's timeout.
+	finish := context.WithoutCancel(ctx)
+	if err := s.build(ctx, gen, records); err != nil {
+		return errors.Join(err, s.dropGeneration(finish, gen))
 	}
-	return s.flip(gen)
+	return s.flip(finish, gen)
 }
 
 // build writes records under generation gen, being built: its clients set
 // first, then each client's records.
-func (s *RedisStore) build(gen string, records []redisRecord) error {
+func (s *RedisStore) build(ctx context.Context, gen string, records []redisRecord) error {
 	clients, groups := byClient(records)
 	if len(clients) == 0 {
 		return nil
@@ -163,11 +170,11 @@ func (s *RedisStore) build(gen string, records []redisRecord) error {
 	for _, c := range clients {
 		args = append(args, c)
 	}
-	if _, err := s.run(newClientsScript, args...); err != nil {
+	if _, err := s.run(ctx, newClientsScript, args...); err != nil {
 		return err
 	}
 	for _, c := range clients {
-		if err := s.write(c, gen, false, overwriteTaken, Quota{}, groups[c]); err != nil {
+		if err := s.write(ctx, c, gen, false, overwriteTaken, Quota{}, groups[c]); err != nil {
 			return err
 		}
 	}
@@ -176,8 +183,8 @@ func (s *RedisStore) build(gen string, records []redisRecord) error {
 
 // listedClients returns the clients set of the current generation: every
 // client owning a record, and maybe some owning none.
-func (s *RedisStore) listedClients() ([]string, error) {
-	res, err := s.run(clientsScript)
+func (s *RedisStore) listedClients(ctx context.Context) ([]string, error) {
+	res, err := s.run(ctx, clientsScript)
 	if err != nil {
 		return nil, err
 	}
@@ -187,11 +194,11 @@ func (s *RedisStore) listedClients() ([]string, error) {
 // eachClient runs script on the slot of each client, with args after the
 // client's prefix, in one pipeline (one round trip per node), and returns
 // the replies in order.
-func (s *RedisStore) eachClient(clients []string, script *redis.Script, args ...any) ([]any, error) {
+func (s *RedisStore) eachClient(ctx context.Context, clients []string, script *redis.Script, args ...any) ([]any, error) {
 	if len(clients) == 0 {
 		return nil, nil
 	}
-	ctx, cancel := s.ctx()
+	ctx, cancel := s.opContext(ctx)
 	defer cancel()
 	pipe := s.client.Pipeline()
 	cmds := make([]*redis.Cmd, len(clients))
@@ -211,20 +218,20 @@ func (s *RedisStore) eachClient(clients []string, script *redis.Script, args ...
 
 // Clients returns the sorted ids of the clients owning a record: those of
 // the clients set that own one now.
-func (s *RedisStore) Clients() ([]string, error) {
-	clients, err := s.clients()
+func (s *RedisStore) Clients(ctx context.Context) ([]string, error) {
+	clients, err := s.clients(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list clients: %w", err)
 	}
 	return clients, nil
 }
 
-func (s *RedisStore) clients() ([]string, error) {
-	listed, err := s.listedClients()
+func (s *RedisStore) clients(ctx context.Context) ([]string, error) {
+	listed, err := s.listedClients(ctx)
 	if err != nil {
 		return nil, err
 	}
-	counts, err := s.eachClient(listed, ownsScript)
+	counts, err := s.eachClient(ctx, listed, ownsScript)
 	if err != nil {
 		return nil, err
 	}
@@ -241,8 +248,8 @@ func (s *RedisStore) clients() ([]string, error) {
 }
 
 // Empty reports whether no client owns a record.
-func (s *RedisStore) Empty() (bool, error) {
-	clients, err := s.Clients()
+func (s *RedisStore) Empty(ctx context.Context) (bool, error) {
+	clients, err := s.Clients(ctx)
 	if err != nil {
 		return false, fmt.Errorf("count records: %w", err)
 	}
@@ -250,7 +257,7 @@ func (s *RedisStore) Empty() (bool, error) {
 		return false, nil
 	}
 	// A store holding runtime clients is not seeded again either.
-	runtime, err := s.RuntimeClients()
+	runtime, err := s.RuntimeClients(ctx)
 	if err != nil {
 		return false, fmt.Errorf("count runtime clients: %w", err)
 	}
@@ -258,20 +265,20 @@ func (s *RedisStore) Empty() (bool, error) {
 }
 
 // PutClient stores or replaces a runtime client.
-func (s *RedisStore) PutClient(c fixtures.Client) error {
+func (s *RedisStore) PutClient(ctx context.Context, c referrals.Client) error {
 	data, err := encodeClient(c)
 	if err != nil {
 		return err
 	}
-	if _, err := s.run(runtimeClientScript, "put", escape(c.ClientID), string(data)); err != nil {
+	if _, err := s.run(ctx, runtimeClientScript, "put", escape(c.ClientID), string(data)); err != nil {
 		return fmt.Errorf("store client %q: %w", c.ClientID, err)
 	}
 	return nil
 }
 
 // DeleteClient removes a runtime client; a missing one is not an error.
-func (s *RedisStore) DeleteClient(clientID string) error {
-	if _, err := s.run(runtimeClientScript, "del", escape(clientID)); err != nil {
+func (s *RedisStore) DeleteClient(ctx context.Context, clientID string) error {
+	if _, err := s.run(ctx, runtimeClientScript, "del", escape(clientID)); err != nil {
 		return fmt.Errorf("delete client %q: %w", clientID, err)
 	}
 	return nil
@@ -279,8 +286,8 @@ func (s *RedisStore) DeleteClient(clientID string) error {
 
 // RuntimeClients returns every stored runtime client, by escaped id as the
 // buntdb store orders them.
-func (s *RedisStore) RuntimeClients() ([]fixtures.Client, error) {
-	res, err := s.run(runtimeClientScript, "all")
+func (s *RedisStore) RuntimeClients(ctx context.Context) ([]referrals.Client, error) {
+	res, err := s.run(ctx, runtimeClientScript, "all")
 	var flat []string
 	if err == nil {
 		flat, err = replyStrings(res)
@@ -294,9 +301,9 @@ func (s *RedisStore) RuntimeClients() ([]fixtures.Client, error) {
 		fields = append(fields, field{flat[i], flat[i+1]})
 	}
 	sort.Slice(fields, func(i, j int) bool { return fields[i].key < fields[j].key })
-	var out []fixtures.Client
+	var out []referrals.Client
 	for _, f := range fields {
-		var c fixtures.Client
+		var c referrals.Client
 		if err := json.Unmarshal([]byte(f.value), &c); err != nil {
 			return nil, fmt.Errorf("decode client %q: %w", f.key, err)
 		}

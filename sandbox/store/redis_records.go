@@ -1,13 +1,14 @@
 package store
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
 	"strings"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 )
 
 // Record kinds as the Redis scripts name them.
@@ -39,7 +40,7 @@ func member(clientID, line string) string {
 }
 
 // redisReferralRecord checks and encodes a referral.
-func redisReferralRecord(r fixtures.Referral) (redisRecord, error) {
+func redisReferralRecord(r referrals.Referral) (redisRecord, error) {
 	_, line, js, err := referralParts(r)
 	if err != nil {
 		return redisRecord{}, err
@@ -49,7 +50,7 @@ func redisReferralRecord(r fixtures.Referral) (redisRecord, error) {
 
 // redisQualifiedRecord checks and encodes a qualified referral and its
 // trail, with canonical times as the buntdb store keeps them.
-func redisQualifiedRecord(q fixtures.QualifiedReferral) (redisRecord, error) {
+func redisQualifiedRecord(q referrals.QualifiedReferral) (redisRecord, error) {
 	_, value, err := encodeQualified(q)
 	if err != nil {
 		return redisRecord{}, err
@@ -66,7 +67,7 @@ func redisQualifiedRecord(q fixtures.QualifiedReferral) (redisRecord, error) {
 	return redisRecord{kind: redisQualified, clientID: q.ClientID, id: q.ExternalSourceID, member: member(q.ClientID, line), json: js, audit: audit}, nil
 }
 
-func encodeAudit(entries []fixtures.AuditEntry) ([]string, error) {
+func encodeAudit(entries []referrals.AuditEntry) ([]string, error) {
 	out := make([]string, len(entries))
 	for i, e := range entries {
 		b, err := json.Marshal(e)
@@ -104,7 +105,7 @@ const maxRegisterAttempts = 100
 //
 // limit is the quota the write must stay within: the store's for a
 // create, none for loading fixtures.
-func (s *RedisStore) write(clientID, gen string, clear bool, taken takenKeys, limit Quota, records []redisRecord) error {
+func (s *RedisStore) write(ctx context.Context, clientID, gen string, clear bool, taken takenKeys, limit Quota, records []redisRecord) error {
 	registered := ""
 	for range maxRegisterAttempts {
 		args := append([]any{gen, "0", string(taken), registered}, quotaArgs(limit)...)
@@ -114,7 +115,7 @@ func (s *RedisStore) write(clientID, gen string, clear bool, taken takenKeys, li
 		for _, r := range records {
 			args = append(args, r.args()...)
 		}
-		res, err := s.runClient(clientID, writeScript, args...)
+		res, err := s.runClient(ctx, clientID, writeScript, args...)
 		if err != nil {
 			return err
 		}
@@ -124,7 +125,7 @@ func (s *RedisStore) write(clientID, gen string, clear bool, taken takenKeys, li
 		}
 		switch {
 		case reply[0] == "register":
-			res, err := s.run(registerScript, clientID)
+			res, err := s.run(ctx, registerScript, clientID)
 			if err != nil {
 				return fmt.Errorf("list client %q: %w", clientID, err)
 			}
@@ -139,10 +140,10 @@ func (s *RedisStore) write(clientID, gen string, clear bool, taken takenKeys, li
 }
 
 // CreateReferral stores a new trial-based referral.
-func (s *RedisStore) CreateReferral(r fixtures.Referral) error {
+func (s *RedisStore) CreateReferral(ctx context.Context, r referrals.Referral) error {
 	rec, err := redisReferralRecord(r)
 	if err == nil {
-		err = s.write(r.ClientID, "", false, refuseTakenUnlessSame, s.quota, []redisRecord{rec})
+		err = s.write(ctx, r.ClientID, "", false, refuseTakenUnlessSame, s.quota, []redisRecord{rec})
 	}
 	if err != nil {
 		return fmt.Errorf("create referral %q of client %q: %w", r.OutcomesID, r.ClientID, err)
@@ -151,10 +152,10 @@ func (s *RedisStore) CreateReferral(r fixtures.Referral) error {
 }
 
 // CreateQualified stores a new qualified referral and its trail.
-func (s *RedisStore) CreateQualified(q fixtures.QualifiedReferral) error {
+func (s *RedisStore) CreateQualified(ctx context.Context, q referrals.QualifiedReferral) error {
 	rec, err := redisQualifiedRecord(q)
 	if err == nil {
-		err = s.write(q.ClientID, "", false, refuseTakenUnlessSame, s.quota, []redisRecord{rec})
+		err = s.write(ctx, q.ClientID, "", false, refuseTakenUnlessSame, s.quota, []redisRecord{rec})
 	}
 	if err != nil {
 		return fmt.Errorf("create qualified referral %q of client %q: %w", q.ExternalSourceID, q.ClientID, err)
@@ -171,12 +172,12 @@ type readReply struct {
 
 // read runs getScript, appending view (JSON, "" for none) to a qualified
 // referral's trail.
-func (s *RedisStore) read(kind, clientID, id, view string) (readReply, error) {
+func (s *RedisStore) read(ctx context.Context, kind, clientID, id, view string) (readReply, error) {
 	run := s.runClient // a view appended to the trail is a write
 	if view == "" {
 		run = s.runClientRead
 	}
-	res, err := run(clientID, getScript, append([]any{kind, escape(id), view, TrailInRecord}, quotaArgs(s.quota)...)...)
+	res, err := run(ctx, clientID, getScript, append([]any{kind, escape(id), view, TrailInRecord}, quotaArgs(s.quota)...)...)
 	if err != nil {
 		return readReply{}, err
 	}
@@ -195,54 +196,54 @@ func (s *RedisStore) read(kind, clientID, id, view string) (readReply, error) {
 }
 
 // GetReferral returns the client's referral with that outcomesId.
-func (s *RedisStore) GetReferral(clientID, outcomesID string) (fixtures.Referral, error) {
-	rep, err := s.read(redisReferral, clientID, outcomesID, "")
-	var rec fixtures.Referral
+func (s *RedisStore) GetReferral(ctx context.Context, clientID, outcomesID string) (referrals.Referral, error) {
+	rep, err := s.read(ctx, redisReferral, clientID, outcomesID, "")
+	var rec referrals.Referral
 	if err == nil {
-		rec, err = decodeJSON[fixtures.Referral](outcomesID, rep.json)
+		rec, err = decodeJSON[referrals.Referral](outcomesID, rep.json)
 	}
 	if err != nil {
-		return fixtures.Referral{}, fmt.Errorf("get referral %q of client %q: %w", outcomesID, clientID, err)
+		return referrals.Referral{}, fmt.Errorf("get referral %q of client %q: %w", outcomesID, clientID, err)
 	}
 	return rec, nil
 }
 
 // GetQualified returns the client's qualified referral, appending view to
 // its trail in the same script when view is not nil.
-func (s *RedisStore) GetQualified(clientID, externalSourceID string, view *fixtures.AuditEntry) (fixtures.QualifiedReferral, error) {
-	rec, _, err := s.getQualified(clientID, externalSourceID, view)
+func (s *RedisStore) GetQualified(ctx context.Context, clientID, externalSourceID string, view *referrals.AuditEntry) (referrals.QualifiedReferral, error) {
+	rec, _, err := s.getQualified(ctx, clientID, externalSourceID, view)
 	if err != nil {
-		return fixtures.QualifiedReferral{}, fmt.Errorf("get qualified referral %q of client %q: %w", externalSourceID, clientID, err)
+		return referrals.QualifiedReferral{}, fmt.Errorf("get qualified referral %q of client %q: %w", externalSourceID, clientID, err)
 	}
 	return rec, nil
 }
 
 // getQualified reads the record with its trail, and returns the raw reply
 // for UpdateQualified's compare-and-set.
-func (s *RedisStore) getQualified(clientID, id string, view *fixtures.AuditEntry) (fixtures.QualifiedReferral, readReply, error) {
+func (s *RedisStore) getQualified(ctx context.Context, clientID, id string, view *referrals.AuditEntry) (referrals.QualifiedReferral, readReply, error) {
 	v := ""
 	if view != nil {
 		b, err := json.Marshal(view)
 		if err != nil {
-			return fixtures.QualifiedReferral{}, readReply{}, fmt.Errorf("encode audit entry: %w", err)
+			return referrals.QualifiedReferral{}, readReply{}, fmt.Errorf("encode audit entry: %w", err)
 		}
 		v = string(b)
 	}
-	rep, err := s.read(redisQualified, clientID, id, v)
+	rep, err := s.read(ctx, redisQualified, clientID, id, v)
 	if err != nil {
-		return fixtures.QualifiedReferral{}, readReply{}, err
+		return referrals.QualifiedReferral{}, readReply{}, err
 	}
 	rec, err := decodeQualified(id, rep.json, rep.total, rep.trail)
 	return rec, rep, err
 }
 
 // decodeQualified builds a qualified referral from its JSON and trail.
-func decodeQualified(id, js string, total int, trail []string) (fixtures.QualifiedReferral, error) {
-	rec, err := decodeJSON[fixtures.QualifiedReferral](id, js)
+func decodeQualified(id, js string, total int, trail []string) (referrals.QualifiedReferral, error) {
+	rec, err := decodeJSON[referrals.QualifiedReferral](id, js)
 	if err != nil {
 		return rec, err
 	}
-	rec.AuditTrail = make([]fixtures.AuditEntry, len(trail))
+	rec.AuditTrail = make([]referrals.AuditEntry, len(trail))
 	for i, e := range trail {
 		if err := json.Unmarshal([]byte(e), &rec.AuditTrail[i]); err != nil {
 			return rec, fmt.Errorf("decode audit entry of %q: %w", id, err)
@@ -257,32 +258,32 @@ func decodeQualified(id, js string, total int, trail []string) (fixtures.Qualifi
 // client's records sit in its own slot, so it asks every client that may
 // own a record (one pipelined round trip per node), not one index: an
 // admin lookup, which a create racing with it may or may not see.
-func (s *RedisStore) FindReferral(outcomesID string) (fixtures.Referral, error) {
-	rec, err := s.findReferral(outcomesID)
+func (s *RedisStore) FindReferral(ctx context.Context, outcomesID string) (referrals.Referral, error) {
+	rec, err := s.findReferral(ctx, outcomesID)
 	if err != nil {
-		return fixtures.Referral{}, fmt.Errorf("find referral %q: %w", outcomesID, err)
+		return referrals.Referral{}, fmt.Errorf("find referral %q: %w", outcomesID, err)
 	}
 	return rec, nil
 }
 
-func (s *RedisStore) findReferral(outcomesID string) (fixtures.Referral, error) {
-	clients, err := s.listedClients()
+func (s *RedisStore) findReferral(ctx context.Context, outcomesID string) (referrals.Referral, error) {
+	clients, err := s.listedClients(ctx)
 	if err != nil {
-		return fixtures.Referral{}, err
+		return referrals.Referral{}, err
 	}
 	sort.Slice(clients, func(i, j int) bool { return escape(clients[i]) < escape(clients[j]) })
-	found, err := s.eachClient(clients, findScript, escape(outcomesID))
+	found, err := s.eachClient(ctx, clients, findScript, escape(outcomesID))
 	if err != nil {
-		return fixtures.Referral{}, err
+		return referrals.Referral{}, err
 	}
 	for i, v := range found {
 		if js, ok := v.(string); ok && js != "" {
-			return decodeJSON[fixtures.Referral](outcomesID, js)
+			return decodeJSON[referrals.Referral](outcomesID, js)
 		} else if !ok {
-			return fixtures.Referral{}, fmt.Errorf("redis: unexpected reply %T for client %q", v, clients[i])
+			return referrals.Referral{}, fmt.Errorf("redis: unexpected reply %T for client %q", v, clients[i])
 		}
 	}
-	return fixtures.Referral{}, ErrNotFound
+	return referrals.Referral{}, ErrNotFound
 }
 
 // decodeJSON parses a record Redis holds: JSON alone, without the sort

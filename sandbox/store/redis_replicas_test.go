@@ -1,13 +1,14 @@
 package store_test
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
@@ -20,10 +21,10 @@ func TestRedisReplicasUpdateConcurrently(t *testing.T) {
 	second := redis.NewClient(&redis.Options{Addr: first.Options().Addr, ContextTimeoutEnabled: true, ReadTimeout: -1, WriteTimeout: -1})
 	t.Cleanup(func() { _ = second.Close() })
 	replicas := []*store.RedisStore{mustOpenRedis(t, first), mustOpenRedis(t, second)}
-	if err := replicas[0].CreateQualified(qualified("alice", "Q-1", "2025-10-13T09:00:01Z")); err != nil {
+	if err := replicas[0].CreateQualified(context.Background(), qualified("alice", "Q-1", "2025-10-13T09:00:01Z")); err != nil {
 		t.Fatal(err)
 	}
-	if err := replicas[0].CreateReferral(referral("alice", "R-1", "2025-10-13T09:00:01Z")); err != nil {
+	if err := replicas[0].CreateReferral(context.Background(), referral("alice", "R-1", "2025-10-13T09:00:01Z")); err != nil {
 		t.Fatal(err)
 	}
 	const perReplica = 15
@@ -33,8 +34,8 @@ func TestRedisReplicasUpdateConcurrently(t *testing.T) {
 			wg.Add(3)
 			go func() {
 				defer wg.Done()
-				_, err := s.UpdateQualified("alice", "Q-1", func(q *fixtures.QualifiedReferral) error {
-					q.AuditTrail = append(q.AuditTrail, fixtures.AuditEntry{At: "2025-10-13T10:00:00.000000Z", Action: fixtures.AuditStatusChanged, Actor: fmt.Sprintf("r%d-%d", r, i)})
+				_, err := s.UpdateQualified(context.Background(), "alice", "Q-1", func(q *referrals.QualifiedReferral) error {
+					q.AuditTrail = append(q.AuditTrail, referrals.AuditEntry{At: "2025-10-13T10:00:00.000000Z", Action: referrals.AuditStatusChanged, Actor: fmt.Sprintf("r%d-%d", r, i)})
 					return nil
 				})
 				if err != nil {
@@ -43,14 +44,14 @@ func TestRedisReplicasUpdateConcurrently(t *testing.T) {
 			}()
 			go func() {
 				defer wg.Done()
-				view := fixtures.AuditEntry{At: "2025-10-13T10:00:00.000000Z", Action: fixtures.AuditViewed, Actor: "alice"}
-				if _, err := s.GetQualified("alice", "Q-1", &view); err != nil {
+				view := referrals.AuditEntry{At: "2025-10-13T10:00:00.000000Z", Action: referrals.AuditViewed, Actor: "alice"}
+				if _, err := s.GetQualified(context.Background(), "alice", "Q-1", &view); err != nil {
 					t.Error(err)
 				}
 			}()
 			go func() {
 				defer wg.Done()
-				_, err := s.UpdateReferral("alice", "R-1", func(ref *fixtures.Referral) error {
+				_, err := s.UpdateReferral(context.Background(), "alice", "R-1", func(ref *referrals.Referral) error {
 					ref.Notes += "x"
 					return nil
 				})
@@ -61,7 +62,7 @@ func TestRedisReplicasUpdateConcurrently(t *testing.T) {
 		}
 	}
 	wg.Wait()
-	trail, next, err := replicas[1].QualifiedAuditTrail("alice", "Q-1", store.Page{Limit: store.MaxLimit})
+	trail, next, err := replicas[1].QualifiedAuditTrail(context.Background(), "alice", "Q-1", store.Page{Limit: store.MaxLimit})
 	if err != nil || next != "" {
 		t.Fatalf("trail: %v, next %q", err, next)
 	}
@@ -75,12 +76,12 @@ func TestRedisReplicasUpdateConcurrently(t *testing.T) {
 	}
 	for r := range replicas {
 		for i := range perReplica {
-			if n := seen[fmt.Sprintf("%s r%d-%d", fixtures.AuditStatusChanged, r, i)]; n != 1 {
+			if n := seen[fmt.Sprintf("%s r%d-%d", referrals.AuditStatusChanged, r, i)]; n != 1 {
 				t.Errorf("update r%d-%d is in the trail %d times, want once", r, i, n)
 			}
 		}
 	}
-	ref, err := replicas[0].GetReferral("alice", "R-1")
+	ref, err := replicas[0].GetReferral(context.Background(), "alice", "R-1")
 	if err != nil || len(ref.Notes) != 2*perReplica {
 		t.Errorf("referral notes %q (%v): want %d updates kept", ref.Notes, err, 2*perReplica)
 	}

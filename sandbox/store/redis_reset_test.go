@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
@@ -33,15 +34,15 @@ func TestRedisResetDropsOldGeneration(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	must(s.CreateReferral(referral("alice", "OLD-1", "2025-10-13T09:00:01Z")))
-	must(s.CreateQualified(qualified("alice", "OLD-Q", "2025-10-13T09:00:01Z")))
-	must(s.PutClient(fixtures.Client{ClientID: "runtime-1"}))
-	must(s.Reset(&fixtures.Set{Referrals: []fixtures.Referral{referral("bob", "NEW-1", "2025-10-13T09:00:02Z")}}))
+	must(s.CreateReferral(context.Background(), referral("alice", "OLD-1", "2025-10-13T09:00:01Z")))
+	must(s.CreateQualified(context.Background(), qualified("alice", "OLD-Q", "2025-10-13T09:00:01Z")))
+	must(s.PutClient(context.Background(), referrals.Client{ClientID: "runtime-1"}))
+	must(s.Reset(context.Background(), &fixtures.Set{Referrals: []referrals.Referral{referral("bob", "NEW-1", "2025-10-13T09:00:02Z")}}))
 
-	if _, err := s.GetReferral("bob", "NEW-1"); err != nil {
+	if _, err := s.GetReferral(context.Background(), "bob", "NEW-1"); err != nil {
 		t.Errorf("the set's referral after Reset: %v", err)
 	}
-	if clients, err := s.RuntimeClients(); err != nil || len(clients) != 0 {
+	if clients, err := s.RuntimeClients(context.Background()); err != nil || len(clients) != 0 {
 		t.Errorf("runtime clients after Reset: %v %v, want none", clients, err)
 	}
 	for _, k := range keysMatching(t, c, "t:*") {
@@ -64,7 +65,7 @@ func TestRedisOpenDeletesLeftovers(t *testing.T) {
 	c := redisClient(t)
 	ctx := context.Background()
 	s := mustOpenRedis(t, c, store.WithRedisPrefix("t:"))
-	if err := s.CreateReferral(referral("alice", "KEPT", "2025-10-13T09:00:01Z")); err != nil {
+	if err := s.CreateReferral(ctx, referral("alice", "KEPT", "2025-10-13T09:00:01Z")); err != nil {
 		t.Fatal(err)
 	}
 	now := time.Now().Unix()
@@ -76,7 +77,7 @@ func TestRedisOpenDeletesLeftovers(t *testing.T) {
 	}
 	c.ZAdd(ctx, "t:{g}building", redis.Z{Score: float64(now - 3600), Member: "7"}, redis.Z{Score: float64(now), Member: "9"})
 
-	if _, err := s.GetReferral("alice", "DEAD"); err == nil {
+	if _, err := s.GetReferral(ctx, "alice", "DEAD"); err == nil {
 		t.Error("a generation that was never made current is visible")
 	}
 	mustOpenRedis(t, c, store.WithRedisPrefix("t:"))
@@ -88,7 +89,7 @@ func TestRedisOpenDeletesLeftovers(t *testing.T) {
 	if c.Exists(ctx, "t:{c:alice}g9:r:BUILDING").Val() != 1 {
 		t.Error("open deleted a generation another replica is building")
 	}
-	if got, err := s.GetReferral("alice", "KEPT"); err != nil || got.OutcomesID != "KEPT" {
+	if got, err := s.GetReferral(ctx, "alice", "KEPT"); err != nil || got.OutcomesID != "KEPT" {
 		t.Errorf("current record after open: %+v %v", got, err)
 	}
 }

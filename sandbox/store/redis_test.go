@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync/atomic"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redistest"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store/storetest"
 )
@@ -59,17 +61,17 @@ func TestRedisDownIsUnavailable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Reset(set); err != nil {
+	if err := s.Reset(context.Background(), set); err != nil {
 		t.Fatal(err)
 	}
 	srv.Stop(t)
 	client := set.Clients[0].ClientID
 	for name, call := range map[string]func() error{
-		"Reset":       func() error { return s.Reset(set) },
-		"ResetClient": func() error { return s.ResetClient(client, set) },
-		"GetReferral": func() error { _, err := s.GetReferral(client, "x"); return err },
+		"Reset":       func() error { return s.Reset(context.Background(), set) },
+		"ResetClient": func() error { return s.ResetClient(context.Background(), client, set) },
+		"GetReferral": func() error { _, err := s.GetReferral(context.Background(), client, "x"); return err },
 		"ListReferrals": func() error {
-			_, _, err := s.ListReferrals(client, store.Page{Limit: 5})
+			_, _, err := s.ListReferrals(context.Background(), client, store.Page{Limit: 5})
 			return err
 		},
 	} {
@@ -90,13 +92,13 @@ func TestRedisWriteRefusedForMemoryIsUnavailable(t *testing.T) {
 		t.Fatal(err)
 	}
 	allowWrites := redistest.RefuseWrites(t, rdb)
-	ref := fixtures.Referral{OutcomesID: "oom-1", TrialID: "TRIAL-CARDIO-001", ClientID: "c", Status: fixtures.StatusReceived, SubmittedAt: "2026-01-01T00:00:00.000000Z"}
-	err = st.CreateReferral(ref)
+	ref := referrals.Referral{OutcomesID: "oom-1", TrialID: "TRIAL-CARDIO-001", ClientID: "c", Status: referrals.StatusReceived, SubmittedAt: "2026-01-01T00:00:00.000000Z"}
+	err = st.CreateReferral(context.Background(), ref)
 	if !errors.Is(err, store.ErrUnavailable) {
 		t.Fatalf("create under maxmemory 1: %v, want ErrUnavailable", err)
 	}
 	allowWrites()
-	if _, err := st.GetReferral("c", "oom-1"); !errors.Is(err, store.ErrNotFound) {
+	if _, err := st.GetReferral(context.Background(), "c", "oom-1"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("the refused referral reads %v, want not found", err)
 	}
 }

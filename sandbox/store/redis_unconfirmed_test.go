@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -8,9 +9,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/rediscall"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redistest"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
@@ -56,11 +57,11 @@ func TestRedisWriteThatTimesOutIsUnconfirmed(t *testing.T) {
 			// A first write of the same client loads the scripts and
 			// registers the client, so the write under test is one
 			// script call.
-			if err := s.CreateReferral(referral("alice", "R-0", "2025-10-13T09:00:00Z")); err != nil {
+			if err := s.CreateReferral(context.Background(), referral("alice", "R-0", "2025-10-13T09:00:00Z")); err != nil {
 				t.Fatal(err)
 			}
 			heal := tc.fault(t, srv)
-			err := s.CreateReferral(referral("alice", "R-1", "2025-10-13T09:00:01Z"))
+			err := s.CreateReferral(context.Background(), referral("alice", "R-1", "2025-10-13T09:00:01Z"))
 			if !errors.Is(err, store.ErrUnavailable) {
 				t.Fatalf("write: %v, want ErrUnavailable", err)
 			}
@@ -68,7 +69,7 @@ func TestRedisWriteThatTimesOutIsUnconfirmed(t *testing.T) {
 				t.Errorf("write: %v: unconfirmed %v, want %v", err, got, tc.unconfirmed)
 			}
 			heal()
-			_, err = s.GetReferral("alice", "R-1")
+			_, err = s.GetReferral(context.Background(), "alice", "R-1")
 			if tc.stored && err != nil {
 				t.Errorf("the unconfirmed write, read back once Redis resumed: %v, want it stored", err)
 			}
@@ -87,7 +88,7 @@ func TestRedisWriteThatTimesOutIsUnconfirmed(t *testing.T) {
 func TestRedisWriteWhoseReplyIsLostIsUnconfirmed(t *testing.T) {
 	proxy, c, s := storeBehindFaultProxy(t)
 	err := loseScriptReply(t, proxy, c, func() error {
-		return s.CreateQualified(qualified("alice", "Q-1", "2025-10-13T09:00:01Z"))
+		return s.CreateQualified(context.Background(), qualified("alice", "Q-1", "2025-10-13T09:00:01Z"))
 	})
 	if !errors.Is(err, store.ErrUnavailable) {
 		t.Fatalf("create whose reply was lost: %v, want ErrUnavailable", err)
@@ -95,7 +96,7 @@ func TestRedisWriteWhoseReplyIsLostIsUnconfirmed(t *testing.T) {
 	if !errors.Is(err, rediscall.ErrUnconfirmed) {
 		t.Errorf("create whose reply was lost: %v, want rediscall.ErrUnconfirmed: it may have been stored", err)
 	}
-	if _, err := s.GetQualified("alice", "Q-1", nil); err != nil {
+	if _, err := s.GetQualified(context.Background(), "alice", "Q-1", nil); err != nil {
 		t.Errorf("the create whose reply was lost, read back once Redis is back: %v, want it stored", err)
 	}
 }
@@ -108,8 +109,8 @@ func TestRedisWriteWhoseReplyIsLostIsUnconfirmed(t *testing.T) {
 func TestRedisUpdateWhoseReadFailsIsNotUnconfirmed(t *testing.T) {
 	proxy, c, s := storeBehindFaultProxy(t)
 	err := loseScriptReply(t, proxy, c, func() error {
-		_, err := s.UpdateQualified("alice", "Q-0", func(q *fixtures.QualifiedReferral) error {
-			q.Status = fixtures.StatusWithdrawn
+		_, err := s.UpdateQualified(context.Background(), "alice", "Q-0", func(q *referrals.QualifiedReferral) error {
+			q.Status = referrals.StatusWithdrawn
 			return nil
 		})
 		return err
@@ -117,8 +118,8 @@ func TestRedisUpdateWhoseReadFailsIsNotUnconfirmed(t *testing.T) {
 	if !errors.Is(err, store.ErrUnavailable) || errors.Is(err, rediscall.ErrUnconfirmed) {
 		t.Errorf("update whose read failed: %v, want ErrUnavailable and not rediscall.ErrUnconfirmed: nothing was written", err)
 	}
-	if got, err := s.GetQualified("alice", "Q-0", nil); err != nil || got.Status != fixtures.StatusReceived {
-		t.Errorf("the record after the failed update: %v, %v; want it unchanged (%s)", got.Status, err, fixtures.StatusReceived)
+	if got, err := s.GetQualified(context.Background(), "alice", "Q-0", nil); err != nil || got.Status != referrals.StatusReceived {
+		t.Errorf("the record after the failed update: %v, %v; want it unchanged (%s)", got.Status, err, referrals.StatusReceived)
 	}
 }
 
@@ -153,7 +154,7 @@ func storeBehindFaultProxy(t *testing.T) (*redistest.FaultProxy, *redis.Client, 
 	proxy := redistest.NewFaultProxy(t, srv)
 	c := proxy.NewClient(t, time.Second)
 	s := mustOpenRedis(t, c)
-	if err := s.CreateQualified(qualified("alice", "Q-0", "2025-10-13T09:00:00Z")); err != nil {
+	if err := s.CreateQualified(context.Background(), qualified("alice", "Q-0", "2025-10-13T09:00:00Z")); err != nil {
 		t.Fatal(err)
 	}
 	return proxy, c, s

@@ -1,11 +1,12 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 )
 
 // maxUpdateAttempts bounds the compare-and-set retries of one update. A
@@ -19,12 +20,12 @@ var errRetry = errors.New("record changed during the update")
 // cas commits an update read at generation gen. audit is nil for a
 // referral; for a qualified referral it is the entries to append after the
 // total read.
-func (s *RedisStore) cas(gen, kind, clientID, id, oldJSON, newJSON, oldMember, newMember string, total int, audit []string) error {
+func (s *RedisStore) cas(ctx context.Context, gen, kind, clientID, id, oldJSON, newJSON, oldMember, newMember string, total int, audit []string) error {
 	args := append([]any{gen, kind, escape(id), oldJSON, newJSON, oldMember, newMember, total}, quotaArgs(s.quota)...)
 	for _, a := range audit {
 		args = append(args, a)
 	}
-	res, err := s.runClient(clientID, casScript, args...)
+	res, err := s.runClient(ctx, clientID, casScript, args...)
 	if err != nil {
 		return err
 	}
@@ -42,14 +43,14 @@ func (s *RedisStore) cas(gen, kind, clientID, id, oldJSON, newJSON, oldMember, n
 // UpdateReferral runs fn on the client's referral and commits the result
 // if nobody changed the record meanwhile, else runs fn again on the new
 // record. fn may thus run more than once; only its last run counts.
-func (s *RedisStore) UpdateReferral(clientID, outcomesID string, fn func(*fixtures.Referral) error) (fixtures.Referral, error) {
-	rec, err := s.updateReferral(clientID, outcomesID, fn)
+func (s *RedisStore) UpdateReferral(ctx context.Context, clientID, outcomesID string, fn func(*referrals.Referral) error) (referrals.Referral, error) {
+	rec, err := s.updateReferral(ctx, clientID, outcomesID, fn)
 	var fnErr fnError
 	switch {
 	case errors.As(err, &fnErr):
-		return fixtures.Referral{}, fnErr.err
+		return referrals.Referral{}, fnErr.err
 	case err != nil:
-		return fixtures.Referral{}, fmt.Errorf("update referral %q of client %q: %w", outcomesID, clientID, err)
+		return referrals.Referral{}, fmt.Errorf("update referral %q of client %q: %w", outcomesID, clientID, err)
 	}
 	return rec, nil
 }
@@ -59,70 +60,70 @@ type fnError struct{ err error }
 
 func (e fnError) Error() string { return e.err.Error() }
 
-func (s *RedisStore) updateReferral(clientID, id string, fn func(*fixtures.Referral) error) (fixtures.Referral, error) {
+func (s *RedisStore) updateReferral(ctx context.Context, clientID, id string, fn func(*referrals.Referral) error) (referrals.Referral, error) {
 	for range maxUpdateAttempts {
-		rep, err := s.read(redisReferral, clientID, id, "")
+		rep, err := s.read(ctx, redisReferral, clientID, id, "")
 		if err != nil {
-			return fixtures.Referral{}, err
+			return referrals.Referral{}, err
 		}
-		rec, err := decodeJSON[fixtures.Referral](id, rep.json)
+		rec, err := decodeJSON[referrals.Referral](id, rep.json)
 		if err != nil {
-			return fixtures.Referral{}, err
+			return referrals.Referral{}, err
 		}
 		oldMember := member(clientID, sortLine(clientID, rec.SubmittedAt, id))
 		if err := fn(&rec); err != nil {
-			return fixtures.Referral{}, fnError{err}
+			return referrals.Referral{}, fnError{err}
 		}
 		if rec.ClientID != clientID || rec.OutcomesID != id {
-			return fixtures.Referral{}, fmt.Errorf("%w: the update changed the record's client or identifier", ErrInvalid)
+			return referrals.Referral{}, fmt.Errorf("%w: the update changed the record's client or identifier", ErrInvalid)
 		}
 		enc, err := redisReferralRecord(rec)
 		if err != nil {
-			return fixtures.Referral{}, err
+			return referrals.Referral{}, err
 		}
-		err = s.cas(rep.gen, redisReferral, clientID, id, rep.json, enc.json, oldMember, enc.member, -1, nil)
+		err = s.cas(ctx, rep.gen, redisReferral, clientID, id, rep.json, enc.json, oldMember, enc.member, -1, nil)
 		if errors.Is(err, errRetry) {
 			continue
 		}
 		if err != nil {
-			return fixtures.Referral{}, err
+			return referrals.Referral{}, err
 		}
-		return decodeJSON[fixtures.Referral](id, enc.json)
+		return decodeJSON[referrals.Referral](id, enc.json)
 	}
-	return fixtures.Referral{}, fmt.Errorf("%w after %d attempts", errRetry, maxUpdateAttempts)
+	return referrals.Referral{}, fmt.Errorf("%w after %d attempts", errRetry, maxUpdateAttempts)
 }
 
 // UpdateQualified is UpdateReferral for qualified referrals: fn sees the
 // record as GetQualified returns it, entries it appends are appended to
 // the stored trail, and changing the entries it was given is ErrInvalid.
-func (s *RedisStore) UpdateQualified(clientID, externalSourceID string, fn func(*fixtures.QualifiedReferral) error) (fixtures.QualifiedReferral, error) {
-	rec, err := s.updateQualified(clientID, externalSourceID, fn)
+func (s *RedisStore) UpdateQualified(ctx context.Context, clientID, externalSourceID string, fn func(*referrals.QualifiedReferral) error) (referrals.QualifiedReferral, error) {
+	rec, err := s.updateQualified(ctx, clientID, externalSourceID, fn)
 	var fnErr fnError
 	switch {
 	case errors.As(err, &fnErr):
-		return fixtures.QualifiedReferral{}, fnErr.err
+		return referrals.QualifiedReferral{}, fnErr.err
 	case err != nil:
-		return fixtures.QualifiedReferral{}, fmt.Errorf("update qualified referral %q of client %q: %w", externalSourceID, clientID, err)
+		return referrals.QualifiedReferral{}, fmt.Errorf("update qualified referral %q of client %q: %w", externalSourceID, clientID, err)
 	}
 	return rec, nil
 }
 
-func (s *RedisStore) updateQualified(clientID, id string, fn func(*fixtures.QualifiedReferral) error) (fixtures.QualifiedReferral, error) {
+func (s *RedisStore) updateQualified(ctx context.Context, clientID, id string, fn func(*referrals.QualifiedReferral) error) (referrals.QualifiedReferral, error) {
 	for range maxUpdateAttempts {
-		rec, rep, err := s.getQualified(clientID, id, nil)
+		rec, rep, err := s.getQualified(ctx, clientID, id, nil)
 		if err != nil {
-			return fixtures.QualifiedReferral{}, err
+			return referrals.QualifiedReferral{}, err
 		}
 		oldMember := member(clientID, sortLine(clientID, rec.SubmittedAt, id))
 		given := slices.Clone(rec.AuditTrail)
 		if err := fn(&rec); err != nil {
-			return fixtures.QualifiedReferral{}, fnError{err}
+			return referrals.QualifiedReferral{}, fnError{err}
 		}
 		if len(rec.AuditTrail) < len(given) || !slices.Equal(rec.AuditTrail[:len(given)], given) {
-			return fixtures.QualifiedReferral{}, fmt.Errorf("%w: the update changed or removed audit entries; the trail is append-only", ErrInvalid)
+			return referrals.QualifiedReferral{}, fmt.Errorf("%w: the update changed or removed audit entries; the trail is append-only", ErrInvalid)
 		}
 		if rec.ClientID != clientID || rec.ExternalSourceID != id {
-			return fixtures.QualifiedReferral{}, fmt.Errorf("%w: the update changed the record's client or identifier", ErrInvalid)
+			return referrals.QualifiedReferral{}, fmt.Errorf("%w: the update changed the record's client or identifier", ErrInvalid)
 		}
 		// given ends in the newest stored entry (the commit checks that
 		// none was added since), so the new entries are put in order here,
@@ -138,35 +139,35 @@ func (s *RedisStore) updateQualified(clientID, id string, fn func(*fixtures.Qual
 		}
 		enc, err := redisQualifiedRecord(withTrail(rec, nil))
 		if err != nil {
-			return fixtures.QualifiedReferral{}, err
+			return referrals.QualifiedReferral{}, err
 		}
 		audit, err := encodeAudit(added)
 		if err != nil {
-			return fixtures.QualifiedReferral{}, err
+			return referrals.QualifiedReferral{}, err
 		}
-		err = s.cas(rep.gen, redisQualified, clientID, id, rep.json, enc.json, oldMember, enc.member, rep.total, audit)
+		err = s.cas(ctx, rep.gen, redisQualified, clientID, id, rep.json, enc.json, oldMember, enc.member, rep.total, audit)
 		if errors.Is(err, errRetry) {
 			continue
 		}
 		if err != nil {
-			return fixtures.QualifiedReferral{}, err
+			return referrals.QualifiedReferral{}, err
 		}
 		// The commit checked that the trail still had rep.total entries, so
 		// the stored trail's newest entries are those read plus the added.
 		trail := append(slices.Clone(given), added...)
-		out, err := decodeJSON[fixtures.QualifiedReferral](id, enc.json)
+		out, err := decodeJSON[referrals.QualifiedReferral](id, enc.json)
 		if err != nil {
-			return fixtures.QualifiedReferral{}, err
+			return referrals.QualifiedReferral{}, err
 		}
 		out.AuditTrail = trail[max(0, len(trail)-TrailInRecord):]
 		out.AuditTrailTotal = rep.total + len(added)
 		return out, nil
 	}
-	return fixtures.QualifiedReferral{}, fmt.Errorf("%w after %d attempts", errRetry, maxUpdateAttempts)
+	return referrals.QualifiedReferral{}, fmt.Errorf("%w after %d attempts", errRetry, maxUpdateAttempts)
 }
 
 // withTrail returns q with its trail replaced.
-func withTrail(q fixtures.QualifiedReferral, trail []fixtures.AuditEntry) fixtures.QualifiedReferral {
+func withTrail(q referrals.QualifiedReferral, trail []referrals.AuditEntry) referrals.QualifiedReferral {
 	q.AuditTrail = trail
 	return q
 }

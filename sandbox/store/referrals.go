@@ -1,14 +1,15 @@
 package store
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 )
 
 // CreateReferral stores a new trial-based referral.
-func (s *BuntStore) CreateReferral(r fixtures.Referral) error {
+func (s *BuntStore) CreateReferral(_ context.Context, r referrals.Referral) error {
 	key, value, err := encodeReferral(r)
 	if err == nil {
 		err = s.updateTx(func(tx *storeTx) error { return insert(tx, key, value) })
@@ -20,24 +21,24 @@ func (s *BuntStore) CreateReferral(r fixtures.Referral) error {
 }
 
 // GetReferral returns the client's referral with that outcomesId.
-func (s *BuntStore) GetReferral(clientID, outcomesID string) (fixtures.Referral, error) {
-	var rec fixtures.Referral
+func (s *BuntStore) GetReferral(_ context.Context, clientID, outcomesID string) (referrals.Referral, error) {
+	var rec referrals.Referral
 	err := s.viewTx(func(tx *storeTx) error {
 		var err error
-		rec, _, err = lookup[fixtures.Referral](tx, recordKey(referralPrefix, clientID, outcomesID))
+		rec, _, err = lookup[referrals.Referral](tx, recordKey(referralPrefix, clientID, outcomesID))
 		return err
 	})
 	if err != nil {
-		return fixtures.Referral{}, fmt.Errorf("get referral %q of client %q: %w", outcomesID, clientID, err)
+		return referrals.Referral{}, fmt.Errorf("get referral %q of client %q: %w", outcomesID, clientID, err)
 	}
 	return rec, nil
 }
 
 // ListReferrals returns one page of the client's referrals, newest first.
-func (s *BuntStore) ListReferrals(clientID string, page Page) ([]fixtures.Referral, string, error) {
-	out := []fixtures.Referral{} // not nil: an empty page
+func (s *BuntStore) ListReferrals(_ context.Context, clientID string, page Page) ([]referrals.Referral, string, error) {
+	out := []referrals.Referral{} // not nil: an empty page
 	next, err := s.listRecords("referrals", referralListing(), clientID, page, func(it item) error {
-		rec, err := decode[fixtures.Referral](it.key, it.value)
+		rec, err := decode[referrals.Referral](it.key, it.value)
 		if err == nil {
 			out = append(out, rec)
 		}
@@ -52,7 +53,7 @@ func (s *BuntStore) ListReferrals(clientID string, page Page) ([]fixtures.Referr
 // FindReferral returns the referral with that outcomesId, whoever owns it:
 // the first key under the id's prefix, which belongs to the smallest escaped
 // client id.
-func (s *BuntStore) FindReferral(outcomesID string) (fixtures.Referral, error) {
+func (s *BuntStore) FindReferral(_ context.Context, outcomesID string) (referrals.Referral, error) {
 	prefix := idKeyPrefix(referralPrefix, outcomesID)
 	var key, value string
 	err := s.viewTx(func(tx *storeTx) error {
@@ -67,26 +68,26 @@ func (s *BuntStore) FindReferral(outcomesID string) (fixtures.Referral, error) {
 		err = ErrNotFound
 	}
 	if err != nil {
-		return fixtures.Referral{}, fmt.Errorf("find referral %q: %w", outcomesID, err)
+		return referrals.Referral{}, fmt.Errorf("find referral %q: %w", outcomesID, err)
 	}
-	return decode[fixtures.Referral](key, value)
+	return decode[referrals.Referral](key, value)
 }
 
 // UpdateReferral changes the client's referral with fn, atomically.
-func (s *BuntStore) UpdateReferral(clientID, outcomesID string, fn func(*fixtures.Referral) error) (fixtures.Referral, error) {
-	var rec fixtures.Referral
+func (s *BuntStore) UpdateReferral(_ context.Context, clientID, outcomesID string, fn func(*referrals.Referral) error) (referrals.Referral, error) {
+	var rec referrals.Referral
 	var fnErr error
 	err := s.updateTx(func(tx *storeTx) error {
 		var err error
 		rec, err = update(tx, recordKey(referralPrefix, clientID, outcomesID), encodeReferral,
-			func(r *fixtures.Referral) error { fnErr = fn(r); return fnErr })
+			func(r *referrals.Referral) error { fnErr = fn(r); return fnErr })
 		return err
 	})
 	switch {
 	case fnErr != nil:
-		return fixtures.Referral{}, fnErr
+		return referrals.Referral{}, fnErr
 	case err != nil:
-		return fixtures.Referral{}, fmt.Errorf("update referral %q of client %q: %w", outcomesID, clientID, err)
+		return referrals.Referral{}, fmt.Errorf("update referral %q of client %q: %w", outcomesID, clientID, err)
 	}
 	return rec, nil
 }

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -10,10 +11,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tidwall/buntdb"
+
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store/storetest"
-	"github.com/tidwall/buntdb"
 )
 
 func TestConformanceMemory(t *testing.T) {
@@ -36,14 +39,14 @@ func TestConformanceFile(t *testing.T) {
 	})
 }
 
-func referral(client, id, at string) fixtures.Referral {
-	return fixtures.Referral{TrialID: "TRIAL-001", OutcomesID: id, ClientID: client,
-		Status: fixtures.StatusReceived, SubmittedAt: at}
+func referral(client, id, at string) referrals.Referral {
+	return referrals.Referral{TrialID: "TRIAL-001", OutcomesID: id, ClientID: client,
+		Status: referrals.StatusReceived, SubmittedAt: at}
 }
 
-func qualified(client, id, at string) fixtures.QualifiedReferral {
-	return fixtures.QualifiedReferral{ExternalSourceID: id, ClientID: client, Status: fixtures.StatusReceived,
-		SubmittedAt: at, AuditTrail: []fixtures.AuditEntry{{At: at, Action: fixtures.AuditSubmitted, Actor: client}}}
+func qualified(client, id, at string) referrals.QualifiedReferral {
+	return referrals.QualifiedReferral{ExternalSourceID: id, ClientID: client, Status: referrals.StatusReceived,
+		SubmittedAt: at, AuditTrail: []referrals.AuditEntry{{At: at, Action: referrals.AuditSubmitted, Actor: client}}}
 }
 
 func mustOpen(t *testing.T, path string, opts ...store.Option) *store.BuntStore {
@@ -61,23 +64,23 @@ func mustOpen(t *testing.T, path string, opts ...store.Option) *store.BuntStore 
 func TestFileReopen(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "data.db")
 	s := mustOpen(t, path)
-	for _, r := range []fixtures.Referral{
+	for _, r := range []referrals.Referral{
 		referral("alice", "R-1", "2025-10-13T09:00:01.000000Z"),
 		referral("alice", "R-2", "2025-10-13T09:00:03.000000Z"),
 		referral("alice:x", "R-1", "2025-10-13T09:00:02.000000Z"),
 	} {
-		if err := s.CreateReferral(r); err != nil {
+		if err := s.CreateReferral(context.Background(), r); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := s.CreateQualified(qualified("bob", "Q:1", "2025-10-13T09:00:04.000000Z")); err != nil {
+	if err := s.CreateQualified(context.Background(), qualified("bob", "Q:1", "2025-10-13T09:00:04.000000Z")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.UpdateReferral("alice", "R-1", func(r *fixtures.Referral) error { r.Status = fixtures.StatusEnrolled; return nil }); err != nil {
+	if _, err := s.UpdateReferral(context.Background(), "alice", "R-1", func(r *referrals.Referral) error { r.Status = referrals.StatusEnrolled; return nil }); err != nil {
 		t.Fatal(err)
 	}
-	viewed := fixtures.AuditEntry{At: "2025-10-13T10:00:00.000000Z", Action: fixtures.AuditViewed, Actor: "bob", RequestID: "req-1"}
-	if _, err := s.GetQualified("bob", "Q:1", &viewed); err != nil {
+	viewed := referrals.AuditEntry{At: "2025-10-13T10:00:00.000000Z", Action: referrals.AuditViewed, Actor: "bob", RequestID: "req-1"}
+	if _, err := s.GetQualified(context.Background(), "bob", "Q:1", &viewed); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
@@ -90,24 +93,24 @@ func TestFileReopen(t *testing.T) {
 			t.Error(err)
 		}
 	}()
-	list, next, err := s.ListReferrals("alice", store.Page{})
+	list, next, err := s.ListReferrals(context.Background(), "alice", store.Page{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(list) != 2 || next != "" || list[0].OutcomesID != "R-2" || list[1].OutcomesID != "R-1" {
 		t.Fatalf("after reopening, alice lists %+v (cursor %q)", list, next)
 	}
-	if list[1].Status != fixtures.StatusEnrolled {
+	if list[1].Status != referrals.StatusEnrolled {
 		t.Errorf("update lost: status %q", list[1].Status)
 	}
-	q, err := s.GetQualified("bob", "Q:1", nil)
+	q, err := s.GetQualified(context.Background(), "bob", "Q:1", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(q.AuditTrail) != 2 || q.AuditTrail[1] != viewed {
 		t.Errorf("audit view lost: %+v", q.AuditTrail)
 	}
-	clients, err := s.Clients()
+	clients, err := s.Clients(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +127,7 @@ func TestFileTornTail(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "data.db")
 	var logs bytes.Buffer
 	s := mustOpen(t, path, store.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
-	if err := s.CreateReferral(referral("alice", "R-1", "2025-10-13T09:00:01.000000Z")); err != nil {
+	if err := s.CreateReferral(context.Background(), referral("alice", "R-1", "2025-10-13T09:00:01.000000Z")); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
@@ -160,14 +163,14 @@ func TestFileTornTail(t *testing.T) {
 		!strings.Contains(got, "file="+path) || !strings.Contains(got, fmt.Sprintf("bytes_dropped=%d", len(torn))) {
 		t.Errorf("the cut tail was not logged with the file and the bytes dropped: %q", got)
 	}
-	list, _, err := s.ListReferrals("alice", store.Page{})
+	list, _, err := s.ListReferrals(context.Background(), "alice", store.Page{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(list) != 1 || list[0].OutcomesID != "R-1" {
 		t.Errorf("after a torn write, alice lists %+v, want only R-1", list)
 	}
-	if err := s.CreateReferral(referral("alice", "R-2", "2025-10-13T09:00:02.000000Z")); err != nil {
+	if err := s.CreateReferral(context.Background(), referral("alice", "R-2", "2025-10-13T09:00:02.000000Z")); err != nil {
 		t.Errorf("writing after the torn tail was dropped: %v", err)
 	}
 }
@@ -203,7 +206,7 @@ func TestOpenRejects(t *testing.T) {
 func TestOpenWithOptions(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "data.db")
 	s := mustOpen(t, path, store.WithSyncPolicy(buntdb.EverySecond), store.WithoutAutoShrink())
-	if err := s.CreateReferral(referral("alice", "R-1", "2025-10-13T09:00:01Z")); err != nil {
+	if err := s.CreateReferral(context.Background(), referral("alice", "R-1", "2025-10-13T09:00:01Z")); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
@@ -211,7 +214,7 @@ func TestOpenWithOptions(t *testing.T) {
 	}
 	s = mustOpen(t, path, store.WithAutoShrink(50, 1<<20))
 	defer s.Close()
-	if _, err := s.GetReferral("alice", "R-1"); err != nil {
+	if _, err := s.GetReferral(context.Background(), "alice", "R-1"); err != nil {
 		t.Error(err)
 	}
 }
@@ -225,10 +228,10 @@ func TestLoadDefaultFixtures(t *testing.T) {
 	}
 	s := mustOpen(t, store.MemoryPath)
 	defer s.Close()
-	if err := s.Load(set); err != nil {
+	if err := s.Load(context.Background(), set); err != nil {
 		t.Fatal(err)
 	}
-	empty, err := s.Empty()
+	empty, err := s.Empty(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,14 +1,17 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/tidwall/buntdb"
+
+	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 )
 
 // TestPanicInWriteRollsBack: a write transaction whose function panics
@@ -18,11 +21,11 @@ import (
 // and the listing index kept apart from buntdb's records would then list
 // other records than the store holds.
 func TestPanicInWriteRollsBack(t *testing.T) {
-	seed := &fixtures.Set{Referrals: []fixtures.Referral{
-		{TrialID: "T", OutcomesID: "R-1", ClientID: "alice", Status: fixtures.StatusReceived, SubmittedAt: "2025-10-13T09:00:01.000000Z"},
-		{TrialID: "T", OutcomesID: "R-2", ClientID: "alice", Status: fixtures.StatusReceived, SubmittedAt: "2025-10-13T09:00:02.000000Z"},
+	seed := &fixtures.Set{Referrals: []referrals.Referral{
+		{TrialID: "T", OutcomesID: "R-1", ClientID: "alice", Status: referrals.StatusReceived, SubmittedAt: "2025-10-13T09:00:01.000000Z"},
+		{TrialID: "T", OutcomesID: "R-2", ClientID: "alice", Status: referrals.StatusReceived, SubmittedAt: "2025-10-13T09:00:02.000000Z"},
 	}}
-	newer := fixtures.Referral{TrialID: "T", OutcomesID: "R-3", ClientID: "alice", Status: fixtures.StatusReceived, SubmittedAt: "2025-10-13T09:00:03.000000Z"}
+	newer := referrals.Referral{TrialID: "T", OutcomesID: "R-3", ClientID: "alice", Status: referrals.StatusReceived, SubmittedAt: "2025-10-13T09:00:03.000000Z"}
 	writes := map[string]func(tx *storeTx) error{
 		"set and delete": func(tx *storeTx) error {
 			key, value, err := encodeReferral(newer)
@@ -52,7 +55,7 @@ func TestPanicInWriteRollsBack(t *testing.T) {
 			t.Run(kind+"/"+name, func(t *testing.T) {
 				s, path := openBacking(t, kind)
 				defer func() { _ = s.Close() }()
-				if err := s.Seed(seed); err != nil {
+				if err := s.Seed(context.Background(), seed); err != nil {
 					t.Fatal(err)
 				}
 				want := listedIDs(t, s)
@@ -88,7 +91,7 @@ func TestPanicInWriteRollsBack(t *testing.T) {
 					}
 				}
 				// The write lock was released.
-				if err := s.CreateReferral(newer); err != nil {
+				if err := s.CreateReferral(context.Background(), newer); err != nil {
 					t.Fatal(err)
 				}
 			})
@@ -99,7 +102,7 @@ func TestPanicInWriteRollsBack(t *testing.T) {
 // listedIDs is alice's referrals as the listing index orders them.
 func listedIDs(t *testing.T, s *BuntStore) string {
 	t.Helper()
-	page, _, err := s.ListReferrals("alice", Page{Limit: MaxLimit})
+	page, _, err := s.ListReferrals(context.Background(), "alice", Page{Limit: MaxLimit})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +118,7 @@ func storedIDs(t *testing.T, s *BuntStore) string {
 	t.Helper()
 	var ids string
 	for _, id := range []string{"R-3", "R-2", "R-1"} {
-		switch _, err := s.GetReferral("alice", id); {
+		switch _, err := s.GetReferral(context.Background(), "alice", id); {
 		case err == nil:
 			ids += id + " "
 		case !errors.Is(err, ErrNotFound):

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
@@ -23,7 +24,7 @@ func testColonsInIDs(t *testing.T, s store.Store) {
 	}
 	for _, k := range kinds() {
 		t.Run(k.name, func(t *testing.T) {
-			if err := s.Reset(nil); err != nil {
+			if err := s.Reset(context.Background(), nil); err != nil {
 				t.Fatal(err)
 			}
 			for i, r := range records {

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"encoding/base64"
 	"fmt"
 	"reflect"
@@ -51,7 +52,7 @@ func testListPaging(t *testing.T, s store.Store) {
 				// one store per subtest; distinct kinds use distinct key
 				// spaces and cases are told apart by client.
 				client := "alice"
-				if err := s.Reset(nil); err != nil {
+				if err := s.Reset(context.Background(), nil); err != nil {
 					t.Fatal(err)
 				}
 				want := seedPaging(t, k, s, ts.atOf)

@@ -1,11 +1,12 @@
 package storetest
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
 
-	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
@@ -13,37 +14,37 @@ import (
 // never read the wall clock.
 func at(i int) string {
 	base := time.Date(2025, 10, 13, 9, 0, 0, 0, time.UTC)
-	return base.Add(time.Duration(i) * time.Second).Format(fixtures.TimestampLayout)
+	return base.Add(time.Duration(i) * time.Second).Format(referrals.TimestampLayout)
 }
 
-func referral(client, id, submittedAt string) fixtures.Referral {
-	return fixtures.Referral{
+func referral(client, id, submittedAt string) referrals.Referral {
+	return referrals.Referral{
 		TrialID:     "TRIAL-001",
 		OutcomesID:  id,
 		ClientID:    client,
-		Status:      fixtures.StatusReceived,
+		Status:      referrals.StatusReceived,
 		SubmittedAt: submittedAt,
-		Patient:     fixtures.Patient{FirstName: "Ada", LastName: "Lovelace", DateOfBirth: "1990-01-02", Gender: "female"},
+		Patient:     referrals.Patient{FirstName: "Ada", LastName: "Lovelace", DateOfBirth: "1990-01-02", Gender: "female"},
 	}
 }
 
-func qualified(client, id, submittedAt string) fixtures.QualifiedReferral {
-	return fixtures.QualifiedReferral{
+func qualified(client, id, submittedAt string) referrals.QualifiedReferral {
+	return referrals.QualifiedReferral{
 		ExternalSourceID: id,
 		TrialID:          "TRIAL-001",
 		ClientID:         client,
-		Status:           fixtures.StatusReceived,
+		Status:           referrals.StatusReceived,
 		SubmittedAt:      submittedAt,
-		Patient:          fixtures.Patient{FirstName: "Grace", LastName: "Hopper", DateOfBirth: "1985-12-09", Gender: "female"},
-		Address:          &fixtures.Address{Line1: "1 Main St", City: "Springfield", PostalCode: "12345", Country: "US"},
-		Conditions:       []fixtures.Coding{{Code: "E11", System: "ICD-10", Display: "Type 2 diabetes"}},
-		Qualification:    &fixtures.Qualification{QualifiedOn: "2025-10-01", CriteriaMet: []string{"age", "diagnosis"}},
-		AuditTrail:       []fixtures.AuditEntry{{At: submittedAt, Action: fixtures.AuditSubmitted, Actor: client}},
+		Patient:          referrals.Patient{FirstName: "Grace", LastName: "Hopper", DateOfBirth: "1985-12-09", Gender: "female"},
+		Address:          &referrals.Address{Line1: "1 Main St", City: "Springfield", PostalCode: "12345", Country: "US"},
+		Conditions:       []referrals.Coding{{Code: "E11", System: "ICD-10", Display: "Type 2 diabetes"}},
+		Qualification:    &referrals.Qualification{QualifiedOn: "2025-10-01", CriteriaMet: []string{"age", "diagnosis"}},
+		AuditTrail:       []referrals.AuditEntry{{At: submittedAt, Action: referrals.AuditSubmitted, Actor: client}},
 	}
 }
 
-func view(requestID string) *fixtures.AuditEntry {
-	return &fixtures.AuditEntry{At: at(1000), Action: fixtures.AuditViewed, Actor: "viewer", RequestID: requestID}
+func view(requestID string) *referrals.AuditEntry {
+	return &referrals.AuditEntry{At: at(1000), Action: referrals.AuditViewed, Actor: "viewer", RequestID: requestID}
 }
 
 // kind lets one test body exercise both key spaces.
@@ -63,14 +64,14 @@ func kinds() []kind {
 		{
 			name: "referral",
 			create: func(s store.Store, client, id, submittedAt string) error {
-				return s.CreateReferral(referral(client, id, submittedAt))
+				return s.CreateReferral(context.Background(), referral(client, id, submittedAt))
 			},
 			get: func(s store.Store, client, id string) (entry, error) {
-				r, err := s.GetReferral(client, id)
+				r, err := s.GetReferral(context.Background(), client, id)
 				return entry{r.ClientID, r.OutcomesID, r.SubmittedAt, r.Status}, err
 			},
 			list: func(s store.Store, client string, p store.Page) ([]entry, string, error) {
-				rs, next, err := s.ListReferrals(client, p)
+				rs, next, err := s.ListReferrals(context.Background(), client, p)
 				out := make([]entry, 0, len(rs))
 				for _, r := range rs {
 					out = append(out, entry{r.ClientID, r.OutcomesID, r.SubmittedAt, r.Status})
@@ -78,21 +79,21 @@ func kinds() []kind {
 				return out, next, err
 			},
 			update: func(s store.Store, client, id, status string) error {
-				_, err := s.UpdateReferral(client, id, func(r *fixtures.Referral) error { r.Status = status; return nil })
+				_, err := s.UpdateReferral(context.Background(), client, id, func(r *referrals.Referral) error { r.Status = status; return nil })
 				return err
 			},
 		},
 		{
 			name: "qualified",
 			create: func(s store.Store, client, id, submittedAt string) error {
-				return s.CreateQualified(qualified(client, id, submittedAt))
+				return s.CreateQualified(context.Background(), qualified(client, id, submittedAt))
 			},
 			get: func(s store.Store, client, id string) (entry, error) {
-				q, err := s.GetQualified(client, id, nil)
+				q, err := s.GetQualified(context.Background(), client, id, nil)
 				return entry{q.ClientID, q.ExternalSourceID, q.SubmittedAt, q.Status}, err
 			},
 			list: func(s store.Store, client string, p store.Page) ([]entry, string, error) {
-				qs, next, err := s.ListQualified(client, p, nil)
+				qs, next, err := s.ListQualified(context.Background(), client, p, nil)
 				out := make([]entry, 0, len(qs))
 				for _, q := range qs {
 					out = append(out, entry{q.ClientID, q.ExternalSourceID, q.SubmittedAt, q.Status})
@@ -100,7 +101,7 @@ func kinds() []kind {
 				return out, next, err
 			},
 			update: func(s store.Store, client, id, status string) error {
-				_, err := s.UpdateQualified(client, id, func(q *fixtures.QualifiedReferral) error { q.Status = status; return nil })
+				_, err := s.UpdateQualified(context.Background(), client, id, func(q *referrals.QualifiedReferral) error { q.Status = status; return nil })
 				return err
 			},
 		},
