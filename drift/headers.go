@@ -3,10 +3,11 @@ package drift
 import (
 	"mime"
 	"net/http"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/referrals-sandbox/referrals-sandbox/internal/lazyregexp"
 )
 
 // comparedHeaders are the headers whose presence and form drift compares,
@@ -70,7 +71,7 @@ func withNames(first string, params map[string]string) string {
 	return first + "; " + strings.Join(names, ", ")
 }
 
-var authParamRE = regexp.MustCompile(`([A-Za-z][A-Za-z0-9_-]*)\s*=`)
+var authParamRE = lazyregexp.New(`([A-Za-z][A-Za-z0-9_-]*)\s*=`)
 
 // authForm is the scheme of a challenge and the names of its parameters
 // (Bearer realm, error, error_description).
@@ -89,7 +90,7 @@ func authForm(v string) string {
 		}
 	}
 	params := map[string]string{}
-	for _, m := range authParamRE.FindAllStringSubmatch(outside.String(), -1) {
+	for _, m := range authParamRE().FindAllStringSubmatch(outside.String(), -1) {
 		params[strings.ToLower(m[1])] = ""
 	}
 	return withNames(strings.ToLower(scheme), params)

@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/referrals-sandbox/referrals-sandbox/internal/lazyregexp"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/placeholder"
 )
 
@@ -96,23 +96,23 @@ func setString(set map[string]bool) string {
 }
 
 var (
-	dateRE     = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
-	dateTimeRE = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}([Tt ])\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:?\d{2})?$`)
-	uuidRE     = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+	dateRE     = lazyregexp.New(`^\d{4}-\d{2}-\d{2}$`)
+	dateTimeRE = lazyregexp.New(`^\d{4}-\d{2}-\d{2}([Tt ])\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:?\d{2})?$`)
+	uuidRE     = lazyregexp.New(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
 )
 
 // stringFormat names the form of a string: a date, a date-time with its
 // separator, offset and fraction digits, a UUID, a URI, or plain string.
 func stringFormat(v string) string {
 	switch {
-	case dateRE.MatchString(v):
+	case dateRE().MatchString(v):
 		return "date"
-	case uuidRE.MatchString(v):
+	case uuidRE().MatchString(v):
 		return "uuid"
 	case strings.HasPrefix(v, "https://"), strings.HasPrefix(v, "http://"), strings.HasPrefix(v, "urn:"):
 		return "uri"
 	}
-	m := dateTimeRE.FindStringSubmatch(v)
+	m := dateTimeRE().FindStringSubmatch(v)
 	if m == nil {
 		return "string"
 	}
@@ -210,12 +210,12 @@ func unknownName(name string) string {
 	return fmt.Sprintf("a %s name of %d characters", stringFormat(name), utf8.RuneCountInString(name))
 }
 
-var simpleName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var simpleName = lazyregexp.New(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // memberPath extends a JSON path by one member, quoting odd names so a
 // key never holds spaces or slashes unquoted.
 func memberPath(path, name string) string {
-	if simpleName.MatchString(name) {
+	if simpleName().MatchString(name) {
 		return path + "." + name
 	}
 	quoted := strings.NewReplacer(" ", `\u0020`, "/", `\u002f`).Replace(strconv.QuoteToASCII(name))

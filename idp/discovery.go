@@ -66,7 +66,13 @@ func (p *Provider) serveKeys(w http.ResponseWriter, r *http.Request) {
 	if !p.checkDiscoveryRequest(w, r) {
 		return
 	}
-	writeJSON(w, p.cfg.Keys.PublicSet())
+	set, err := p.cfg.Keys.PublicSet()
+	if err != nil {
+		p.log.Error("publish the signing key", "err", err)
+		WriteTokenError(w, r, p.cfg.Clock.Now(), &TokenError{http.StatusInternalServerError, "server_error", 90100, "The signing keys could not be published."})
+		return
+	}
+	writeJSON(w, set)
 }
 
 // checkDiscoveryRequest answers wrong methods and unknown tenants as Entra

@@ -6,9 +6,11 @@ import (
 	"crypto/x509"
 	"encoding/base64"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
@@ -193,5 +195,44 @@ func TestDiscoveryRefusals(t *testing.T) {
 				t.Errorf("Allow %q, want GET, HEAD", allow)
 			}
 		})
+	}
+}
+
+// TestSigningCertificateMadeWhenFirstAsked: the signing certificate is
+// made by whichever asks for it first, a v1.0 token or the JWKS, and both
+// name the same one. Both ask at once, so that -race sees the once that
+// makes it.
+func TestSigningCertificateMadeWhenFirstAsked(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t, func(c *idp.Config) { c.TokenVersion = idp.TokenV1 })
+	h := s.provider.Handler()
+	tokenRec, keysRec := httptest.NewRecorder(), httptest.NewRecorder()
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		r := httptest.NewRequest(http.MethodPost, tokenPath(), strings.NewReader(postForm(partnerID, partnerSecret, defaultScope).Encode()))
+		r.Header.Set("Content-Type", formContentType)
+		h.ServeHTTP(tokenRec, r)
+	})
+	wg.Go(func() {
+		h.ServeHTTP(keysRec, httptest.NewRequest(http.MethodGet, "/"+idp.DefaultTenant+"/discovery/v2.0/keys", nil))
+	})
+	wg.Wait()
+	if tokenRec.Code != http.StatusOK || keysRec.Code != http.StatusOK {
+		t.Fatalf("token %d %s, JWKS %d %s; want 200 for both", tokenRec.Code, tokenRec.Body, keysRec.Code, keysRec.Body)
+	}
+	var token struct {
+		AccessToken string `json:"access_token"`
+	}
+	mustJSON(t, tokenRec.Body.Bytes(), &token)
+	var set struct {
+		Keys []struct {
+			X5t string `json:"x5t"`
+		} `json:"keys"`
+	}
+	mustJSON(t, keysRec.Body.Bytes(), &set)
+	var x5t string
+	mustJSON(t, segment(t, token.AccessToken, 0)["x5t"], &x5t)
+	if len(set.Keys) != 1 || set.Keys[0].X5t == "" || set.Keys[0].X5t != x5t {
+		t.Errorf("v1.0 token x5t %q, JWKS %+v: want one key of that x5t", x5t, set)
 	}
 }

@@ -8,13 +8,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/referrals-sandbox/referrals-sandbox/clock"
+	"github.com/referrals-sandbox/referrals-sandbox/internal/lazyregexp"
 	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 )
 
@@ -74,7 +74,7 @@ func instanceOf(c referrals.Client) string {
 
 // clientIDPattern is what a requested client id may hold: it appears in
 // URLs, logs and store keys.
-var clientIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+var clientIDPattern = lazyregexp.New(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
 // registry is the clients that exist in the sandbox's environment: the
 // fixtures' and those created at run time, kept in a ClientStore. It is
@@ -280,7 +280,7 @@ func (r *registry) create(ctx context.Context, c referrals.Client, secretExpires
 			return referrals.Client{}, "", err
 		}
 		c.ClientID = id
-	} else if !clientIDPattern.MatchString(c.ClientID) {
+	} else if !clientIDPattern().MatchString(c.ClientID) {
 		return referrals.Client{}, "", ErrBadClientID
 	}
 	value, err := NewClientSecret()

@@ -108,7 +108,11 @@ func (p *Provider) issue(client referrals.Client, resource requestedResource, is
 	if p.cfg.TokenVersion == TokenV1 {
 		// A legacy header of v1.0 tokens only: the same key as kid, by its
 		// certificate's thumbprint (access-token-claims-reference.md).
-		if err := headers.Set(jws.X509CertThumbprintKey, p.cfg.Keys.x5t); err != nil {
+		x5t, err := p.cfg.Keys.certThumbprint()
+		if err != nil {
+			return Issued{}, err
+		}
+		if err := headers.Set(jws.X509CertThumbprintKey, x5t); err != nil {
 			return Issued{}, fmt.Errorf("set x5t: %w", err)
 		}
 	}

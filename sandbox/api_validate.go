@@ -2,12 +2,12 @@ package sandbox
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/referrals-sandbox/referrals-sandbox/internal/lazyregexp"
 	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 )
 
@@ -65,13 +65,14 @@ func Genders() []string {
 	return []string{GenderFemale, GenderMale, GenderOther, GenderUnknown}
 }
 
-// Compiled once; regexps are safe for concurrent use and never change.
+// Each compiled once, when first used (see lazyregexp); regexps are safe
+// for concurrent use and never change.
 var (
-	phoneRE            = regexp.MustCompile(PhonePattern)
-	postalCodeRE       = regexp.MustCompile(PostalCodePattern)
-	externalSourceIDRE = regexp.MustCompile(ExternalSourceIDPattern)
-	countryRE          = regexp.MustCompile(CountryPattern)
-	emailRE            = regexp.MustCompile(EmailPattern)
+	phoneRE            = lazyregexp.New(PhonePattern)
+	postalCodeRE       = lazyregexp.New(PostalCodePattern)
+	externalSourceIDRE = lazyregexp.New(ExternalSourceIDPattern)
+	countryRE          = lazyregexp.New(CountryPattern)
+	emailRE            = lazyregexp.New(EmailPattern)
 )
 
 // fieldErrors collects every invalid field of one request.
@@ -108,7 +109,7 @@ func validateQualifiedReferral(req qualifiedReferralRequest, today time.Time, tr
 		e.add("externalSourceId", "must be at most %d characters, got %d", MaxExternalSourceIDLength, utf8.RuneCountInString(id))
 	case id == "." || id == "..":
 		e.add("externalSourceId", "must not be '.' or '..': as a URL path segment it names another path, so the record could not be read back")
-	case !externalSourceIDRE.MatchString(id):
+	case !externalSourceIDRE().MatchString(id):
 		e.add("externalSourceId", "must contain only letters, digits, '.', '_', ':' and '-'")
 	}
 	if req.TrialID != "" {
@@ -121,7 +122,7 @@ func validateQualifiedReferral(req qualifiedReferralRequest, today time.Time, tr
 		e.maxLength("address.city", a.City, MaxTextLength)
 		e.maxLength("address.state", a.State, MaxTextLength)
 		e.maxLength("address.postalCode", a.PostalCode, MaxTextLength)
-		if a.Country != "" && !countryRE.MatchString(a.Country) {
+		if a.Country != "" && !countryRE().MatchString(a.Country) {
 			e.add("address.country", "must be an ISO 3166-1 alpha-2 code: two uppercase letters, e.g. US")
 		}
 	}
@@ -200,10 +201,10 @@ func (e *fieldErrors) patient(p referrals.Patient, today time.Time) {
 			e.add(prefix+".email", "must be a plain email address such as name@example.com: no display name, quotes or angle brackets, and a domain name with a dot (not localhost)")
 		}
 	}
-	if p.Phone != "" && !phoneRE.MatchString(p.Phone) {
+	if p.Phone != "" && !phoneRE().MatchString(p.Phone) {
 		e.add(prefix+".phone", "must be an E.164 phone number: + and 2 to 15 digits, the first not 0, no spaces (e.g. +14155550123)")
 	}
-	if p.PostalCode != "" && !postalCodeRE.MatchString(p.PostalCode) {
+	if p.PostalCode != "" && !postalCodeRE().MatchString(p.PostalCode) {
 		e.add(prefix+".postalCode", "must be 1 to 20 letters, digits, spaces or hyphens")
 	}
 }
@@ -303,7 +304,7 @@ func isGender(g string) bool {
 
 // plainEmail reports whether s is a bare address of EmailPattern, the rule
 // the OpenAPI document states.
-func plainEmail(s string) bool { return emailRE.MatchString(s) }
+func plainEmail(s string) bool { return emailRE().MatchString(s) }
 
 // quoteList renders values as "a", "b", "c".
 func quoteList(values []string) string {

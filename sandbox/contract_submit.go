@@ -71,7 +71,7 @@ func (s *Server) readContractSubmission(w http.ResponseWriter, r *http.Request, 
 		case failed[at]:
 		case m == contractdoc.TrialID && present && v != "":
 			members[m] = e.trial(at, v, s.trials)
-		case m == contractdoc.ExternalSourceID && present && externalSourceIDRE.MatchString(v):
+		case m == contractdoc.ExternalSourceID && present && externalSourceIDRE().MatchString(v):
 			members[m] = v
 		case m == contractdoc.ExternalSourceID && present:
 			e.add(at, "must be 1 to %d of letters, digits, '.', '_', ':' and '-', and not '.' or '..': it is the record's URL path segment", MaxExternalSourceIDLength)

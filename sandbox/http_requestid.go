@@ -3,9 +3,10 @@ package sandbox
 import (
 	"crypto/rand"
 	"net/http"
-	"regexp"
 
 	"github.com/google/uuid"
+
+	"github.com/referrals-sandbox/referrals-sandbox/internal/lazyregexp"
 )
 
 // RequestIDHeader carries the request id on every response; a client's own
@@ -14,14 +15,14 @@ const RequestIDHeader = "X-Request-Id"
 
 // clientRequestID is what a client may send as its own request id: short and
 // printable, so it can be echoed in headers and bodies safely.
-var clientRequestID = regexp.MustCompile(`^[A-Za-z0-9._:\-]{1,128}$`)
+var clientRequestID = lazyregexp.New(`^[A-Za-z0-9._:\-]{1,128}$`)
 
 // withRequestID gives every request an id, echoing the client's when valid.
 func withRequestID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		st, r := withState(r)
 		id := r.Header.Get(RequestIDHeader)
-		if id == "" || !clientRequestID.MatchString(id) {
+		if id == "" || !clientRequestID().MatchString(id) {
 			id = newRequestID()
 		}
 		st.id = id

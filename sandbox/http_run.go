@@ -3,8 +3,9 @@ package sandbox
 import (
 	"fmt"
 	"net/http"
-	"regexp"
 	"strings"
+
+	"github.com/referrals-sandbox/referrals-sandbox/internal/lazyregexp"
 )
 
 // RunHeader labels the program a request comes from, for the conformance
@@ -14,7 +15,7 @@ import (
 const RunHeader = "X-Sandbox-Run"
 
 // runPattern is what a run label may be: short, printable, safe in a URL.
-var runPattern = regexp.MustCompile(`^[A-Za-z0-9._:/-]{1,64}$`)
+var runPattern = lazyregexp.New(`^[A-Za-z0-9._:/-]{1,64}$`)
 
 // runOf returns the request's run label: the header wins over ?run=.
 func runOf(r *http.Request) string {
@@ -36,11 +37,11 @@ func checkRun(r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		if v, ok := q["run"]; ok && !runPattern.MatchString(v) {
+		if v, ok := q["run"]; ok && !runPattern().MatchString(v) {
 			return fmt.Errorf("?run= %q: give 1 to 64 characters of A-Z a-z 0-9 . _ : / -", printable(v))
 		}
 	}
-	if v := r.Header.Get(RunHeader); v != "" && !runPattern.MatchString(v) {
+	if v := r.Header.Get(RunHeader); v != "" && !runPattern().MatchString(v) {
 		return fmt.Errorf("%s %q: give 1 to 64 characters of A-Z a-z 0-9 . _ : / -", RunHeader, printable(v))
 	}
 	return nil

@@ -36,7 +36,12 @@ type BuildInfo struct {
 // metrics holds the sandbox's Prometheus series in a registry of its own (no
 // global default registry: two sandboxes in one test process count apart).
 type metrics struct {
-	registry *prometheus.Registry
+	// registry gathers the series below with the build, journal, Go
+	// runtime and process collectors. Only a scrape reads it, so it is
+	// built at the first: registering checks every descriptor, and the
+	// Go collector describes the whole runtime, which a start that is
+	// never scraped need not pay for. The series count from the start.
+	registry func() *prometheus.Registry
 
 	requests    *prometheus.CounterVec
 	duration    *prometheus.HistogramVec
@@ -59,7 +64,6 @@ var latencyBuckets = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1
 
 func newMetrics(build BuildInfo, log journal.Log) *metrics {
 	m := &metrics{
-		registry: prometheus.NewRegistry(),
 		requests: counterVec("http_requests_total",
 			"Requests answered, by operation (route template), method, status (a status net/http does not name counts as its class, such as 2xx, other past 599; none when a fault closed the connection) and verified client (other for the rest).",
 			"operation", "method", "status", "client"),
@@ -94,19 +98,23 @@ func newMetrics(build BuildInfo, log journal.Log) *metrics {
 		clients: newLabelCap(MetricsMaxClients),
 		rules:   newLabelCap(MetricsMaxRules),
 	}
-	buildInfo := prometheus.NewGauge(prometheus.GaugeOpts{
-		Namespace: metricsNamespace, Name: "build_info",
-		Help:        "Always 1; the labels name the build.",
-		ConstLabels: prometheus.Labels{"version": build.Version, "commit": build.Commit, "goversion": runtime.Version()},
+	m.registry = sync.OnceValue(func() *prometheus.Registry {
+		buildInfo := prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: metricsNamespace, Name: "build_info",
+			Help:        "Always 1; the labels name the build.",
+			ConstLabels: prometheus.Labels{"version": build.Version, "commit": build.Commit, "goversion": runtime.Version()},
+		})
+		buildInfo.Set(1)
+		registry := prometheus.NewRegistry()
+		registry.MustRegister(
+			m.requests, m.duration, m.forced, m.tokens, m.tokenErrors, m.rateLimited,
+			m.redisCalls, m.redisErrors, m.redisDuration, buildInfo,
+			journalCollector{log: log},
+			collectors.NewGoCollector(),
+			collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		)
+		return registry
 	})
-	buildInfo.Set(1)
-	m.registry.MustRegister(
-		m.requests, m.duration, m.forced, m.tokens, m.tokenErrors, m.rateLimited,
-		m.redisCalls, m.redisErrors, m.redisDuration, buildInfo,
-		journalCollector{log: log},
-		collectors.NewGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-	)
 	return m
 }
 
@@ -118,7 +126,7 @@ func counterVec(name, help string, labels ...string) *prometheus.CounterVec {
 // handler serves the registry in the Prometheus text format (or what the
 // scraper's Accept header negotiates).
 func (m *metrics) handler() http.Handler {
-	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})
+	return promhttp.HandlerFor(m.registry(), promhttp.HandlerOpts{})
 }
 
 // requestOutcome is what one answered request adds to the series.

@@ -216,9 +216,10 @@ func OpenContext(ctx context.Context, cfg Config) (*Instance, error) {
 	// Reading fixtures or a data file leaves their decoded and encoded
 	// copies behind as garbage (with 100,000 referrals, about as much as
 	// what stays live): return it to the OS now rather than keep it
-	// resident until the heap grows that far again. Fixtures given as a
-	// part are their caller's to drop.
-	if cfg.Fixtures == nil {
+	// resident until the heap grows that far again. The embedded fixtures
+	// leave too little to be worth the full collection this forces on
+	// every start, and fixtures given as a part are their caller's.
+	if opts.Fixtures == nil && (opts.FixturesDir != "" || opts.DataFile != "") {
 		debug.FreeOSMemory()
 	}
 	return in, nil

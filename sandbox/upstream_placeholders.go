@@ -4,9 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"regexp"
 	"strings"
 
+	"github.com/referrals-sandbox/referrals-sandbox/internal/lazyregexp"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/placeholder"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redact"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/contractdoc"
@@ -173,10 +173,10 @@ func (p *upstreamProxy) placeholderURL(redacted string) string {
 }
 
 // divergencePointer finds the JSON pointer a divergence names.
-var divergencePointer = regexp.MustCompile(` at (/.*) of its (\d{3}) body`)
+var divergencePointer = lazyregexp.New(` at (/.*) of its (\d{3}) body`)
 
 // quoted finds what a divergence's reason quotes.
-var quoted = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
+var quoted = lazyregexp.New(`"(?:[^"\\]|\\.)*"`)
 
 // placeholderDivergences applies placeholderDivergence to each of ds, in
 // place, and redacts one that holds a credential.
@@ -195,7 +195,7 @@ func (p *upstreamProxy) placeholderDivergences(ds []string, credential func(stri
 // used as a key), and a validation reason can quote one. Array indexes
 // and the document's own words stay.
 func (p *upstreamProxy) placeholderDivergence(d string) string {
-	if m := divergencePointer.FindStringSubmatchIndex(d); m != nil {
+	if m := divergencePointer().FindStringSubmatchIndex(d); m != nil {
 		segments := strings.Split(d[m[2]:m[3]], "/")
 		for i, seg := range segments {
 			if seg != "" && strings.Trim(seg, "0123456789") != "" {
@@ -204,7 +204,7 @@ func (p *upstreamProxy) placeholderDivergence(d string) string {
 		}
 		d = d[:m[2]] + strings.Join(segments, "/") + d[m[3]:]
 	}
-	return quoted.ReplaceAllStringFunc(d, func(q string) string {
+	return quoted().ReplaceAllStringFunc(d, func(q string) string {
 		var s string
 		if json.Unmarshal([]byte(q), &s) != nil {
 			return `"` + p.placeholders.String(q[1:len(q)-1]) + `"`

@@ -19,6 +19,9 @@ const (
 	keyList100       = "list_100"
 	keyList100k      = "list_100k"
 	keyColdStart     = "cold_start"
+	keyStartupWall   = "startup_wall"
+	keyStartupCPU    = "startup_cpu"
+	keyStartupRSS    = "startup_peak_rss"
 	keyRSSIdle       = "rss_idle"
 	keyRSS100k       = "rss_100k"
 	keyBinary        = "binary_size"
@@ -70,6 +73,12 @@ func figures() []figure {
 		{key: keyList100, label: "GET /api/v1/referrals/?limit=50, 100 stored", unit: "req/s", base: keyCeiling, kind: ratioAtLeast, limit: 0.35},
 		{key: keyList100k, label: "GET /api/v1/referrals/?limit=50, 100,000 stored", unit: "req/s", base: keyList100, kind: ratioAtLeast, limit: 0.5},
 		{key: keyColdStart, label: "cold start: exec to first 200 (median)", unit: "ms", kind: valueBelow, limit: 50},
+		// Whole processes of `serve` with no flags (bench/run --only
+		// startup): CPU time and peak memory vary less with the machine's
+		// load than the wall time does.
+		{key: keyStartupWall, label: "start-up: serve, exec to healthy (median)", unit: "ms"},
+		{key: keyStartupCPU, label: "start-up: CPU time of the process, start to SIGTERM exit (median)", unit: "ms"},
+		{key: keyStartupRSS, label: "start-up: peak resident memory of the process (median)", unit: "MiB"},
 		{key: keyRSSIdle, label: "resident memory, idle after start", unit: "MB", kind: valueBelow, limit: 25},
 		{key: keyRSS100k, label: "resident memory, 100,000 referrals", unit: "MB", kind: valueAtMost, limit: 80},
 		{key: keyBinary, label: "binary size (static, stripped)", unit: "MB"},

@@ -13,6 +13,7 @@
 //	bench/run --strict        # exit 1 when a target is missed
 //	bench/run --shared=false  # without redis-server: no shared-mode figures
 //	bench/run --growth        # cost against size: 100 to 1,000,000 referrals
+//	bench/run --only startup  # one step's figures, printed, not recorded
 //	bench/run --render        # rewrite docs/benchmarks.md from results.json
 //
 // Every run is appended to bench/results.json (committed), and the
@@ -29,6 +30,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -43,6 +45,7 @@ type config struct {
 	threads     int
 	connections int
 	coldStarts  int
+	startups    int
 	listSize    int
 	out         string
 	quick       bool
@@ -55,6 +58,13 @@ type config struct {
 	// growthTimeout bounds each generation and each start of a growth
 	// size, so that a slow start is recorded as such and the run ends.
 	growthTimeout time.Duration
+	// only names the steps to run (runner.steps); empty for every one. A
+	// run of some steps is printed, not recorded: results.json holds
+	// whole runs.
+	only []string
+	// bin, with only, is a sandbox binary to measure instead of building
+	// the working tree's, to compare the builds of two commits.
+	bin string
 	// peer is a directory where oauth2-mock-server was installed with npm,
 	// whose token endpoint is measured beside the sandbox's; "" for none.
 	peer string
@@ -70,6 +80,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&c.threads, "threads", 2, "wrk threads (-t)")
 	fs.IntVar(&c.connections, "connections", 50, "wrk connections (-c)")
 	fs.IntVar(&c.coldStarts, "cold-starts", 20, "cold starts to take the median of")
+	fs.IntVar(&c.startups, "startups", 15, "whole processes of serve (exec, healthy, SIGTERM, exit) to take the start-up medians of")
+	only := fs.String("only", "", "run only these steps, separated by commas ("+strings.Join(stepNames(), ", ")+"), print their figures and record nothing")
+	fs.StringVar(&c.bin, "bin", "", "with --only: measure this sandbox binary (a path from the repository's root, or absolute) instead of building the working tree's")
 	fs.IntVar(&c.listSize, "list-size", 100000, "stored referrals of the large listing and memory figures")
 	fs.StringVar(&c.out, "out", "bench/results.json", "where to write the results (read first, to compare with)")
 	fs.BoolVar(&c.quick, "quick", false, "smoke test: 1 round of 2 s, no warm-up")
@@ -86,6 +99,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	}
 	var err error
 	if c.growthSizes, err = parseSizes(*sizes); err != nil {
+		return c, err
+	}
+	if c.only, err = parseSteps(*only); err != nil {
 		return c, err
 	}
 	if fs.NArg() > 0 {
@@ -105,6 +121,12 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return c, errors.New("--threads must be at least 1 and --connections at least --threads")
 	case c.coldStarts < 1 || c.coldStarts > 1000:
 		return c, errors.New("--cold-starts must be 1 to 1000")
+	case c.startups < 1 || c.startups > 1000:
+		return c, errors.New("--startups must be 1 to 1000")
+	case c.bin != "" && len(c.only) == 0:
+		return c, errors.New("--bin needs --only: results.json records the working tree's build")
+	case len(c.only) > 0 && (c.growth || c.render):
+		return c, errors.New("--only excludes --growth and --render")
 	case c.listSize < 1:
 		return c, errors.New("--list-size must be at least 1")
 	case c.growthTimeout < time.Second:
@@ -146,7 +168,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if cfg.render {
 		return r.finish(hist, stdout, stderr)
 	}
-	if _, err := exec.LookPath("wrk"); err != nil {
+	if _, err := exec.LookPath("wrk"); err != nil && (cfg.growth || r.needsWrk()) {
 		fmt.Fprintln(stderr, "bench/run: wrk is not installed; it generates the load.\n"+
 			"  Debian/Ubuntu: sudo apt-get update && sudo apt-get install -y wrk\n"+
 			"  macOS:         brew install wrk")
@@ -173,9 +195,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "bench/run:", err)
 		return 1
 	}
-	hist.Runs = append(hist.Runs, rep)
-	if code := r.finish(hist, stdout, stderr); code != 0 {
-		return code
+	if len(cfg.only) > 0 {
+		fmt.Fprintf(stdout, "\n--only: not recorded in %s\n", r.outPath())
+	} else {
+		hist.Runs = append(hist.Runs, rep)
+		if code := r.finish(hist, stdout, stderr); code != 0 {
+			return code
+		}
 	}
 	targetsMissed, errs := missed(rep.Results)
 	switch {

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -62,6 +63,28 @@ func (ps *procs) stop(p *proc) {
 	ps.mu.Lock()
 	delete(ps.running, p)
 	ps.mu.Unlock()
+}
+
+// terminate sends p SIGTERM, as Ctrl-C or a container's stop does, and
+// waits until it is reaped. A process still running after grace is killed,
+// and that is an error: it did not stop as asked.
+func (ps *procs) terminate(p *proc, grace time.Duration) error {
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		ps.stop(p)
+		return fmt.Errorf("SIGTERM: %w", err)
+	}
+	timer := time.NewTimer(grace)
+	defer timer.Stop()
+	select {
+	case <-p.done:
+	case <-timer.C:
+		ps.stop(p)
+		return fmt.Errorf("still running %s after SIGTERM, killed: %s", grace, p.stderr)
+	}
+	ps.mu.Lock()
+	delete(ps.running, p)
+	ps.mu.Unlock()
+	return nil
 }
 
 // stopAll kills every process still running.

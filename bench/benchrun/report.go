@@ -40,6 +40,7 @@ type Settings struct {
 	Threads     int     `json:"threads"`
 	Connections int     `json:"connections"`
 	ColdStarts  int     `json:"coldStarts"`
+	Startups    int     `json:"startups,omitempty"`
 	Quick       bool    `json:"quick"`
 }
 

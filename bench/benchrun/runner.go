@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -56,23 +58,26 @@ func (r *runner) measure(ctx context.Context) (Report, error) {
 		Host:    r.host(),
 		Settings: Settings{
 			Rounds: r.cfg.rounds, DurationSec: r.cfg.duration.Seconds(), WarmupSec: r.cfg.warmup.Seconds(),
-			Threads: r.cfg.threads, Connections: r.cfg.connections, ColdStarts: r.cfg.coldStarts, Quick: r.cfg.quick,
+			Threads: r.cfg.threads, Connections: r.cfg.connections, ColdStarts: r.cfg.coldStarts, Startups: r.cfg.startups, Quick: r.cfg.quick,
 		},
 	}
 	if err := r.setUp(ctx); err != nil {
 		return rep, err
 	}
 	defer r.tearDown()
-	// The quiet measurements first, while nothing else of ours runs.
-	steps := []func(context.Context){r.measureAllocs, r.measureColdStart, r.measureEndpoints, r.measureListing}
-	for _, step := range steps {
-		step(ctx)
+	for _, s := range r.selectedSteps() {
+		s.measure(ctx)
 		if ctx.Err() != nil {
 			return rep, fmt.Errorf("interrupted: %w", ctx.Err())
 		}
 	}
 	rep.Host.LoadAfter = loadAverage()
+	measured := slices.Collect(maps.Keys(r.res))
 	rep.Results = evaluate(r.res)
+	if len(r.cfg.only) > 0 {
+		// Only what was measured: the other figures were not attempted.
+		rep.Results = slices.DeleteFunc(rep.Results, func(res Result) bool { return !slices.Contains(measured, res.Key) })
+	}
 	return rep, nil
 }
 
@@ -98,11 +103,20 @@ func (r *runner) setUp(ctx context.Context) error {
 func (r *runner) tearDown() { _ = os.RemoveAll(r.work) }
 
 // build compiles the sandbox as it is released (static, trimmed,
-// stripped) and the ceiling server, and records the binary's size.
+// stripped), unless --bin gives one, and the ceiling server, and records
+// the binary's size.
 func (r *runner) build(ctx context.Context) error {
 	r.bin = filepath.Join(r.work, "referrals-sandbox")
 	r.ceilingBin = filepath.Join(r.work, "ceiling")
-	for _, b := range []struct{ out, pkg string }{{r.bin, "./cmd/referrals-sandbox"}, {r.ceilingBin, "./bench/ceiling"}} {
+	builds := []struct{ out, pkg string }{{r.bin, "./cmd/referrals-sandbox"}, {r.ceilingBin, "./bench/ceiling"}}
+	if r.cfg.bin != "" {
+		var err error
+		if r.bin, err = filepath.Abs(r.cfg.bin); err != nil {
+			return fmt.Errorf("--bin: %w", err)
+		}
+		builds = builds[1:]
+	}
+	for _, b := range builds {
 		r.logf("building %s", b.pkg)
 		cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", "-s -w", "-o", b.out, b.pkg)
 		cmd.Dir = r.root

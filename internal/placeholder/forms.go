@@ -3,21 +3,22 @@ package placeholder
 import (
 	"fmt"
 	"net/url"
-	"regexp"
 	"strings"
+
+	"github.com/referrals-sandbox/referrals-sandbox/internal/lazyregexp"
 )
 
 var (
-	dateShape     = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
-	dateTimeShape = regexp.MustCompile(`^(\d{4}-\d{2}-\d{2})([Tt ])(\d{2}:\d{2}:\d{2})(\.\d+)?([Zz]|[+-]\d{2}:?\d{2})?$`)
-	guidShape     = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
-	emailShape    = regexp.MustCompile(`^[^@\s]+@[^@\s]+\.[^@\s]+$`)
+	dateShape     = lazyregexp.New(`^\d{4}-\d{2}-\d{2}$`)
+	dateTimeShape = lazyregexp.New(`^(\d{4}-\d{2}-\d{2})([Tt ])(\d{2}:\d{2}:\d{2})(\.\d+)?([Zz]|[+-]\d{2}:?\d{2})?$`)
+	guidShape     = lazyregexp.New(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+	emailShape    = lazyregexp.New(`^[^@\s]+@[^@\s]+\.[^@\s]+$`)
 )
 
-func isDate(v string) bool     { return len(v) == 10 && dateShape.MatchString(v) }
-func isDateTime(v string) bool { return len(v) >= 19 && dateTimeShape.MatchString(v) }
-func isGUID(v string) bool     { return len(v) == 36 && guidShape.MatchString(v) }
-func isEmail(v string) bool    { return strings.IndexByte(v, '@') > 0 && emailShape.MatchString(v) }
+func isDate(v string) bool     { return len(v) == 10 && dateShape().MatchString(v) }
+func isDateTime(v string) bool { return len(v) >= 19 && dateTimeShape().MatchString(v) }
+func isGUID(v string) bool     { return len(v) == 36 && guidShape().MatchString(v) }
+func isEmail(v string) bool    { return strings.IndexByte(v, '@') > 0 && emailShape().MatchString(v) }
 func isURL(v string) bool {
 	return strings.HasPrefix(v, "https://") || strings.HasPrefix(v, "http://")
 }
@@ -38,7 +39,7 @@ func dateFrom(s *stream) string {
 
 // dateTime keeps a date-time's separator, fraction digits and offset.
 func (m *Maker) dateTime(v string) string {
-	p := dateTimeShape.FindStringSubmatch(v)
+	p := dateTimeShape().FindStringSubmatch(v)
 	s := m.stream('D', v)
 	out := dateFrom(s) + p[2] + fmt.Sprintf("%02d:%02d:%02d", s.intn(24), s.intn(60), s.intn(60))
 	if p[4] != "" {
@@ -188,7 +189,7 @@ var requestIDHeaders = map[string]bool{
 }
 
 // quotedValue is a quoted-string of a header (RFC 9110 5.6.4).
-var quotedValue = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
+var quotedValue = lazyregexp.New(`"(?:[^"\\]|\\.)*"`)
 
 // Header returns a header's value as it may be kept: as it is for the
 // documented list (Content-Type, Retry-After, RateLimit-* and
@@ -210,7 +211,7 @@ func (m *Maker) Header(name, value string) string {
 		}
 		return m.chars('s', tag)
 	case lower == "www-authenticate":
-		return quotedValue.ReplaceAllStringFunc(value, func(q string) string {
+		return quotedValue().ReplaceAllStringFunc(value, func(q string) string {
 			return `"` + m.String(q[1:len(q)-1]) + `"`
 		})
 	case requestIDHeaders[lower] && isGUID(value):

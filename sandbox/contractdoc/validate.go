@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/mail"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,6 +11,8 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/google/uuid"
+
+	"github.com/referrals-sandbox/referrals-sandbox/internal/lazyregexp"
 )
 
 // MaxErrors caps how many failing fields one refusal lists.
@@ -26,7 +27,7 @@ type FieldError struct {
 
 // unsupportedMember matches kin-openapi's reason for a member that
 // additionalProperties: false refuses.
-var unsupportedMember = regexp.MustCompile(`^property ("(?:[^"\\]|\\.)*") is unsupported$`)
+var unsupportedMember = lazyregexp.New(`^property ("(?:[^"\\]|\\.)*") is unsupported$`)
 
 // formatFn adapts a func to kin-openapi's format validator interface.
 type formatFn func(string) error
@@ -92,7 +93,7 @@ func (v *validation) kinErrors(err error, path []string) {
 		}
 		at := append(slices.Clone(path), se.JSONPointer()...)
 		// kin-openapi names an unexpected member in its reason only.
-		if m := unsupportedMember.FindStringSubmatch(se.Reason); m != nil {
+		if m := unsupportedMember().FindStringSubmatch(se.Reason); m != nil {
 			if name, err := strconv.Unquote(m[1]); err == nil {
 				v.add(pointer(append(at, name)), msgUndeclared)
 				return

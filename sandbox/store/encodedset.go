@@ -74,8 +74,15 @@ func EncodeSet(set *fixtures.Set) (*EncodedSet, error) {
 	return e, nil
 }
 
-// packChunk is the size of the strings a packer copies records into.
-const packChunk = 1 << 20
+// packChunk is the largest string a packer copies records into, and
+// packFirstChunk its first: each chunk is twice the one before, up to
+// packChunk. A set as small as the default fixtures then takes one small
+// string, not a megabyte that stays allocated as long as the sandbox runs
+// and that makes the collector's first cycles come sooner.
+const (
+	packFirstChunk = 16 << 10
+	packChunk      = 1 << 20
+)
 
 // packer copies many small strings into a few large ones and points each
 // at its copy. An EncodedSet is kept as long as the sandbox runs, so its
@@ -87,15 +94,17 @@ const packChunk = 1 << 20
 type packer struct {
 	chunk strings.Builder
 	refs  []*string // the strings in chunk, in order
+	size  int       // the size of the last chunk begun; 0 before the first
 }
 
 // pack copies *s into the current chunk; flush points *s at the copy.
 func (p *packer) pack(s *string) {
-	if p.chunk.Len()+len(*s) > packChunk {
+	if p.chunk.Len() > 0 && p.chunk.Len()+len(*s) > p.chunk.Cap() {
 		p.flush()
 	}
 	if p.chunk.Len() == 0 {
-		p.chunk.Grow(max(packChunk, len(*s)))
+		p.size = min(max(2*p.size, packFirstChunk), packChunk)
+		p.chunk.Grow(max(p.size, len(*s)))
 	}
 	p.chunk.WriteString(*s)
 	p.refs = append(p.refs, s)
