@@ -266,6 +266,9 @@ func TestConsoleIsKeyboardUsable(t *testing.T) {
 
 	do(t, ctx, "back to scenarios", chromedp.Focus(chromedp.ID("tab-scenarios")), chromedp.KeyEvent(kb.Enter))
 	toggle := `button[data-action="toggle"][data-scenario="permissions-revoked"]`
+	// A hidden view's buttons cannot take the focus: wait until the view
+	// the Enter opened is shown.
+	waitFor(t, ctx, "the scenarios view", fmt.Sprintf(`!document.getElementById('view-scenarios').hidden && document.querySelector(%s)?.offsetParent != null`, jsString(toggle)))
 	do(t, ctx, "switch a scenario on with the keyboard", chromedp.Focus(chromedp.CSS(toggle)), chromedp.KeyEvent(kb.Enter))
 	waitFor(t, ctx, "the scenario on", fmt.Sprintf(`document.querySelector(%s).getAttribute('aria-pressed') === 'true'`, jsString(toggle)))
 
