@@ -138,10 +138,11 @@ func openRecords(cfg Config) (*store.BuntStore, error) {
 // Memory builds a backend whose every part but records lives in this
 // process; the caller keeps records (and closes it).
 func Memory(cfg Config, records store.Store) (*Backend, error) {
-	b, err := newParts(cfg, records)
+	b, rules, err := newParts(cfg, records)
 	if err != nil {
 		return nil, err
 	}
+	b.Rules = rules
 	b.Journal = journal.NewBounded(journalBounds(cfg))
 	b.Clocks = clock.NewMemory(b.ClientClocks)
 	b.Buckets = ratelimit.NewMemory()
@@ -149,31 +150,31 @@ func Memory(cfg Config, records store.Store) (*Backend, error) {
 	return b, nil
 }
 
-// newParts checks cfg and builds what both kinds share: the clocks read,
-// the library and the rules with the start-up activations, in memory.
-func newParts(cfg Config, records store.Store) (*Backend, error) {
+// newParts checks cfg and builds what both kinds share: the clocks read
+// and the library; and the rules with the start-up activations, in memory,
+// which Shared carries over to Redis.
+func newParts(cfg Config, records store.Store) (*Backend, *scenarios.MemoryEngine, error) {
 	if cfg.Clock == nil {
-		return nil, errors.New("backend: no clock")
+		return nil, nil, errors.New("backend: no clock")
 	}
 	if records == nil {
-		return nil, errors.New("backend: no record store")
+		return nil, nil, errors.New("backend: no record store")
 	}
 	lib := cfg.Library
 	if lib == nil {
 		var err error
 		if lib, err = scenarios.LoadLibrary(); err != nil {
-			return nil, fmt.Errorf("backend: scenario library: %w", err)
+			return nil, nil, fmt.Errorf("backend: scenario library: %w", err)
 		}
 	}
 	b := &Backend{Records: records, ClientClocks: clock.NewPerClient(cfg.Clock), Library: lib}
 	rules := scenarios.New(scenarios.Config{Library: lib, Clock: cfg.Clock, MaxRules: cfg.MaxRules})
 	for _, name := range cfg.Activate {
 		if _, err := rules.Activate(context.Background(), name, ""); err != nil {
-			return nil, fmt.Errorf("scenario: %w", err) // the error lists the known names
+			return nil, nil, fmt.Errorf("scenario: %w", err) // the error lists the known names
 		}
 	}
-	b.Rules = rules
-	return b, nil
+	return b, rules, nil
 }
 
 func journalBounds(cfg Config) (int, int64) {

@@ -98,7 +98,7 @@ func prefixOr(prefix string) string {
 // buckets, kept per client, carry their client's tag after the prefix as
 // given. Runtime clients an earlier release kept in records move to rdb.
 func Shared(ctx context.Context, cfg Config, rdb redis.UniversalClient, records store.Store) (*Backend, error) {
-	b, err := newParts(cfg, records)
+	b, local, err := newParts(cfg, records)
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +108,7 @@ func Shared(ctx context.Context, cfg Config, rdb redis.UniversalClient, records 
 		prefix = redisslot.Tag(clientPrefix)
 	}
 	b.Library.UseSaved(scenarios.NewRedisSaved(rdb, prefix))
-	rules, err := b.Rules.(*scenarios.MemoryEngine).Shared(ctx, rdb, prefix, sharedSettle)
+	rules, err := local.Shared(ctx, rdb, prefix, sharedSettle)
 	if err != nil {
 		return nil, fmt.Errorf("shared mode: %w", err)
 	}
