@@ -136,8 +136,26 @@ func (m *Maker) replace(v string) string {
 	return m.chars('s', v)
 }
 
-// chars is charsFrom under v's own stream.
-func (m *Maker) chars(kind byte, v string) string { return charsFrom(m.stream(kind, v), v) }
+// chars is charsFrom under v's own stream. A short value may draw itself
+// (two capitals, as a country code: one time in 676), and a placeholder
+// must never be the value it stands for, so it draws again from the same
+// stream: still a function of v alone. A value with nothing to draw (all
+// punctuation) is its own form, and the bound stops there.
+func (m *Maker) chars(kind byte, v string) string {
+	s := m.stream(kind, v)
+	out := charsFrom(s, v)
+	for range maxRedraws {
+		if out != v {
+			break
+		}
+		out = charsFrom(s, v)
+	}
+	return out
+}
+
+// maxRedraws bounds chars' draws again: a value with one digit draws itself
+// again one time in nine, so after this many the chance is below 1e-8.
+const maxRedraws = 8
 
 // charsFrom maps each character to one of its class, drawn from s: a
 // digit to a digit (not zero where the value's first digit was not), an

@@ -179,3 +179,17 @@ func TestJSONMemoryIsBoundedWhateverTheBody(t *testing.T) {
 		}
 	}
 }
+
+// TestShortValuesNeverDrawThemselves: a two-letter code (the country of an
+// address) has 676 placeholders, its own among them; under any key the
+// placeholder is another, and the same one every time.
+func TestShortValuesNeverDrawThemselves(t *testing.T) {
+	for k := range 2000 {
+		m := placeholder.New([]byte{byte(k), byte(k >> 8)}, placeholder.Keep{})
+		for _, v := range []string{"US", "7", "ab"} {
+			if p := m.String(v); p == v || p != m.String(v) || len(p) != len(v) {
+				t.Fatalf("key %d: %q → %q", k, v, p)
+			}
+		}
+	}
+}
