@@ -8,6 +8,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/openapi"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
 )
 
 // adminRoutes registers the admin API under /__sandbox/: scenarios, the
@@ -73,7 +74,7 @@ func (s *Server) adminOnly(h http.HandlerFunc) http.Handler {
 		if s.cfg.AdminToken != "" {
 			if !adminTokenMatches(bearerToken(r), s.cfg.AdminToken) {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="referrals-sandbox admin"`)
-				s.problem(w, r, newProblem(http.StatusUnauthorized, "the admin API needs the admin token (--admin-token) as a bearer token"))
+				s.reply.Problem(w, r, reply.New(http.StatusUnauthorized, "the admin API needs the admin token (--admin-token) as a bearer token"))
 				return
 			}
 		}
@@ -82,12 +83,12 @@ func (s *Server) adminOnly(h http.HandlerFunc) http.Handler {
 		// malformed escape, a parameter given twice or given empty is a
 		// 400 naming it, never a silently different filter.
 		if err := checkAdminQuery(r.URL.RawQuery); err != nil {
-			s.fail(w, r, err)
+			s.reply.Fail(w, r, err)
 			return
 		}
 		if stateChanging(r.Method) && !bodylessDelete(r) {
 			if err := checkAdminContentType(r.Header.Get("Content-Type")); err != nil {
-				s.problem(w, r, newProblem(http.StatusUnsupportedMediaType, err.Error()))
+				s.reply.Problem(w, r, reply.New(http.StatusUnsupportedMediaType, err.Error()))
 				return
 			}
 		}
@@ -121,7 +122,7 @@ func (s *Server) noParams(h http.HandlerFunc) http.HandlerFunc {
 			return
 		}
 		if err := decodeAdminBody(r, &struct{}{}); err != nil {
-			s.fail(w, r, err)
+			s.reply.Fail(w, r, err)
 			return
 		}
 		h(w, r)
@@ -134,7 +135,7 @@ func (s *Server) noParams(h http.HandlerFunc) http.HandlerFunc {
 // rule fire every time.
 func decodeAdminBody(r *http.Request, into any) error {
 	if r.ContentLength == 0 {
-		return newRequestError(http.StatusBadRequest, "the request body is empty; "+adminJSONHint)
+		return reply.NewRequestError(http.StatusBadRequest, "the request body is empty; "+adminJSONHint)
 	}
 	unknown, content, err := decodeSubmission(r, maxBodyBytes, into)
 	if err != nil {
@@ -146,7 +147,7 @@ func decodeAdminBody(r *http.Request, into any) error {
 		errs = append(errs, FieldError{Field: f, Message: "unknown field"})
 	}
 	if len(errs) > 0 {
-		return &requestError{Problem: validationProblem(errs)}
+		return &reply.RequestError{Problem: reply.Validation(errs)}
 	}
 	return nil
 }

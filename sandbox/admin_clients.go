@@ -14,6 +14,7 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
 	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/backend"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
 )
 
 // Bounds of a runtime client's settings, so one careless call cannot make
@@ -150,7 +151,7 @@ func (s *Server) listClients(w http.ResponseWriter, r *http.Request) {
 	for _, c := range s.cfg.Provider.Clients() {
 		out = append(out, s.clientViewOf(c))
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"clients": out})
+	reply.JSON(w, http.StatusOK, map[string]any{"clients": out})
 }
 
 // getClient answers GET /__sandbox/clients/{id}.
@@ -158,52 +159,52 @@ func (s *Server) getClient(w http.ResponseWriter, r *http.Request) {
 	id := mux.Vars(r)["id"]
 	c, ok := s.cfg.Provider.Client(id)
 	if !ok {
-		s.problem(w, r, newProblem(http.StatusNotFound, fmt.Sprintf("no client %q in this sandbox", id)))
+		s.reply.Problem(w, r, reply.New(http.StatusNotFound, fmt.Sprintf("no client %q in this sandbox", id)))
 		return
 	}
-	writeJSON(w, http.StatusOK, s.clientViewOf(c))
+	reply.JSON(w, http.StatusOK, s.clientViewOf(c))
 }
 
 // createClient answers POST /__sandbox/clients.
 func (s *Server) createClient(w http.ResponseWriter, r *http.Request) {
 	var req clientRequest
 	if err := decodeAdminBody(r, &req); err != nil {
-		s.fail(w, r, err)
+		s.reply.Fail(w, r, err)
 		return
 	}
 	s.logExpiryFailure(r, s.forgetExpiredClients(r))
 	client, secretExpires, errs := s.clientFrom(req)
 	if len(errs) > 0 {
-		s.problem(w, r, validationProblem(errs))
+		s.reply.Problem(w, r, reply.Validation(errs))
 		return
 	}
 	if err := s.forgetLeftovers(r.Context(), client.ClientID); err != nil {
-		s.fail(w, r, err)
+		s.reply.Fail(w, r, err)
 		return
 	}
 	created, secret, err := s.cfg.Provider.CreateClient(r.Context(), client, secretExpires)
 	s.backend.Settle()
 	switch {
 	case errors.Is(err, idp.ErrClientIDCase):
-		s.problem(w, r, validationProblem([]FieldError{{Field: "clientId", Message: fmt.Sprintf("%q differs from an existing client's id only by case; choose another id", client.ClientID)}}))
+		s.reply.Problem(w, r, reply.Validation([]FieldError{{Field: "clientId", Message: fmt.Sprintf("%q differs from an existing client's id only by case; choose another id", client.ClientID)}}))
 		return
 	case errors.Is(err, idp.ErrClientExists):
-		s.problem(w, r, newProblem(http.StatusConflict, fmt.Sprintf("a client %q already exists; leave clientId out for a generated one", client.ClientID)))
+		s.reply.Problem(w, r, reply.New(http.StatusConflict, fmt.Sprintf("a client %q already exists; leave clientId out for a generated one", client.ClientID)))
 		return
 	case errors.Is(err, idp.ErrBadClientID):
-		s.problem(w, r, validationProblem([]FieldError{{Field: "clientId", Message: "1 to 64 characters of A-Z a-z 0-9 . _ -, starting with a letter or digit"}}))
+		s.reply.Problem(w, r, reply.Validation([]FieldError{{Field: "clientId", Message: "1 to 64 characters of A-Z a-z 0-9 . _ -, starting with a letter or digit"}}))
 		return
 	case errors.Is(err, idp.ErrTooManyClients):
-		s.problem(w, r, validationProblem([]FieldError{{Field: "clientId", Message: fmt.Sprintf("this sandbox already has %d runtime clients, its limit: delete some, or give new ones a ttl", idp.MaxRuntimeClients)}}))
+		s.reply.Problem(w, r, reply.Validation([]FieldError{{Field: "clientId", Message: fmt.Sprintf("this sandbox already has %d runtime clients, its limit: delete some, or give new ones a ttl", idp.MaxRuntimeClients)}}))
 		return
 	case err != nil:
-		s.fail(w, r, fmt.Errorf("create client: %w", err))
+		s.reply.Fail(w, r, fmt.Errorf("create client: %w", err))
 		return
 	}
 	s.log.Info("client created", "client_id", created.ClientID, "expires_at", formatTime(created.ExpiresAt))
 	base := s.cfg.Provider.BaseURL(r)
 	w.Header().Set("Location", "/__sandbox/clients/"+url.PathEscape(created.ClientID))
-	writeJSON(w, http.StatusCreated, createdClient{
+	reply.JSON(w, http.StatusCreated, createdClient{
 		registeredClient: s.clientViewOf(created),
 		ClientSecret:     secret, SecretID: created.Secrets[0].ID,
 		Scope:    created.Resources[0] + "/.default",
@@ -294,7 +295,7 @@ func (s *Server) deleteClient(w http.ResponseWriter, r *http.Request) {
 	// there, and the DELETE the 503 invites finds it.
 	if c, ok := s.cfg.Provider.Client(id); ok && c.Runtime {
 		if err := s.forgetClient(r.Context(), id); err != nil {
-			s.fail(w, r, err)
+			s.reply.Fail(w, r, err)
 			return
 		}
 	}
@@ -302,13 +303,13 @@ func (s *Server) deleteClient(w http.ResponseWriter, r *http.Request) {
 	s.backend.Settle()
 	switch {
 	case errors.Is(err, idp.ErrNoClient):
-		s.problem(w, r, newProblem(http.StatusNotFound, fmt.Sprintf("no client %q in this sandbox", id)))
+		s.reply.Problem(w, r, reply.New(http.StatusNotFound, fmt.Sprintf("no client %q in this sandbox", id)))
 		return
 	case errors.Is(err, idp.ErrFixtureClient):
-		s.problem(w, r, newProblem(http.StatusConflict, fmt.Sprintf("%q is a fixture client; only clients created at run time can be deleted", id)))
+		s.reply.Problem(w, r, reply.New(http.StatusConflict, fmt.Sprintf("%q is a fixture client; only clients created at run time can be deleted", id)))
 		return
 	case err != nil:
-		s.fail(w, r, err)
+		s.reply.Fail(w, r, err)
 		return
 	}
 	s.log.Info("client deleted", "client_id", id)
@@ -322,17 +323,17 @@ func (s *Server) addClientSecret(w http.ResponseWriter, r *http.Request) {
 	id := mux.Vars(r)["id"]
 	var req secretRequest
 	if err := decodeAdminBody(r, &req); err != nil {
-		s.fail(w, r, err)
+		s.reply.Fail(w, r, err)
 		return
 	}
 	now := s.clocks.Now(id)
 	if errs := emptyGiven(map[string]*string{"expiresIn": req.ExpiresIn}); len(errs) > 0 {
-		s.problem(w, r, validationProblem(errs))
+		s.reply.Problem(w, r, reply.Validation(errs))
 		return
 	}
 	expires, msg := expiryOf(value(req.ExpiresIn), now)
 	if msg != "" {
-		s.problem(w, r, validationProblem([]FieldError{{Field: "expiresIn", Message: msg}}))
+		s.reply.Problem(w, r, reply.Validation([]FieldError{{Field: "expiresIn", Message: msg}}))
 		return
 	}
 	sec, value, err := s.cfg.Provider.AddClientSecret(r.Context(), id, expires)
@@ -341,7 +342,7 @@ func (s *Server) addClientSecret(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Location", "/__sandbox/clients/"+url.PathEscape(id)+"/secrets/"+url.PathEscape(sec.ID))
-	writeJSON(w, http.StatusCreated, struct {
+	reply.JSON(w, http.StatusCreated, struct {
 		secretView
 		ClientSecret string `json:"clientSecret"`
 	}{secretViewOf(sec, now), value})
@@ -364,17 +365,17 @@ func (s *Server) clientChangeFailed(w http.ResponseWriter, r *http.Request, id s
 	case err == nil:
 		return false
 	case errors.Is(err, idp.ErrNoClient):
-		s.problem(w, r, newProblem(http.StatusNotFound, fmt.Sprintf("no client %q in this sandbox", id)))
+		s.reply.Problem(w, r, reply.New(http.StatusNotFound, fmt.Sprintf("no client %q in this sandbox", id)))
 	case errors.Is(err, idp.ErrNoSecret):
-		s.problem(w, r, newProblem(http.StatusNotFound, fmt.Sprintf("client %q has no secret with that id", id)))
+		s.reply.Problem(w, r, reply.New(http.StatusNotFound, fmt.Sprintf("client %q has no secret with that id", id)))
 	case errors.Is(err, idp.ErrFixtureClient):
-		s.problem(w, r, newProblem(http.StatusConflict, fmt.Sprintf("%q is a fixture client; its secret is fixed", id)))
+		s.reply.Problem(w, r, reply.New(http.StatusConflict, fmt.Sprintf("%q is a fixture client; its secret is fixed", id)))
 	case errors.Is(err, idp.ErrLastSecret):
-		s.problem(w, r, newProblem(http.StatusConflict, "a client keeps at least one secret: add the new one first, or delete the client"))
+		s.reply.Problem(w, r, reply.New(http.StatusConflict, "a client keeps at least one secret: add the new one first, or delete the client"))
 	case errors.Is(err, idp.ErrTooManySecrets):
-		s.problem(w, r, newProblem(http.StatusConflict, fmt.Sprintf("a client holds at most %d secrets: delete an old one first", idp.MaxSecretsPerClient)))
+		s.reply.Problem(w, r, reply.New(http.StatusConflict, fmt.Sprintf("a client holds at most %d secrets: delete an old one first", idp.MaxSecretsPerClient)))
 	default:
-		s.fail(w, r, err)
+		s.reply.Fail(w, r, err)
 	}
 	return true
 }
@@ -452,6 +453,6 @@ func (s *Server) forgetExpiredClients(r *http.Request) error {
 // request can do without: a list or a creation judges expiry itself.
 func (s *Server) logExpiryFailure(r *http.Request, err error) {
 	if err != nil {
-		s.log.Error("expire runtime clients", "request_id", requestID(r), "err", err)
+		s.log.Error("expire runtime clients", "request_id", reply.RequestID(r), "err", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/clock"
 	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/backend"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
@@ -59,13 +60,13 @@ func (s *Server) getClock(w http.ResponseWriter, r *http.Request) {
 	if clientID != "" && !s.clientExists(w, r, clientID) {
 		return
 	}
-	writeJSON(w, http.StatusOK, s.clockView(clientID))
+	reply.JSON(w, http.StatusOK, s.clockView(clientID))
 }
 
 // clientExists answers 404 for a client that does not exist now.
 func (s *Server) clientExists(w http.ResponseWriter, r *http.Request, clientID string) bool {
 	if _, ok := s.cfg.Provider.Client(clientID); !ok {
-		s.problem(w, r, newProblem(http.StatusNotFound, fmt.Sprintf("no client %q in this sandbox (see GET /__sandbox/clients)", clientID)))
+		s.reply.Problem(w, r, reply.New(http.StatusNotFound, fmt.Sprintf("no client %q in this sandbox (see GET /__sandbox/clients)", clientID)))
 		return false
 	}
 	return true
@@ -74,11 +75,11 @@ func (s *Server) clientExists(w http.ResponseWriter, r *http.Request, clientID s
 func (s *Server) moveClock(w http.ResponseWriter, r *http.Request) {
 	var m clockMove
 	if err := decodeAdminBody(r, &m); err != nil {
-		s.fail(w, r, err)
+		s.reply.Fail(w, r, err)
 		return
 	}
 	if errs := emptyGiven(map[string]*string{"clientId": m.ClientID}); len(errs) > 0 {
-		s.problem(w, r, validationProblem(errs))
+		s.reply.Problem(w, r, reply.Validation(errs))
 		return
 	}
 	clientID := value(m.ClientID)
@@ -92,7 +93,7 @@ func (s *Server) moveClock(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if given != 1 {
-		s.problem(w, r, validationProblem([]FieldError{{Field: "advance", Message: `give exactly one of "advance" (e.g. "3600s"), "set" (RFC 3339) or "reset": true`}}))
+		s.reply.Problem(w, r, reply.Validation([]FieldError{{Field: "advance", Message: `give exactly one of "advance" (e.g. "3600s"), "set" (RFC 3339) or "reset": true`}}))
 		return
 	}
 	var d time.Duration
@@ -101,19 +102,19 @@ func (s *Server) moveClock(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case m.Advance != nil:
 		if d, err = time.ParseDuration(*m.Advance); err != nil {
-			s.problem(w, r, validationProblem([]FieldError{{Field: "advance", Message: fmt.Sprintf("not a duration such as 3600s or 90m: %q", *m.Advance)}}))
+			s.reply.Problem(w, r, reply.Validation([]FieldError{{Field: "advance", Message: fmt.Sprintf("not a duration such as 3600s or 90m: %q", *m.Advance)}}))
 			return
 		}
 	case m.Set != nil:
 		if at, err = time.Parse(time.RFC3339Nano, *m.Set); err != nil {
-			s.problem(w, r, validationProblem([]FieldError{{Field: "set", Message: fmt.Sprintf("not an RFC 3339 time such as 2026-01-02T15:04:05Z: %q", *m.Set)}}))
+			s.reply.Problem(w, r, reply.Validation([]FieldError{{Field: "set", Message: fmt.Sprintf("not an RFC 3339 time such as 2026-01-02T15:04:05Z: %q", *m.Set)}}))
 			return
 		}
 	}
 	// A client whose ttl has run out is deleted before the clock moves, so
 	// that moving the clock back cannot bring it back.
 	if err := s.forgetExpiredClients(r); err != nil {
-		s.fail(w, r, err)
+		s.reply.Fail(w, r, err)
 		return
 	}
 	err = s.applyClockMove(r.Context(), clientID, m, d, at)
@@ -122,16 +123,16 @@ func (s *Server) moveClock(w http.ResponseWriter, r *http.Request) {
 		if m.Advance != nil {
 			field = "advance"
 		}
-		s.problem(w, r, validationProblem([]FieldError{{Field: field, Message: err.Error()}}))
+		s.reply.Problem(w, r, reply.Validation([]FieldError{{Field: field, Message: err.Error()}}))
 		return
 	}
 	if err != nil {
-		s.fail(w, r, err)
+		s.reply.Fail(w, r, err)
 		return
 	}
 	v := s.clockView(clientID)
 	s.log.Info("sandbox clock moved", "client_id", clientID, "now", v.Now, "offset", v.Offset)
-	writeJSON(w, http.StatusOK, v)
+	reply.JSON(w, http.StatusOK, v)
 }
 
 // applyClockMove moves the sandbox-wide clock, or one client's, and returns
@@ -164,11 +165,11 @@ func (s *Server) applyClockMove(ctx context.Context, clientID string, m clockMov
 func (s *Server) reset(w http.ResponseWriter, r *http.Request) {
 	var req resetRequest
 	if err := decodeAdminBody(r, &req); err != nil {
-		s.fail(w, r, err)
+		s.reply.Fail(w, r, err)
 		return
 	}
 	if errs := emptyGiven(map[string]*string{"clientId": req.ClientID}); len(errs) > 0 {
-		s.problem(w, r, validationProblem(errs))
+		s.reply.Problem(w, r, reply.Validation(errs))
 		return
 	}
 	if req.ClientID != nil {
@@ -176,34 +177,34 @@ func (s *Server) reset(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := store.ResetFrom(storeContext(r), s.backend.Records, s.records); err != nil {
-		s.fail(w, r, s.backend.Failure("reset store", err))
+		s.reply.Fail(w, r, s.backend.Failure("reset store", err))
 		return
 	}
 	err := s.cfg.Provider.ResetClients(r.Context())
 	s.backend.Settle()
 	if err != nil {
-		s.fail(w, r, fmt.Errorf("reset runtime clients: %w", err))
+		s.reply.Fail(w, r, fmt.Errorf("reset runtime clients: %w", err))
 		return
 	}
 	if err := s.backend.Rules.Clear(r.Context()); err != nil { // rules and activations
-		s.fail(w, r, fmt.Errorf("clear the rules: %w", err))
+		s.reply.Fail(w, r, fmt.Errorf("clear the rules: %w", err))
 		return
 	}
 	if err := s.backend.Journal.Clear(r.Context()); err != nil {
-		s.fail(w, r, fmt.Errorf("clear the journal: %w", err))
+		s.reply.Fail(w, r, fmt.Errorf("clear the journal: %w", err))
 		return
 	}
 	if err := s.backend.Clocks.ResetAll(r.Context()); err != nil {
-		s.fail(w, r, backend.Unavailable("reset the clocks", err))
+		s.reply.Fail(w, r, backend.Unavailable("reset the clocks", err))
 		return
 	}
 	s.backend.Settle()
 	if err := s.limiter.reset(r.Context()); err != nil {
-		s.fail(w, r, fmt.Errorf("refill the rate limits: %w", err))
+		s.reply.Fail(w, r, fmt.Errorf("refill the rate limits: %w", err))
 		return
 	}
 	s.log.Info("sandbox reset")
-	writeJSON(w, http.StatusOK, map[string]string{"status": "reset"})
+	reply.JSON(w, http.StatusOK, map[string]string{"status": "reset"})
 }
 
 func (s *Server) resetClient(w http.ResponseWriter, r *http.Request, clientID string) {
@@ -211,13 +212,13 @@ func (s *Server) resetClient(w http.ResponseWriter, r *http.Request, clientID st
 		return
 	}
 	if err := store.ResetClientFrom(storeContext(r), s.backend.Records, clientID, s.records); err != nil {
-		s.fail(w, r, s.backend.Failure("reset the records of "+clientID, err))
+		s.reply.Fail(w, r, s.backend.Failure("reset the records of "+clientID, err))
 		return
 	}
 	if err := s.forgetClientState(r.Context(), clientID); err != nil {
-		s.fail(w, r, err)
+		s.reply.Fail(w, r, err)
 		return
 	}
 	s.log.Info("client reset", "client_id", clientID)
-	writeJSON(w, http.StatusOK, map[string]string{"status": "reset", "clientId": clientID})
+	reply.JSON(w, http.StatusOK, map[string]string{"status": "reset", "clientId": clientID})
 }

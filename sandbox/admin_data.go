@@ -7,6 +7,7 @@ import (
 
 	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/internal/console"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
@@ -65,7 +66,7 @@ func (s *Server) dataTrials(w http.ResponseWriter, _ *http.Request) {
 	if trials == nil {
 		trials = []referrals.Trial{}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"trials": trials})
+	reply.JSON(w, http.StatusOK, map[string]any{"trials": trials})
 }
 
 // dataClients answers GET /__sandbox/data/clients: the clients that exist in
@@ -81,7 +82,7 @@ func (s *Server) dataClients(w http.ResponseWriter, _ *http.Request) {
 			Description: c.Description,
 		})
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"clients": clients})
+	reply.JSON(w, http.StatusOK, map[string]any{"clients": clients})
 }
 
 // dataReferrals answers GET /__sandbox/data/referrals?clientId=&cursor=&limit=:
@@ -94,19 +95,19 @@ func (s *Server) dataReferrals(w http.ResponseWriter, r *http.Request) {
 	}
 	items, next, err := s.backend.Records.ListReferrals(storeContext(r), clientID, page)
 	if err != nil {
-		s.fail(w, r, listError(err))
+		s.reply.Fail(w, r, listError(err))
 		return
 	}
 	rows := make([]referralRow, 0, len(items))
 	for _, ref := range items {
 		view, err := s.adminReferral(ref)
 		if err != nil {
-			s.fail(w, r, err)
+			s.reply.Fail(w, r, err)
 			return
 		}
 		rows = append(rows, referralRow{adminReferral: view, NextStatuses: orEmpty(referrals.NextStatuses(ref.Status))})
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"referrals": rows, "nextCursor": nextCursor(next)})
+	reply.JSON(w, http.StatusOK, map[string]any{"referrals": rows, "nextCursor": nextCursor(next)})
 }
 
 // dataQualified answers GET /__sandbox/data/qualified?clientId=&cursor=&limit=,
@@ -123,22 +124,22 @@ func (s *Server) dataQualified(w http.ResponseWriter, r *http.Request) {
 	}
 	items, next, err := s.backend.Records.ListQualified(storeContext(r), clientID, page, nil)
 	if err == nil {
-		items, err = s.settleAll(storeContext(r), items, requestID(r))
+		items, err = s.settleAll(storeContext(r), items, reply.RequestID(r))
 	}
 	if err != nil {
-		s.fail(w, r, listError(err))
+		s.reply.Fail(w, r, listError(err))
 		return
 	}
 	rows := make([]qualifiedRow, 0, len(items))
 	for _, q := range items {
 		view, err := s.adminQualified(q)
 		if err != nil {
-			s.fail(w, r, err)
+			s.reply.Fail(w, r, err)
 			return
 		}
 		rows = append(rows, qualifiedRow{adminQualified: view, NextStatuses: orEmpty(referrals.NextStatuses(q.Status))})
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"qualifiedReferrals": rows, "nextCursor": nextCursor(next)})
+	reply.JSON(w, http.StatusOK, map[string]any{"qualifiedReferrals": rows, "nextCursor": nextCursor(next)})
 }
 
 // dataQuery reads the required ?clientId= (records are stored per partner)
@@ -146,12 +147,12 @@ func (s *Server) dataQualified(w http.ResponseWriter, r *http.Request) {
 func (s *Server) dataQuery(w http.ResponseWriter, r *http.Request) (string, store.Page, bool) {
 	clientID := r.URL.Query().Get("clientId")
 	if clientID == "" {
-		s.fail(w, r, badQuery("clientId", "name the partner whose records to list, e.g. sandbox-partner (see /__sandbox/data/clients)"))
+		s.reply.Fail(w, r, badQuery("clientId", "name the partner whose records to list, e.g. sandbox-partner (see /__sandbox/data/clients)"))
 		return "", store.Page{}, false
 	}
 	page, err := pageFrom(r)
 	if err != nil {
-		s.fail(w, r, err)
+		s.reply.Fail(w, r, err)
 		return "", store.Page{}, false
 	}
 	return clientID, page, true

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/referrals-sandbox/referrals-sandbox/internal/logthrottle"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
 )
 
 // adminPrefix starts every path the sandbox adds to the real service.
@@ -37,7 +38,7 @@ func (s *Server) withAdminGuard(next http.Handler) http.Handler {
 		}
 		if refused, ok := s.adminRefusal(r, p); ok {
 			s.logAdminRefusal(r, refused)
-			s.problem(w, r, refused)
+			s.reply.Problem(w, r, refused)
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -48,18 +49,18 @@ func (s *Server) withAdminGuard(next http.Handler) http.Handler {
 // any.
 func (s *Server) adminRefusal(r *http.Request, p string) (Problem, bool) {
 	if !s.hosts.allows(r.Host, localAddrOf(r)) {
-		return newProblem(http.StatusForbidden, fmt.Sprintf(
+		return reply.New(http.StatusForbidden, fmt.Sprintf(
 			"the admin API answers only to localhost, the listen address, the --public-url host, --tls-host names and --allowed-host names, not to Host %q; "+
 				"start the sandbox with --allowed-host (SANDBOX_ALLOWED_HOSTS) naming it if it is really this sandbox's name", s.redactor.Log(r.Host))), true
 	}
 	consolePage := strings.HasPrefix(p+"/", consolePath) && (r.Method == http.MethodGet || r.Method == http.MethodHead)
 	if !consolePage {
 		if site := r.Header.Get("Sec-Fetch-Site"); strings.EqualFold(site, "cross-site") {
-			return newProblem(http.StatusForbidden, "the admin API refuses requests from web pages of other sites (Sec-Fetch-Site: cross-site); "+
+			return reply.New(http.StatusForbidden, "the admin API refuses requests from web pages of other sites (Sec-Fetch-Site: cross-site); "+
 				"use the console at /__sandbox/ui/, the CLI or a script"), true
 		}
 		if origin, ok := r.Header["Origin"]; ok && !s.sameSiteOrigin(origin[0], r) {
-			return newProblem(http.StatusForbidden, fmt.Sprintf("the admin API refuses requests from web pages of other sites (Origin %q); "+
+			return reply.New(http.StatusForbidden, fmt.Sprintf("the admin API refuses requests from web pages of other sites (Origin %q); "+
 				"use the console at /__sandbox/ui/, the CLI or a script, or name that host with --allowed-host", s.redactor.Log(origin[0]))), true
 		}
 	}
@@ -124,7 +125,7 @@ func (s *Server) logAdminRefusal(r *http.Request, refused Problem) {
 	x := s.redactor
 	attrs := []any{"method", x.Log(r.Method), "path", x.LogPath(r.URL.Path), "host", x.Log(r.Host),
 		"origin", x.Log(r.Header.Get("Origin")), "sec_fetch_site", x.Log(r.Header.Get("Sec-Fetch-Site")),
-		"status", refused.Status, "request_id", requestID(r)}
+		"status", refused.Status, "request_id", reply.RequestID(r)}
 	if suppressed > 0 {
 		attrs = append(attrs, "suppressed", suppressed)
 	}

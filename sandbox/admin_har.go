@@ -113,7 +113,7 @@ func (s *Server) serveHAR(w http.ResponseWriter, r *http.Request) {
 	}
 	entries, err := s.backend.Journal.Find(r.Context(), f)
 	if err != nil {
-		s.fail(w, r, err)
+		s.reply.Fail(w, r, err)
 		return
 	}
 	base := strings.TrimRight(s.cfg.Provider.BaseURL(r), "/")

@@ -8,6 +8,7 @@ import (
 
 	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
 	"github.com/referrals-sandbox/referrals-sandbox/scenarios"
 )
 
@@ -30,26 +31,26 @@ func (s *Server) deleteSavedScenario(w http.ResponseWriter, r *http.Request) {
 	sc, ok, err := s.backend.Library.Get(r.Context(), name)
 	switch {
 	case err != nil:
-		s.fail(w, r, err)
+		s.reply.Fail(w, r, err)
 		return
 	case !ok:
-		s.problem(w, r, newProblem(http.StatusNotFound, "no saved scenario named "+name))
+		s.reply.Problem(w, r, reply.New(http.StatusNotFound, "no saved scenario named "+name))
 		return
 	case !sc.Saved():
-		s.problem(w, r, newProblem(http.StatusConflict, "scenario "+name+" comes with the sandbox, not from POST /__sandbox/library: "+scenarios.ErrNotSaved.Error()))
+		s.reply.Problem(w, r, reply.New(http.StatusConflict, "scenario "+name+" comes with the sandbox, not from POST /__sandbox/library: "+scenarios.ErrNotSaved.Error()))
 		return
 	}
 	if err := s.backend.Rules.Deactivate(r.Context(), name, ""); err != nil && !errors.Is(err, scenarios.ErrNotFound) {
-		s.fail(w, r, err)
+		s.reply.Fail(w, r, err)
 		return
 	}
 	err = s.backend.Library.Delete(r.Context(), name)
 	switch {
 	case errors.Is(err, scenarios.ErrNotFound):
 		// Another caller deleted it between the read and now.
-		s.problem(w, r, newProblem(http.StatusNotFound, "no saved scenario named "+name))
+		s.reply.Problem(w, r, reply.New(http.StatusNotFound, "no saved scenario named "+name))
 	case err != nil:
-		s.fail(w, r, err)
+		s.reply.Fail(w, r, err)
 	default:
 		w.WriteHeader(http.StatusNoContent)
 	}
@@ -68,13 +69,13 @@ type journalWindow struct {
 func (s *Server) saveScenario(w http.ResponseWriter, r *http.Request) {
 	var body savedScenario
 	if err := decodeAdminBody(r, &body); err != nil {
-		s.fail(w, r, err)
+		s.reply.Fail(w, r, err)
 		return
 	}
 	sc := scenarios.Scenario{Name: body.Name, Description: body.Description, Rules: body.Rules}
 	if body.FromJournal != nil {
 		if body.Rules != nil {
-			s.problem(w, r, validationProblem([]FieldError{{Field: "rules", Message: "give rules or fromJournal, not both"}}))
+			s.reply.Problem(w, r, reply.Validation([]FieldError{{Field: "rules", Message: "give rules or fromJournal, not both"}}))
 			return
 		}
 		var err error
@@ -90,7 +91,7 @@ func (s *Server) saveScenario(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Location", "/__sandbox/library/"+sc.Name)
-	writeJSON(w, http.StatusCreated, saved)
+	reply.JSON(w, http.StatusCreated, saved)
 }
 
 // saveFailed answers a scenario that could not be saved: 409 for a taken
@@ -100,13 +101,13 @@ func (s *Server) saveFailed(w http.ResponseWriter, r *http.Request, err error) {
 	var fe *scenarios.FieldError
 	switch {
 	case errors.Is(err, scenarios.ErrScenarioExists):
-		s.problem(w, r, newProblem(http.StatusConflict, err.Error()+"; choose another name"))
+		s.reply.Problem(w, r, reply.New(http.StatusConflict, err.Error()+"; choose another name"))
 	case errors.Is(err, scenarios.ErrLibraryFull):
-		s.problem(w, r, newProblem(http.StatusUnprocessableEntity, err.Error()))
+		s.reply.Problem(w, r, reply.New(http.StatusUnprocessableEntity, err.Error()))
 	case errors.As(err, &fe):
-		s.problem(w, r, validationProblem([]FieldError{{Field: fe.Field, Message: fe.Message}}))
+		s.reply.Problem(w, r, reply.Validation([]FieldError{{Field: fe.Field, Message: fe.Message}}))
 	default:
-		s.fail(w, r, err)
+		s.reply.Fail(w, r, err)
 	}
 }
 

@@ -15,7 +15,7 @@ import (
 func (s *Server) serveAdminOpenAPI(w http.ResponseWriter, r *http.Request) {
 	doc, err := openapi.ServedAdmin(s.cfg.Provider.BaseURL(r))
 	if err != nil {
-		s.fail(w, r, fmt.Errorf("admin OpenAPI document: %w", err))
+		s.reply.Fail(w, r, fmt.Errorf("admin OpenAPI document: %w", err))
 		return
 	}
 	w.Header().Set("Content-Type", openapi.ContentType)

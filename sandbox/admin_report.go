@@ -6,6 +6,7 @@ import (
 
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/conformance"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
 )
 
 // serveReport answers GET /__sandbox/report: the client conformance report
@@ -38,9 +39,9 @@ func (s *Server) serveReport(w http.ResponseWriter, r *http.Request) {
 		*p.into = n
 	}
 	if len(errs) > 0 {
-		p := newProblem(http.StatusBadRequest, "invalid query parameters")
+		p := reply.New(http.StatusBadRequest, "invalid query parameters")
 		p.Errors = errs
-		s.problem(w, r, p)
+		s.reply.Problem(w, r, p)
 		return
 	}
 	clientID := q.Get("clientId")
@@ -50,17 +51,17 @@ func (s *Server) serveReport(w http.ResponseWriter, r *http.Request) {
 	}
 	entries, err := s.backend.Journal.Find(r.Context(), f)
 	if err != nil {
-		s.fail(w, r, err)
+		s.reply.Fail(w, r, err)
 		return
 	}
 	if clientID == conformance.Unidentified {
 		entries = unidentified(entries)
 	}
 	if clientID != "" && len(entries) == 0 {
-		s.problem(w, r, newProblem(http.StatusNotFound, "the request journal holds no request from client "+clientID))
+		s.reply.Problem(w, r, reply.New(http.StatusNotFound, "the request journal holds no request from client "+clientID))
 		return
 	}
-	writeJSON(w, http.StatusOK, conformance.Evaluate(entries, opts))
+	reply.JSON(w, http.StatusOK, conformance.Evaluate(entries, opts))
 }
 
 // unidentified keeps the entries that name no client.

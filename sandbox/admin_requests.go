@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
 
 	"fmt"
 	"net/http"
@@ -33,14 +34,14 @@ func (s *Server) listRequests(w http.ResponseWriter, r *http.Request) {
 	if !r.URL.Query().Has("afterId") {
 		entries, err := s.backend.Journal.Latest(r.Context(), f, limit)
 		if err != nil {
-			s.fail(w, r, err)
+			s.reply.Fail(w, r, err)
 			return
 		}
 		page.Requests = append(page.Requests, entries...)
 	} else {
 		entries, more, err := s.backend.Journal.After(r.Context(), f, limit)
 		if err != nil {
-			s.fail(w, r, err)
+			s.reply.Fail(w, r, err)
 			return
 		}
 		if len(entries) > 0 {
@@ -50,7 +51,7 @@ func (s *Server) listRequests(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	writeJSON(w, http.StatusOK, page)
+	reply.JSON(w, http.StatusOK, page)
 }
 
 // journalQuery reads the journal's filters (clientId, path, status,
@@ -91,9 +92,9 @@ func (s *Server) journalQuery(w http.ResponseWriter, r *http.Request) (f journal
 		limit = n
 	}
 	if len(errs) > 0 {
-		p := newProblem(http.StatusBadRequest, "invalid query parameters")
+		p := reply.New(http.StatusBadRequest, "invalid query parameters")
 		p.Errors = errs
-		s.problem(w, r, p)
+		s.reply.Problem(w, r, p)
 		return f, limit, false
 	}
 	return f, limit, true
@@ -110,7 +111,7 @@ func (s *Server) clearRequests(w http.ResponseWriter, r *http.Request) {
 		err = s.backend.Journal.Clear(r.Context())
 	}
 	if err != nil {
-		s.fail(w, r, err)
+		s.reply.Fail(w, r, err)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)

@@ -5,22 +5,23 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
 	"github.com/referrals-sandbox/referrals-sandbox/scenarios"
 )
 
 func (s *Server) listRules(w http.ResponseWriter, r *http.Request) {
 	rules, err := s.backend.Rules.Rules(r.Context())
 	if err != nil {
-		s.fail(w, r, err)
+		s.reply.Fail(w, r, err)
 		return
 	}
 	active, err := s.backend.Rules.Active(r.Context())
 	if err != nil {
-		s.fail(w, r, err)
+		s.reply.Fail(w, r, err)
 		return
 	}
 	on, ended := splitEnded(active)
-	writeJSON(w, http.StatusOK, map[string]any{"rules": rules, "active": on, "ended": ended})
+	reply.JSON(w, http.StatusOK, map[string]any{"rules": rules, "active": on, "ended": ended})
 }
 
 // splitEnded parts activations into those still in effect and those whose
@@ -41,41 +42,41 @@ func splitEnded(acts []scenarios.Activation) (on, ended []scenarios.Activation) 
 func (s *Server) addRule(w http.ResponseWriter, r *http.Request) {
 	var rule scenarios.Rule
 	if err := decodeAdminBody(r, &rule); err != nil {
-		s.fail(w, r, err)
+		s.reply.Fail(w, r, err)
 		return
 	}
 	added, err := s.backend.Rules.Add(r.Context(), rule)
 	if errors.Is(err, scenarios.ErrUnavailable) {
-		s.fail(w, r, err)
+		s.reply.Fail(w, r, err)
 		return
 	}
 	if err != nil {
-		s.problem(w, r, ruleProblem(err))
+		s.reply.Problem(w, r, ruleProblem(err))
 		return
 	}
 	w.Header().Set("Location", "/__sandbox/scenarios/"+added.ID)
-	writeJSON(w, http.StatusCreated, added)
+	reply.JSON(w, http.StatusCreated, added)
 }
 
 // ruleProblem turns a rule's validation error into a 422 naming the field,
 // or a 409 for an id already in use.
 func ruleProblem(err error) Problem {
 	if errors.Is(err, scenarios.ErrDuplicateID) {
-		return newProblem(http.StatusConflict, err.Error())
+		return reply.New(http.StatusConflict, err.Error())
 	}
 	if errors.Is(err, scenarios.ErrTooManyRules) {
-		return newProblem(http.StatusUnprocessableEntity, err.Error())
+		return reply.New(http.StatusUnprocessableEntity, err.Error())
 	}
 	var fe *scenarios.FieldError
 	if errors.As(err, &fe) {
-		return validationProblem([]FieldError{{Field: fe.Field, Message: fe.Message}})
+		return reply.Validation([]FieldError{{Field: fe.Field, Message: fe.Message}})
 	}
-	return newProblem(http.StatusUnprocessableEntity, err.Error())
+	return reply.New(http.StatusUnprocessableEntity, err.Error())
 }
 
 func (s *Server) clearRules(w http.ResponseWriter, r *http.Request) {
 	if err := s.backend.Rules.Clear(r.Context()); err != nil {
-		s.fail(w, r, err)
+		s.reply.Fail(w, r, err)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -84,24 +85,24 @@ func (s *Server) clearRules(w http.ResponseWriter, r *http.Request) {
 func (s *Server) getRule(w http.ResponseWriter, r *http.Request) {
 	status, err := s.backend.Rules.Get(r.Context(), pathVars(r)["id"])
 	if errors.Is(err, scenarios.ErrNotFound) {
-		s.problem(w, r, newProblem(http.StatusNotFound, "no active rule with that id (a rule whose times ran out is retired)"))
+		s.reply.Problem(w, r, reply.New(http.StatusNotFound, "no active rule with that id (a rule whose times ran out is retired)"))
 		return
 	}
 	if err != nil {
-		s.fail(w, r, err)
+		s.reply.Fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, status)
+	reply.JSON(w, http.StatusOK, status)
 }
 
 func (s *Server) deleteRule(w http.ResponseWriter, r *http.Request) {
 	err := s.backend.Rules.Remove(r.Context(), pathVars(r)["id"])
 	if errors.Is(err, scenarios.ErrNotFound) {
-		s.problem(w, r, newProblem(http.StatusNotFound, "no active rule with that id"))
+		s.reply.Problem(w, r, reply.New(http.StatusNotFound, "no active rule with that id"))
 		return
 	}
 	if err != nil {
-		s.fail(w, r, err)
+		s.reply.Fail(w, r, err)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -110,12 +111,12 @@ func (s *Server) deleteRule(w http.ResponseWriter, r *http.Request) {
 func (s *Server) listLibrary(w http.ResponseWriter, r *http.Request) {
 	active, err := s.backend.Rules.Active(r.Context())
 	if err != nil {
-		s.fail(w, r, err)
+		s.reply.Fail(w, r, err)
 		return
 	}
 	all, err := s.backend.Library.Scenarios(r.Context())
 	if err != nil {
-		s.fail(w, r, err)
+		s.reply.Fail(w, r, err)
 		return
 	}
 	on, ended := splitEnded(active)
@@ -125,7 +126,7 @@ func (s *Server) listLibrary(w http.ResponseWriter, r *http.Request) {
 			saved = append(saved, sc.Name)
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"scenarios": all, "active": on, "ended": ended, "saved": saved})
+	reply.JSON(w, http.StatusOK, map[string]any{"scenarios": all, "active": on, "ended": ended, "saved": saved})
 }
 
 func (s *Server) getScenario(w http.ResponseWriter, r *http.Request) {
@@ -133,11 +134,11 @@ func (s *Server) getScenario(w http.ResponseWriter, r *http.Request) {
 	sc, ok, err := s.backend.Library.Get(r.Context(), name)
 	switch {
 	case err != nil:
-		s.fail(w, r, err)
+		s.reply.Fail(w, r, err)
 	case !ok:
 		s.unknownScenario(w, r, name)
 	default:
-		writeJSON(w, http.StatusOK, sc)
+		reply.JSON(w, http.StatusOK, sc)
 	}
 }
 
@@ -149,11 +150,11 @@ type activation struct {
 func (s *Server) activateScenario(w http.ResponseWriter, r *http.Request) {
 	var body activation
 	if err := decodeAdminBody(r, &body); err != nil {
-		s.fail(w, r, err)
+		s.reply.Fail(w, r, err)
 		return
 	}
 	if err := scenarios.ValidateClientID(body.ClientID); err != nil {
-		s.problem(w, r, ruleProblem(err))
+		s.reply.Problem(w, r, ruleProblem(err))
 		return
 	}
 	name := pathVars(r)["name"]
@@ -163,14 +164,14 @@ func (s *Server) activateScenario(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if errors.Is(err, scenarios.ErrTooManyRules) {
-		s.problem(w, r, ruleProblem(err))
+		s.reply.Problem(w, r, ruleProblem(err))
 		return
 	}
 	if err != nil {
-		s.fail(w, r, err)
+		s.reply.Fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, map[string]any{"scenario": name, "clientId": body.ClientID, "rules": rules})
+	reply.JSON(w, http.StatusCreated, map[string]any{"scenario": name, "clientId": body.ClientID, "rules": rules})
 }
 
 // deactivateScenario removes one activation: ?clientId= names the client it
@@ -179,7 +180,7 @@ func (s *Server) deactivateScenario(w http.ResponseWriter, r *http.Request) {
 	name := pathVars(r)["name"]
 	if _, ok, err := s.backend.Library.Get(r.Context(), name); err != nil || !ok {
 		if err != nil {
-			s.fail(w, r, err)
+			s.reply.Fail(w, r, err)
 		} else {
 			s.unknownScenario(w, r, name)
 		}
@@ -187,11 +188,11 @@ func (s *Server) deactivateScenario(w http.ResponseWriter, r *http.Request) {
 	}
 	err := s.backend.Rules.Deactivate(r.Context(), name, r.URL.Query().Get("clientId"))
 	if errors.Is(err, scenarios.ErrNotFound) {
-		s.problem(w, r, newProblem(http.StatusNotFound, "scenario "+name+" is not active"+forClient(r.URL.Query().Get("clientId"))))
+		s.reply.Problem(w, r, reply.New(http.StatusNotFound, "scenario "+name+" is not active"+forClient(r.URL.Query().Get("clientId"))))
 		return
 	}
 	if err != nil {
-		s.fail(w, r, err)
+		s.reply.Fail(w, r, err)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -209,8 +210,8 @@ func forClient(id string) string {
 func (s *Server) unknownScenario(w http.ResponseWriter, r *http.Request, name string) {
 	names, err := s.backend.Library.Names(r.Context())
 	if err != nil {
-		s.fail(w, r, err)
+		s.reply.Fail(w, r, err)
 		return
 	}
-	s.problem(w, r, newProblem(http.StatusNotFound, "no scenario named "+name+"; known: "+strings.Join(names, ", ")))
+	s.reply.Problem(w, r, reply.New(http.StatusNotFound, "no scenario named "+name+"; known: "+strings.Join(names, ", ")))
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/referrals-sandbox/referrals-sandbox/referrals"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
@@ -34,11 +35,11 @@ func (e errBadTransition) Error() string {
 func (s *Server) readStatusMove(w http.ResponseWriter, r *http.Request) (statusMove, bool) {
 	var m statusMove
 	if err := decodeAdminBody(r, &m); err != nil {
-		s.fail(w, r, err)
+		s.reply.Fail(w, r, err)
 		return m, false
 	}
 	if !referrals.ValidStatus(m.Status) {
-		s.problem(w, r, validationProblem([]FieldError{{Field: "status", Message: "must be one of " + strings.Join(referrals.Statuses(), ", ")}}))
+		s.reply.Problem(w, r, reply.Validation([]FieldError{{Field: "status", Message: "must be one of " + strings.Join(referrals.Statuses(), ", ")}}))
 		return m, false
 	}
 	return m, true
@@ -68,10 +69,10 @@ func (s *Server) moveReferralStatus(w http.ResponseWriter, r *http.Request) {
 	}
 	answer, err := s.adminReferral(found)
 	if err != nil {
-		s.fail(w, r, err)
+		s.reply.Fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, answer)
+	reply.JSON(w, http.StatusOK, answer)
 }
 
 func (s *Server) moveQualifiedStatus(w http.ResponseWriter, r *http.Request) {
@@ -85,7 +86,7 @@ func (s *Server) moveQualifiedStatus(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		updated, err = s.backend.Records.UpdateQualified(storeContext(r), owner, id, func(q *referrals.QualifiedReferral) error {
 			return changeQualifiedStatus(q, statusChange{
-				To: m.Status, At: s.clocks.Now(owner), Actor: "sandbox-admin", RequestID: requestID(r),
+				To: m.Status, At: s.clocks.Now(owner), Actor: "sandbox-admin", RequestID: reply.RequestID(r),
 			})
 		})
 	}
@@ -94,10 +95,10 @@ func (s *Server) moveQualifiedStatus(w http.ResponseWriter, r *http.Request) {
 	}
 	answer, err := s.adminQualified(updated)
 	if err != nil {
-		s.fail(w, r, err)
+		s.reply.Fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, answer)
+	reply.JSON(w, http.StatusOK, answer)
 }
 
 // statusChange is one move of a qualified referral's status: by the admin
@@ -149,7 +150,7 @@ func (s *Server) qualifiedOwner(ctx context.Context, id, clientID string) (strin
 	case 1:
 		return owners[0], nil
 	}
-	return "", newRequestError(http.StatusConflict, "several partners use this externalSourceId ("+strings.Join(owners, ", ")+"); name one as clientId")
+	return "", reply.NewRequestError(http.StatusConflict, "several partners use this externalSourceId ("+strings.Join(owners, ", ")+"); name one as clientId")
 }
 
 // statusMoveFailed answers a failed status move and reports whether it did.
@@ -159,11 +160,11 @@ func (s *Server) statusMoveFailed(w http.ResponseWriter, r *http.Request, err er
 	case err == nil:
 		return false
 	case errors.Is(err, store.ErrNotFound):
-		s.problem(w, r, newProblem(http.StatusNotFound, "no "+kind+" with that id"))
+		s.reply.Problem(w, r, reply.New(http.StatusNotFound, "no "+kind+" with that id"))
 	case errors.As(err, &bad):
-		s.problem(w, r, newProblem(http.StatusConflict, bad.Error()))
+		s.reply.Problem(w, r, reply.New(http.StatusConflict, bad.Error()))
 	default:
-		s.fail(w, r, err)
+		s.reply.Fail(w, r, err)
 	}
 	return true
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
 	"github.com/referrals-sandbox/referrals-sandbox/referrals"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
@@ -26,20 +27,20 @@ type auditTrailPage struct {
 func (s *Server) getQualifiedAuditTrail(w http.ResponseWriter, r *http.Request, caller idp.Principal) {
 	page, err := pageFrom(r)
 	if err != nil {
-		s.fail(w, r, err)
+		s.reply.Fail(w, r, err)
 		return
 	}
 	trail, next, err := s.backend.Records.QualifiedAuditTrail(storeContext(r), caller.ClientID, mux.Vars(r)["external_source_id"], page)
 	if errors.Is(err, store.ErrNotFound) {
-		s.problem(w, r, newProblem(http.StatusNotFound, "no qualified referral with that externalSourceId"))
+		s.reply.Problem(w, r, reply.New(http.StatusNotFound, "no qualified referral with that externalSourceId"))
 		return
 	}
 	if err != nil {
-		s.fail(w, r, listError(err))
+		s.reply.Fail(w, r, listError(err))
 		return
 	}
 	if trail == nil {
 		trail = []referrals.AuditEntry{}
 	}
-	writeJSON(w, http.StatusOK, auditTrailPage{AuditTrail: trail, NextCursor: nextCursor(next)})
+	reply.JSON(w, http.StatusOK, auditTrailPage{AuditTrail: trail, NextCursor: nextCursor(next)})
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
 )
 
 // Roles (app permissions) the API checks, as clients.json grants them.
@@ -76,7 +77,7 @@ func missingRole(caller idp.Principal, role string) string {
 // ending with the remedy that fits.
 func (s *Server) refuseToken(w http.ResponseWriter, r *http.Request, description, remedy string) {
 	w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer realm="%s", error="invalid_token", error_description="%s"`, realm, challengeText(description)))
-	s.problem(w, r, newProblem(http.StatusUnauthorized, description+"; "+remedy))
+	s.reply.Problem(w, r, reply.New(http.StatusUnauthorized, description+"; "+remedy))
 }
 
 // forbid answers 403 with an insufficient_scope challenge naming the role.
@@ -89,7 +90,7 @@ func (s *Server) forbid(w http.ResponseWriter, r *http.Request, role string) {
 		challenge += fmt.Sprintf(`, scope="%s"`, challengeText(role))
 	}
 	w.Header().Set("WWW-Authenticate", challenge)
-	s.problem(w, r, newProblem(http.StatusForbidden, description+"; ask for the scope and permissions to be reviewed"))
+	s.reply.Problem(w, r, reply.New(http.StatusForbidden, description+"; ask for the scope and permissions to be reviewed"))
 }
 
 // challengeText makes text safe inside a quoted WWW-Authenticate parameter:

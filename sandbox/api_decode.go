@@ -17,6 +17,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/referrals-sandbox/referrals-sandbox/internal/strictjson"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
 )
 
 // maxUnknownFields caps how many unknown field paths decodeJSON reports, so
@@ -31,7 +32,7 @@ const maxTypeErrors = 20
 // service presumably does, and returns their dotted paths in document order
 // (at most maxUnknownFields) so the handler can warn about them.
 //
-// Errors caused by the request are *requestError: 415 when the body is not
+// Errors caused by the request are *reply.RequestError: 415 when the body is not
 // declared as JSON, 413 when it is over maxBytes, 400 when it is empty, not
 // well-formed, not an object, followed by more data, or holds a value of the
 // wrong JSON type. Any other error is a programming error (500).
@@ -89,7 +90,7 @@ func decodeAnyBody(body []byte, into any) (unknown []string, err error) {
 	// encoding/json's UnmarshalTypeError lacks, and it reports only one).
 	wk := walker{dec: newWalkDecoder(raw), seen: map[string]bool{}, fields: map[reflect.Type][]jsonField{}}
 	if err := wk.value(target.Elem(), ""); err != nil {
-		return nil, newRequestError(http.StatusBadRequest, "malformed JSON: "+err.Error())
+		return nil, reply.NewRequestError(http.StatusBadRequest, "malformed JSON: "+err.Error())
 	}
 
 	// encoding/json stays the authority on what decodes; the walker only
@@ -102,7 +103,7 @@ func decodeAnyBody(body []byte, into any) (unknown []string, err error) {
 		case errors.As(err, &typ):
 			return nil, typeError([]FieldError{{Field: typ.Field, Message: fmt.Sprintf("expected %s, got a JSON %s", typ.Type, typ.Value)}})
 		default:
-			return nil, newRequestError(http.StatusBadRequest, "the request body could not be decoded: "+err.Error())
+			return nil, reply.NewRequestError(http.StatusBadRequest, "the request body could not be decoded: "+err.Error())
 		}
 	}
 	return wk.unknown, nil
@@ -132,18 +133,18 @@ func checkJSONContentType(header string) error {
 		return nil
 	}
 	if strings.TrimSpace(header) == "" {
-		return newRequestError(http.StatusUnsupportedMediaType, want+"; the request had none")
+		return reply.NewRequestError(http.StatusUnsupportedMediaType, want+"; the request had none")
 	}
 	mediaType, _, err := mime.ParseMediaType(header)
 	// A malformed parameter (e.g. a bare "charset") still leaves a usable
 	// media type; the sandbox should not be stricter than the real service.
 	if err != nil && !errors.Is(err, mime.ErrInvalidMediaParameter) {
-		return newRequestError(http.StatusUnsupportedMediaType, fmt.Sprintf("%s; %q is not a valid media type", want, header))
+		return reply.NewRequestError(http.StatusUnsupportedMediaType, fmt.Sprintf("%s; %q is not a valid media type", want, header))
 	}
 	if mediaType == "application/json" || (strings.HasPrefix(mediaType, "application/") && strings.HasSuffix(mediaType, "+json")) {
 		return nil
 	}
-	return newRequestError(http.StatusUnsupportedMediaType, fmt.Sprintf("%s, got %q", want, mediaType))
+	return reply.NewRequestError(http.StatusUnsupportedMediaType, fmt.Sprintf("%s, got %q", want, mediaType))
 }
 
 // readBody reads at most maxBytes of the body.
@@ -158,9 +159,9 @@ func readBody(r *http.Request, maxBytes int64) ([]byte, error) {
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):
-		return nil, newRequestError(http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is larger than the limit of %d bytes", tooLarge.Limit))
+		return nil, reply.NewRequestError(http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is larger than the limit of %d bytes", tooLarge.Limit))
 	case err != nil:
-		return nil, newRequestError(http.StatusBadRequest, "the request body could not be read: "+err.Error())
+		return nil, reply.NewRequestError(http.StatusBadRequest, "the request body could not be read: "+err.Error())
 	}
 	return body, nil
 }
@@ -169,7 +170,7 @@ func readBody(r *http.Request, maxBytes int64) ([]byte, error) {
 // possibly surrounded by whitespace, and returns it.
 func singleObject(body []byte) (json.RawMessage, error) {
 	if len(trimJSONSpace(body)) == 0 {
-		return nil, newRequestError(http.StatusBadRequest, "the request body is empty; a JSON object is required")
+		return nil, reply.NewRequestError(http.StatusBadRequest, "the request body is empty; a JSON object is required")
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	var raw json.RawMessage
@@ -178,19 +179,19 @@ func singleObject(body []byte) (json.RawMessage, error) {
 		switch {
 		case errors.As(err, &syntax):
 			// Offset counts the bytes read including the offending one.
-			return nil, newRequestError(http.StatusBadRequest, fmt.Sprintf("malformed JSON at %s: %s", position(body, syntax.Offset-1), syntax.Error()))
+			return nil, reply.NewRequestError(http.StatusBadRequest, fmt.Sprintf("malformed JSON at %s: %s", position(body, syntax.Offset-1), syntax.Error()))
 		case errors.Is(err, io.ErrUnexpectedEOF):
-			return nil, newRequestError(http.StatusBadRequest, fmt.Sprintf("malformed JSON at %s: unexpected end of input", position(body, int64(len(body)))))
+			return nil, reply.NewRequestError(http.StatusBadRequest, fmt.Sprintf("malformed JSON at %s: unexpected end of input", position(body, int64(len(body)))))
 		default:
-			return nil, newRequestError(http.StatusBadRequest, "malformed JSON: "+err.Error())
+			return nil, reply.NewRequestError(http.StatusBadRequest, "malformed JSON: "+err.Error())
 		}
 	}
 	if rest := dec.InputOffset(); len(trimJSONSpace(body[rest:])) > 0 {
 		at := rest + int64(len(body[rest:])-len(bytes.TrimLeft(body[rest:], " \t\r\n")))
-		return nil, newRequestError(http.StatusBadRequest, fmt.Sprintf("malformed JSON at %s: unexpected data after the top-level object", position(body, at)))
+		return nil, reply.NewRequestError(http.StatusBadRequest, fmt.Sprintf("malformed JSON at %s: unexpected data after the top-level object", position(body, at)))
 	}
 	if raw[0] != '{' {
-		return nil, newRequestError(http.StatusBadRequest, fmt.Sprintf("the request body must be a JSON object, got %s", jsonKind(raw[0])))
+		return nil, reply.NewRequestError(http.StatusBadRequest, fmt.Sprintf("the request body must be a JSON object, got %s", jsonKind(raw[0])))
 	}
 	return raw, nil
 }
@@ -244,17 +245,17 @@ func dottedPath(path []strictjson.Step) string {
 // names it as a JSON Pointer, errors by field, spelled as the shapes in use
 // name fields (a dotted path for the built-in ones, the JSON Pointer under
 // a contract).
-func duplicateError(dup strictjson.Duplicate, field string) *requestError {
+func duplicateError(dup strictjson.Duplicate, field string) *reply.RequestError {
 	pointer := strconv.QuoteToASCII(dup.Pointer)
-	p := newProblem(http.StatusUnprocessableEntity, fmt.Sprintf(
+	p := reply.New(http.StatusUnprocessableEntity, fmt.Sprintf(
 		"the member %s is given more than once (names are compared without regard to case); give each member once: nothing was stored", pointer))
 	p.Errors = []FieldError{{Field: field, Message: "is given more than once (JSON Pointer " + pointer + "); give each member once"}}
-	return &requestError{Problem: p}
+	return &reply.RequestError{Problem: p}
 }
 
 // typeError is the 400 for values of the wrong JSON type.
-func typeError(errs []FieldError) *requestError {
-	e := newRequestError(http.StatusBadRequest, fmt.Sprintf("field %s: %s", errs[0].Field, errs[0].Message))
+func typeError(errs []FieldError) *reply.RequestError {
+	e := reply.NewRequestError(http.StatusBadRequest, fmt.Sprintf("field %s: %s", errs[0].Field, errs[0].Message))
 	if len(errs) > 1 {
 		e.Problem.Detail += fmt.Sprintf(" (and %d more wrong-type field(s); see errors)", len(errs)-1)
 	}

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
 )
 
 // testLimit is the API's 1 MiB body limit; the handlers pass theirs.
@@ -25,9 +27,9 @@ func postJSON(body, contentType string) *http.Request {
 // other error.
 func problemOf(t *testing.T, err error) Problem {
 	t.Helper()
-	var re *requestError
+	var re *reply.RequestError
 	if !errors.As(err, &re) {
-		t.Fatalf("error = %v (%T), want *requestError", err, err)
+		t.Fatalf("error = %v (%T), want *reply.RequestError", err, err)
 	}
 	return re.Problem
 }
@@ -317,7 +319,7 @@ func TestDecodeJSONRejectsNonPointerTarget(t *testing.T) {
 	var into referralRequest
 	for _, target := range []any{into, nil, (*referralRequest)(nil)} {
 		_, err := decodeJSON(postJSON(`{}`, "application/json"), testLimit, target)
-		var re *requestError
+		var re *reply.RequestError
 		if err == nil || errors.As(err, &re) {
 			t.Errorf("decodeJSON(%T) err = %v, want a programming (non-request) error", target, err)
 		}

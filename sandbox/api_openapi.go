@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/openapi"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
 )
 
 // serveOpenAPI serves the OpenAPI document without a token, like the health
@@ -16,6 +17,6 @@ func (s *Server) serveOpenAPI(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	base := s.cfg.Provider.BaseURL(r)
-	setJSONContentType(w.Header())
+	reply.SetJSONContentType(w.Header())
 	_, _ = w.Write(openapi.Served(base, s.cfg.Provider.TokenURL(base)))
 }

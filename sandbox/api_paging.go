@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
@@ -57,7 +58,7 @@ func listError(err error) error {
 }
 
 func badQuery(field, message string) error {
-	e := newRequestError(http.StatusBadRequest, "invalid query parameter "+field)
+	e := reply.NewRequestError(http.StatusBadRequest, "invalid query parameter "+field)
 	e.Problem.Errors = []FieldError{{Field: field, Message: message}}
 	return e
 }

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
 )
 
 // pingTimestampLayout is the ping's timestamp: ISO 8601 UTC with an explicit
@@ -17,7 +18,7 @@ type pingResponse struct {
 }
 
 func (s *Server) servePing(w http.ResponseWriter, _ *http.Request, caller idp.Principal) {
-	writeJSON(w, http.StatusOK, pingResponse{
+	reply.JSON(w, http.StatusOK, pingResponse{
 		Message:   "pong",
 		Timestamp: s.clocks.Now(caller.ClientID).UTC().Format(pingTimestampLayout),
 	})

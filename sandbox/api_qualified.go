@@ -9,6 +9,7 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
 	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/contractdoc"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
@@ -40,7 +41,7 @@ func (s *Server) createQualified(w http.ResponseWriter, r *http.Request, caller 
 		Medications:      req.Medications,
 		Qualification:    req.Qualification,
 		AuditTrail: []referrals.AuditEntry{{
-			At: at, Action: referrals.AuditSubmitted, Actor: caller.ClientID, RequestID: requestID(r),
+			At: at, Action: referrals.AuditSubmitted, Actor: caller.ClientID, RequestID: reply.RequestID(r),
 		}},
 		AuditTrailTotal: 1,
 	}
@@ -51,15 +52,15 @@ func (s *Server) createQualified(w http.ResponseWriter, r *http.Request, caller 
 func (s *Server) listQualified(w http.ResponseWriter, r *http.Request, caller idp.Principal) {
 	page, err := pageFrom(r)
 	if err != nil {
-		s.fail(w, r, err)
+		s.reply.Fail(w, r, err)
 		return
 	}
 	items, next, err := s.backend.Records.ListQualified(storeContext(r), caller.ClientID, page, s.viewedBy(r, caller))
 	if err == nil {
-		items, err = s.settleAll(storeContext(r), items, requestID(r))
+		items, err = s.settleAll(storeContext(r), items, reply.RequestID(r))
 	}
 	if err != nil {
-		s.fail(w, r, listError(err))
+		s.reply.Fail(w, r, listError(err))
 		return
 	}
 	if s.contract.shapes(qualifiedKind) {
@@ -69,20 +70,20 @@ func (s *Server) listQualified(w http.ResponseWriter, r *http.Request, caller id
 	if items == nil {
 		items = []referrals.QualifiedReferral{}
 	}
-	writeJSON(w, http.StatusOK, qualifiedPage{QualifiedReferrals: items, NextCursor: nextCursor(next)})
+	reply.JSON(w, http.StatusOK, qualifiedPage{QualifiedReferrals: items, NextCursor: nextCursor(next)})
 }
 
 func (s *Server) getQualified(w http.ResponseWriter, r *http.Request, caller idp.Principal) {
 	q, err := s.backend.Records.GetQualified(storeContext(r), caller.ClientID, pathVars(r)["external_source_id"], s.viewedBy(r, caller))
 	if err == nil {
-		q, err = s.settleQualified(storeContext(r), q, requestID(r))
+		q, err = s.settleQualified(storeContext(r), q, reply.RequestID(r))
 	}
 	if errors.Is(err, store.ErrNotFound) {
-		s.problem(w, r, newProblem(http.StatusNotFound, "no qualified referral with that externalSourceId"))
+		s.reply.Problem(w, r, reply.New(http.StatusNotFound, "no qualified referral with that externalSourceId"))
 		return
 	}
 	if err != nil {
-		s.fail(w, r, err)
+		s.reply.Fail(w, r, err)
 		return
 	}
 	s.writeQualified(w, r, http.StatusOK, contractdoc.GetQualified, q)
@@ -95,7 +96,7 @@ func (s *Server) viewedBy(r *http.Request, caller idp.Principal) *referrals.Audi
 		At:        s.clocks.Now(caller.ClientID).UTC().Format(referrals.TimestampLayout),
 		Action:    referrals.AuditViewed,
 		Actor:     caller.ClientID,
-		RequestID: requestID(r),
+		RequestID: reply.RequestID(r),
 	}
 }
 
@@ -117,7 +118,7 @@ func (s *Server) storeQualified(w http.ResponseWriter, r *http.Request, q referr
 		return
 	}
 	if err != nil {
-		s.fail(w, r, err)
+		s.reply.Fail(w, r, err)
 		return
 	}
 	w.Header().Set("Location", qualifiedPath(q.ExternalSourceID))
@@ -143,11 +144,11 @@ func (s *Server) storeQualifiedJSON(w http.ResponseWriter, r *http.Request, c qu
 	case errors.Is(err, store.ErrConflict):
 		s.qualifiedConflict(w, r, q.ExternalSourceID)
 	case err != nil:
-		s.fail(w, r, err)
+		s.reply.Fail(w, r, err)
 	default:
 		*buf = append(b, '\n') // json.Encoder ends a value with one
 		w.Header().Set("Location", qualifiedPath(q.ExternalSourceID))
-		writeJSONBytes(w, http.StatusCreated, *buf)
+		reply.JSONBytes(w, http.StatusCreated, *buf)
 	}
 }
 
@@ -155,6 +156,6 @@ func (s *Server) storeQualifiedJSON(w http.ResponseWriter, r *http.Request, c qu
 // the partner already submitted under externalSourceID.
 func (s *Server) qualifiedConflict(w http.ResponseWriter, r *http.Request, externalSourceID string) {
 	w.Header().Set("Location", qualifiedPath(externalSourceID))
-	s.problem(w, r, newProblem(http.StatusConflict,
+	s.reply.Problem(w, r, reply.New(http.StatusConflict,
 		"a qualified referral with this externalSourceId was already submitted; it is at the Location header"))
 }

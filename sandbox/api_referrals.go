@@ -13,6 +13,7 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
 	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/contractdoc"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
@@ -45,7 +46,7 @@ func (s *Server) createReferral(w http.ResponseWriter, r *http.Request, caller i
 	}
 	noteSubmission(r, trialID, req.Patient)
 	if err := s.backend.Records.CreateReferral(storeContext(r), ref); err != nil {
-		s.fail(w, r, err)
+		s.reply.Fail(w, r, err)
 		return
 	}
 	w.Header().Set("Location", referralPath(ref))
@@ -55,7 +56,7 @@ func (s *Server) createReferral(w http.ResponseWriter, r *http.Request, caller i
 func (s *Server) listReferrals(w http.ResponseWriter, r *http.Request, caller idp.Principal) {
 	page, err := pageFrom(r)
 	if err != nil {
-		s.fail(w, r, err)
+		s.reply.Fail(w, r, err)
 		return
 	}
 	// The stored JSON is the built-in shape: a contract's shape is rendered.
@@ -65,7 +66,7 @@ func (s *Server) listReferrals(w http.ResponseWriter, r *http.Request, caller id
 	}
 	items, next, err := s.backend.Records.ListReferrals(storeContext(r), caller.ClientID, page)
 	if err != nil {
-		s.fail(w, r, listError(err))
+		s.reply.Fail(w, r, listError(err))
 		return
 	}
 	if s.contract.shapes(referralKind) {
@@ -75,7 +76,7 @@ func (s *Server) listReferrals(w http.ResponseWriter, r *http.Request, caller id
 	if items == nil {
 		items = []referrals.Referral{}
 	}
-	writeJSON(w, http.StatusOK, referralsPage{Referrals: items, NextCursor: nextCursor(next)})
+	reply.JSON(w, http.StatusOK, referralsPage{Referrals: items, NextCursor: nextCursor(next)})
 }
 
 // getReferral answers 404 alike for an unknown id, another partner's
@@ -88,11 +89,11 @@ func (s *Server) getReferral(w http.ResponseWriter, r *http.Request, caller idp.
 		err = store.ErrNotFound
 	}
 	if errors.Is(err, store.ErrNotFound) {
-		s.problem(w, r, newProblem(http.StatusNotFound, "no referral with that trial id and outcomes id"))
+		s.reply.Problem(w, r, reply.New(http.StatusNotFound, "no referral with that trial id and outcomes id"))
 		return
 	}
 	if err != nil {
-		s.fail(w, r, err)
+		s.reply.Fail(w, r, err)
 		return
 	}
 	s.writeReferral(w, r, http.StatusOK, contractdoc.GetReferral, ref)
@@ -116,14 +117,14 @@ func readSubmission[T any](s *Server, w http.ResponseWriter, r *http.Request, cl
 	validate func(T, time.Time, []referrals.Trial) (string, []FieldError)) (req T, trialID string, now time.Time, ok bool) {
 	unknown, invalid, err := decodeSubmission(r, maxBodyBytes, &req)
 	if err != nil {
-		s.fail(w, r, err)
+		s.reply.Fail(w, r, err)
 		return req, "", now, false
 	}
-	warnUnknownFields(w, unknown)
+	reply.WarnUnknownFields(w, unknown)
 	now = s.clocks.Now(clientID)
 	trialID, errs := validate(req, now, s.trials)
 	if errs = append(invalid, withoutFields(errs, invalid)...); len(errs) > 0 {
-		s.problem(w, r, validationProblem(errs))
+		s.reply.Problem(w, r, reply.Validation(errs))
 		return req, "", now, false
 	}
 	return req, trialID, now, true
@@ -149,7 +150,7 @@ func (s *Server) writeReferralsPage(w http.ResponseWriter, r *http.Request, l re
 	b := append((*buf)[:0], `{"referrals":[`...)
 	b, next, err := l.AppendReferralsJSON(r.Context(), b, clientID, page)
 	if err != nil {
-		s.fail(w, r, listError(err))
+		s.reply.Fail(w, r, listError(err))
 		return
 	}
 	b = append(b, `],"nextCursor":`...)
@@ -161,5 +162,5 @@ func (s *Server) writeReferralsPage(w http.ResponseWriter, r *http.Request, l re
 	}
 	b = append(b, "}\n"...)
 	*buf = b
-	writeJSONBytes(w, http.StatusOK, b)
+	reply.JSONBytes(w, http.StatusOK, b)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
 	"github.com/referrals-sandbox/referrals-sandbox/referrals"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
 )
 
 // trialView is a trial as the API shows it (section 2.1): without the
@@ -35,6 +36,6 @@ func encodeTrialsList(trials []referrals.Trial) ([]byte, error) {
 }
 
 func (s *Server) serveTrials(w http.ResponseWriter, _ *http.Request, _ idp.Principal) {
-	setJSONContentType(w.Header())
+	reply.SetJSONContentType(w.Header())
 	_, _ = w.Write(s.trialsJSON)
 }

@@ -1,6 +1,10 @@
 package sandbox
 
-import "net/http"
+import (
+	"net/http"
+
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
+)
 
 // serveContract serves the --contract document in place of the built-in
 // one, with the sandbox's additions, its servers naming the address the
@@ -9,6 +13,6 @@ import "net/http"
 // run serves it.
 func (s *Server) serveContract(w http.ResponseWriter, r *http.Request) {
 	base := s.cfg.Provider.BaseURL(r)
-	setJSONContentType(w.Header())
+	reply.SetJSONContentType(w.Header())
 	_, _ = w.Write(s.cfg.Contract.Served(base, s.cfg.Provider.TokenURL(base)))
 }

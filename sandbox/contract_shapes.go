@@ -8,6 +8,7 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/contractdoc"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
 )
 
 // recordKind is a kind of record: trial-based referrals, or qualified ones.
@@ -136,28 +137,28 @@ func renderQualified(sh *contractdoc.Shape, q referrals.QualifiedReferral) (map[
 // the contract.
 func (s *Server) writeReferral(w http.ResponseWriter, r *http.Request, status int, answering contractdoc.Operation, ref referrals.Referral) {
 	if !s.contract.shapes(referralKind) {
-		writeJSON(w, status, ref)
+		reply.JSON(w, status, ref)
 		return
 	}
 	body, err := renderReferral(s.contract.recordShape(referralKind, answering), ref)
 	if err != nil {
-		s.fail(w, r, err)
+		s.reply.Fail(w, r, err)
 		return
 	}
-	writeJSON(w, status, body)
+	reply.JSON(w, status, body)
 }
 
 func (s *Server) writeQualified(w http.ResponseWriter, r *http.Request, status int, answering contractdoc.Operation, q referrals.QualifiedReferral) {
 	if !s.contract.shapes(qualifiedKind) {
-		writeJSON(w, status, q)
+		reply.JSON(w, status, q)
 		return
 	}
 	body, err := renderQualified(s.contract.recordShape(qualifiedKind, answering), q)
 	if err != nil {
-		s.fail(w, r, err)
+		s.reply.Fail(w, r, err)
 		return
 	}
-	writeJSON(w, status, body)
+	reply.JSON(w, status, body)
 }
 
 // writePage answers a listing shaped by the contract.
@@ -169,20 +170,20 @@ func writePage[T any](s *Server, w http.ResponseWriter, r *http.Request, k recor
 	}
 	body, err := page.Render(nil, map[contractdoc.Member]any{contractdoc.NextCursor: cursor})
 	if err != nil {
-		s.fail(w, r, err)
+		s.reply.Fail(w, r, err)
 		return
 	}
 	rendered := make([]map[string]any, 0, len(items))
 	for _, it := range items {
 		m, err := render(item, it)
 		if err != nil {
-			s.fail(w, r, err)
+			s.reply.Fail(w, r, err)
 			return
 		}
 		rendered = append(rendered, m)
 	}
 	body[member] = rendered
-	writeJSON(w, http.StatusOK, body)
+	reply.JSON(w, http.StatusOK, body)
 }
 
 // checkFixture holds a fixture record that carries a submission to the

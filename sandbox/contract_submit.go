@@ -13,6 +13,7 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/internal/strictjson"
 	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/contractdoc"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
 )
 
 // readContractSubmission reads a submission to an operation a contract took
@@ -22,7 +23,7 @@ import (
 // false then. Failing fields are named by JSON Pointer.
 func (s *Server) readContractSubmission(w http.ResponseWriter, r *http.Request, clientID string, op *contractdoc.Op) (raw json.RawMessage, members map[contractdoc.Member]string, now time.Time, ok bool) {
 	if err := checkJSONContentType(r.Header.Get("Content-Type")); err != nil {
-		s.fail(w, r, err)
+		s.reply.Fail(w, r, err)
 		return nil, nil, now, false
 	}
 	body, err := readBody(r, maxBodyBytes)
@@ -30,21 +31,21 @@ func (s *Server) readContractSubmission(w http.ResponseWriter, r *http.Request, 
 		raw, err = singleObject(body)
 	}
 	if err != nil {
-		s.fail(w, r, err)
+		s.reply.Fail(w, r, err)
 		return nil, nil, now, false
 	}
 	// A repeated member would be stored as sent, both values, and read
 	// back by each client's decoder its own way: refuse it, as the
 	// built-in shapes do.
 	if dup, found := strictjson.FindDuplicate(raw); found {
-		s.fail(w, r, duplicateError(dup, dup.Pointer))
+		s.reply.Fail(w, r, duplicateError(dup, dup.Pointer))
 		return nil, nil, now, false
 	}
 	// Numbers as written, so that the contract's int64 and float formats
 	// are checked exactly.
 	var value map[string]any
 	if err := decodeNumbers(raw, &value); err != nil {
-		s.fail(w, r, newRequestError(http.StatusBadRequest, "the request body could not be decoded: "+err.Error()))
+		s.reply.Fail(w, r, reply.NewRequestError(http.StatusBadRequest, "the request body could not be decoded: "+err.Error()))
 		return nil, nil, now, false
 	}
 	content, more := contractContentErrors(raw)
@@ -81,12 +82,12 @@ func (s *Server) readContractSubmission(w http.ResponseWriter, r *http.Request, 
 		}
 	}
 	if len(e) > 0 {
-		p := validationProblem(e)
+		p := reply.Validation(e)
 		if more {
 			// The check stopped at its cap: more fields may fail.
 			p.Detail = fmt.Sprintf("at least %d field(s) failed validation; see errors", len(e))
 		}
-		s.problem(w, r, p)
+		s.reply.Problem(w, r, p)
 		return nil, nil, now, false
 	}
 	infoFrom(r.Context()).submission = contractSubmissionOf(members[contractdoc.TrialID], value, op)
@@ -131,7 +132,7 @@ func (s *Server) createReferralByContract(w http.ResponseWriter, r *http.Request
 		Submission:  raw,
 	}
 	if err := s.backend.Records.CreateReferral(storeContext(r), ref); err != nil {
-		s.fail(w, r, err)
+		s.reply.Fail(w, r, err)
 		return
 	}
 	w.Header().Set("Location", referralPath(ref))
@@ -152,7 +153,7 @@ func (s *Server) createQualifiedByContract(w http.ResponseWriter, r *http.Reques
 		Status:           referrals.StatusReceived,
 		SubmittedAt:      at,
 		AuditTrail: []referrals.AuditEntry{{
-			At: at, Action: referrals.AuditSubmitted, Actor: caller.ClientID, RequestID: requestID(r),
+			At: at, Action: referrals.AuditSubmitted, Actor: caller.ClientID, RequestID: reply.RequestID(r),
 		}},
 		AuditTrailTotal: 1,
 		Submission:      raw,

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
 )
 
 // fuzzToday is a fixed "today" so a crash replays.
@@ -22,7 +23,7 @@ func checkDecodeOutcome(t *testing.T, body []byte, err error) {
 	if err == nil {
 		return
 	}
-	var re *requestError
+	var re *reply.RequestError
 	if !errors.As(err, &re) {
 		t.Fatalf("decode returned a non-request error (would be a 500): %v", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
 	"github.com/referrals-sandbox/referrals-sandbox/scenarios"
 )
 
@@ -40,7 +41,7 @@ func (s *Server) withScenarios(next http.Handler) http.Handler {
 			// The saved scenarios cannot be read: the name may well be
 			// saved, so the request gets the documented 503, never a
 			// 400 calling it unknown.
-			s.fail(w, r, err)
+			s.reply.Fail(w, r, err)
 			return
 		}
 		if err != nil {
@@ -60,7 +61,7 @@ func (s *Server) withScenarios(next http.Handler) http.Handler {
 				// The rules cannot be read: answering normally would skip a
 				// failure the caller asked for, so the request gets the
 				// documented 503 with Retry-After.
-				s.fail(w, r, err)
+				s.reply.Fail(w, r, err)
 				return
 			}
 			if fired {
@@ -224,11 +225,11 @@ func (s *Server) writeForced(w http.ResponseWriter, r *http.Request, endpoint sc
 	case http.StatusTooManyRequests:
 		seconds := retryAfterSeconds(d.RetryAfter)
 		s.limiter.forcedHeaders(r.Context(), w, infoFrom(r.Context()).claimed.ClientID, s.clocks.Now(""), seconds)
-		s.problem(w, r, newProblem(d.Status, fmt.Sprintf("rate limit exceeded; retry after %d second(s)", seconds)))
+		s.reply.Problem(w, r, reply.New(d.Status, fmt.Sprintf("rate limit exceeded; retry after %d second(s)", seconds)))
 	case http.StatusServiceUnavailable:
-		s.problem(w, r, newProblem(d.Status, "the service is temporarily unavailable; retry after the Retry-After delay"))
+		s.reply.Problem(w, r, reply.New(d.Status, "the service is temporarily unavailable; retry after the Retry-After delay"))
 	default:
-		s.problem(w, r, newProblem(d.Status, "the service failed to process the request"))
+		s.reply.Problem(w, r, reply.New(d.Status, "the service failed to process the request"))
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
 	"github.com/referrals-sandbox/referrals-sandbox/scenarios"
 )
 
@@ -109,5 +110,5 @@ func (s *Server) refuseHold(w http.ResponseWriter, r *http.Request, endpoint sce
 	}
 	id := infoFrom(r.Context()).claimed.ClientID
 	s.limiter.forcedHeaders(r.Context(), w, id, s.clocks.Now(id), 0)
-	s.problem(w, r, newProblem(http.StatusServiceUnavailable, why))
+	s.reply.Problem(w, r, reply.New(http.StatusServiceUnavailable, why))
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
 	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
 )
 
 // requestInfo is what the middleware chain learns about one request, for
@@ -111,7 +112,7 @@ func (s *Server) withJournal(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		st, r := withState(r)
 		info, obs := &st.info, &st.obs
-		*info = requestInfo{endpoint: string(endpointOf(r))}
+		*info = requestInfo{endpoint: string(reply.EndpointOf(r))}
 		s.identify(r, info)
 		if !journaled(r) {
 			next.ServeHTTP(w, r)
@@ -124,7 +125,7 @@ func (s *Server) withJournal(next http.Handler) http.Handler {
 		defer func() {
 			st.end.stamp()
 			if err := s.backend.Journal.Add(r.Context(), s.journalEntry(r, rec, info, obs, start, st.end.at)); err != nil {
-				s.log.Error("journal a request", "request_id", requestID(r), "err", err)
+				s.log.Error("journal a request", "request_id", reply.RequestID(r), "err", err)
 			}
 		}()
 		next.ServeHTTP(rec, r)
@@ -146,7 +147,7 @@ func (s *Server) journalEntry(r *http.Request, rec *statusRecorder, info *reques
 		Scenario:     info.scenario,
 		DurationMs:   float64(end.Sub(start).Microseconds()) / 1000,
 		DelayMs:      float64(info.delay.Microseconds()) / 1000,
-		RequestID:    requestID(r),
+		RequestID:    reply.RequestID(r),
 		TLS:          r.TLS != nil,
 		RequestBytes: r.ContentLength,
 		Headers:      s.redactor.Headers(r.Header),

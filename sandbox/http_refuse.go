@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
 	"github.com/referrals-sandbox/referrals-sandbox/scenarios"
 )
 
@@ -16,5 +17,5 @@ func (s *Server) refuseRequest(w http.ResponseWriter, r *http.Request, detail st
 		idp.WriteTokenError(w, r, s.clocks.Now(""), idp.InvalidRequest(detail))
 		return
 	}
-	s.problem(w, r, newProblem(http.StatusBadRequest, detail))
+	s.reply.Problem(w, r, reply.New(http.StatusBadRequest, detail))
 }

@@ -44,11 +44,3 @@ func newRequestID() string {
 	u[8] = u[8]&0x3f | 0x80 // the RFC's variant
 	return u.String()
 }
-
-// requestID returns the id withRequestID assigned to r.
-func requestID(r *http.Request) string {
-	if st := stateFrom(r.Context()); st != nil {
-		return st.id
-	}
-	return ""
-}

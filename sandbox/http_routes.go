@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/gorilla/mux"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
 )
 
 // methods maps each HTTP method a path answers to its handler.
@@ -29,7 +30,7 @@ func (s *Server) handle(r *mux.Router, path string, m methods) {
 		h, ok := m[req.Method]
 		if !ok {
 			w.Header().Set("Allow", allow)
-			s.problem(w, req, newProblem(http.StatusMethodNotAllowed, "this path answers "+allow))
+			s.reply.Problem(w, req, reply.New(http.StatusMethodNotAllowed, "this path answers "+allow))
 			return
 		}
 		h.ServeHTTP(w, req)
@@ -39,5 +40,5 @@ func (s *Server) handle(r *mux.Router, path string, m methods) {
 // notFound answers unknown paths with a problem body.
 func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
 	escaped := r.URL.EscapedPath()
-	s.problem(w, r, newProblem(http.StatusNotFound, "no such path: "+escaped+uncleanPathHint(escaped)))
+	s.reply.Problem(w, r, reply.New(http.StatusNotFound, "no such path: "+escaped+uncleanPathHint(escaped)))
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
 )
 
 // requestState is what the middleware chain keeps about one request: its
@@ -37,6 +38,8 @@ func (st *requestState) Value(key any) any {
 		return st
 	case idp.ObservationKey{}:
 		return &st.obs
+	case reply.RequestIDKey{}:
+		return &st.id
 	}
 	return st.Context.Value(key)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/referrals-sandbox/referrals-sandbox/fixtures"
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
 )
 
 // Persona kinds.
@@ -72,7 +73,7 @@ func personaList() []persona {
 
 // listPersonas answers GET /__sandbox/personas.
 func (s *Server) listPersonas(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{"personas": personaList()})
+	reply.JSON(w, http.StatusOK, map[string]any{"personas": personaList()})
 }
 
 // personaTable renders personaList as the Markdown table docs/personas.md

@@ -10,6 +10,7 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/backend"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/ratelimit"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
 )
 
 // Rate limiting defaults: generous enough that a test suite never meets
@@ -102,15 +103,15 @@ func (s *Server) withRateLimit(next http.Handler) http.Handler {
 		}
 		res, err := s.limiter.buckets.Take(r.Context(), key, lim, s.clocks.Now(id))
 		if err != nil {
-			s.log.Error("rate limit unavailable", "request_id", requestID(r), "err", err)
-			s.unavailable(w, r, err)
+			s.log.Error("rate limit unavailable", "request_id", reply.RequestID(r), "err", err)
+			s.reply.Unavailable(w, r, err)
 			return
 		}
 		if !res.Allowed {
 			seconds := retryAfterSeconds(res.RetryAfter)
 			w.Header().Set("Retry-After", strconv.Itoa(seconds))
 			setRateLimitHeaders(w, lim.Burst, 0, seconds)
-			s.problem(w, r, newProblem(http.StatusTooManyRequests,
+			s.reply.Problem(w, r, reply.New(http.StatusTooManyRequests,
 				fmt.Sprintf("rate limit of %g requests per second (burst %d) exceeded for %s; retry after %d second(s)", lim.Rate, lim.Burst, limitedWho(info), seconds)))
 			return
 		}

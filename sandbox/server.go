@@ -16,6 +16,7 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/backend"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
 
 	"errors"
 	"fmt"
@@ -142,6 +143,8 @@ type Server struct {
 	// upstream forwards partner calls to the real service; nil unless
 	// Config.Upstream.
 	upstream *upstreamProxy
+	// reply writes problems and answers the state's failures.
+	reply *reply.Replier
 	// pages recycles the buffers listings are written from (see
 	// page_buffers.go).
 	pages pageBuffers
@@ -195,6 +198,7 @@ func newServer(cfg parts, set *fixtures.Set) (*Server, error) {
 	}
 	s.contract = shapes
 	s.redactor = cfg.Provider.Redactor()
+	s.reply = &reply.Replier{Log: cfg.Logger, Redactor: s.redactor, Clocks: clocks}
 	s.ownIssuer = cfg.Provider.OwnIssuer
 	s.refusals = logthrottle.New(time.Second, time.Now)
 	s.holds = newHolds(cfg.MaxHeld, cfg.MaxHeldPerClient)
@@ -258,7 +262,7 @@ func (s *Server) serveCA(w http.ResponseWriter, _ *http.Request) {
 // serveHealth answers the unauthenticated health check used by CI and
 // container health checks. It touches nothing that can block.
 func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
-	setJSONContentType(w.Header())
+	reply.SetJSONContentType(w.Header())
 	w.Header().Set("Cache-Control", "no-store")
 	if s.degraded(w, r) {
 		return

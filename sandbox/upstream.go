@@ -14,6 +14,7 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redact"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/contractdoc"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
 	"github.com/referrals-sandbox/referrals-sandbox/scenarios"
 )
 
@@ -148,7 +149,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, target string, 
 		next.ServeHTTP(w, r)
 		return
 	case err != nil:
-		s.problem(w, r, newProblem(http.StatusRequestEntityTooLarge, fmt.Sprintf("the body could not be read in full (at most %d bytes are forwarded)", maxForwardedBytes)))
+		s.reply.Problem(w, r, reply.New(http.StatusRequestEntityTooLarge, fmt.Sprintf("the body could not be read in full (at most %d bytes are forwarded)", maxForwardedBytes)))
 		return
 	}
 	credential := s.upstreamCredential(r)
@@ -156,7 +157,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, target string, 
 	out, err := http.NewRequestWithContext(r.Context(), r.Method, target, bytes.NewReader(reqBody))
 	if err != nil {
 		rec.Error = "could not build the request"
-		s.problem(w, r, newProblem(http.StatusBadGateway, "the recording proxy could not build the request to the real service"))
+		s.reply.Problem(w, r, reply.New(http.StatusBadGateway, "the recording proxy could not build the request to the real service"))
 		return
 	}
 	out.Header = forwardedHeaders(r.Header)
@@ -166,7 +167,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, target string, 
 		// carry one in its query: say only what kind of failure it was.
 		rec.Error = upstreamFailure(err)
 		s.log.Warn("the real service did not answer", "method", r.Method, "url", rec.URL, "err", rec.Error)
-		s.problem(w, r, newProblem(http.StatusBadGateway, "the real service did not answer: "+rec.Error))
+		s.reply.Problem(w, r, reply.New(http.StatusBadGateway, "the real service did not answer: "+rec.Error))
 		return
 	}
 	defer resp.Body.Close()
@@ -178,7 +179,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, target string, 
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxForwardedBytes+1))
 	if err != nil || len(body) > maxForwardedBytes {
 		rec.Status, rec.Error = resp.StatusCode, "the answer's body could not be read in full"
-		s.problem(w, r, newProblem(http.StatusBadGateway, fmt.Sprintf("the real service's answer could not be read in full (at most %d bytes)", maxForwardedBytes)))
+		s.reply.Problem(w, r, reply.New(http.StatusBadGateway, fmt.Sprintf("the real service's answer could not be read in full (at most %d bytes)", maxForwardedBytes)))
 		return
 	}
 	s.record(r, rec, resp, body, credential)

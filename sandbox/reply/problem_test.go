@@ -1,4 +1,4 @@
-package sandbox
+package reply
 
 import (
 	"encoding/json"
@@ -31,9 +31,9 @@ func TestProblemTypes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprint(tt.status), func(t *testing.T) {
-			p := newProblem(tt.status, "d")
+			p := New(tt.status, "d")
 			if p.Type != tt.want || p.Status != tt.status || p.Title != http.StatusText(tt.status) || p.Detail != "d" {
-				t.Errorf("newProblem(%d) = %+v, want type %s and title %q", tt.status, p, tt.want, http.StatusText(tt.status))
+				t.Errorf("New(%d) = %+v, want type %s and title %q", tt.status, p, tt.want, http.StatusText(tt.status))
 			}
 		})
 	}
@@ -41,10 +41,10 @@ func TestProblemTypes(t *testing.T) {
 
 func TestWriteProblem(t *testing.T) {
 	req := httptest.NewRequest(http.MethodPost, "/api/v1/referrals/qualified", nil)
-	p := validationProblem([]FieldError{{Field: "patient.gender", Message: "required"}}).forRequest(req, "req-123")
+	p := Validation([]FieldError{{Field: "patient.gender", Message: "required"}}).ForRequest(req, "req-123")
 
 	rec := httptest.NewRecorder()
-	writeProblem(rec, p)
+	Write(rec, p)
 
 	if rec.Code != http.StatusUnprocessableEntity {
 		t.Errorf("status = %d, want 422", rec.Code)
@@ -72,7 +72,7 @@ func TestWriteProblem(t *testing.T) {
 
 func TestWriteProblemFillsDefaultsAndOmitsEmpty(t *testing.T) {
 	rec := httptest.NewRecorder()
-	writeProblem(rec, Problem{})
+	Write(rec, Problem{})
 	if rec.Code != http.StatusInternalServerError {
 		t.Errorf("status = %d, want 500", rec.Code)
 	}
@@ -84,12 +84,12 @@ func TestWriteProblemFillsDefaultsAndOmitsEmpty(t *testing.T) {
 }
 
 func TestProblemFor(t *testing.T) {
-	re := newRequestError(http.StatusConflict, "externalSourceId \"x\" already exists")
-	if p := problemFor(fmt.Errorf("handler: %w", re)); p.Status != http.StatusConflict || p.Detail != re.Problem.Detail {
-		t.Errorf("problemFor(wrapped requestError) = %+v, want the 409", p)
+	re := NewRequestError(http.StatusConflict, "externalSourceId \"x\" already exists")
+	if p := For(fmt.Errorf("handler: %w", re)); p.Status != http.StatusConflict || p.Detail != re.Problem.Detail {
+		t.Errorf("For(wrapped requestError) = %+v, want the 409", p)
 	}
-	p := problemFor(errors.New("store: disk on fire"))
+	p := For(errors.New("store: disk on fire"))
 	if p.Status != http.StatusInternalServerError || strings.Contains(p.Detail, "disk") {
-		t.Errorf("problemFor(internal) = %+v, want a 500 that hides the cause", p)
+		t.Errorf("For(internal) = %+v, want a 500 that hides the cause", p)
 	}
 }

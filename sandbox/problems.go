@@ -1,0 +1,36 @@
+package sandbox
+
+import "github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
+
+// The sandbox's error vocabulary, named here for the callers of package
+// sandbox; package reply defines and writes it.
+type (
+	// Problem is an RFC 9457 problem details body.
+	Problem = reply.Problem
+	// FieldError is one invalid field of a request body.
+	FieldError = reply.FieldError
+)
+
+// ProblemContentType is the media type of every error body (RFC 9457).
+const ProblemContentType = reply.ContentType
+
+// WarningHeader is the response header naming ignored request fields.
+const WarningHeader = reply.WarningHeader
+
+// Problem types, one per status code the sandbox answers with an error
+// (see package reply).
+const (
+	ProblemTypeBadRequest           = reply.TypeBadRequest
+	ProblemTypeValidationFailed     = reply.TypeValidationFailed
+	ProblemTypeNotFound             = reply.TypeNotFound
+	ProblemTypeMethodNotAllowed     = reply.TypeMethodNotAllowed
+	ProblemTypeConflict             = reply.TypeConflict
+	ProblemTypePayloadTooLarge      = reply.TypePayloadTooLarge
+	ProblemTypeUnsupportedMediaType = reply.TypeUnsupportedMediaType
+	ProblemTypeUnauthorized         = reply.TypeUnauthorized
+	ProblemTypeForbidden            = reply.TypeForbidden
+	ProblemTypeRateLimited          = reply.TypeRateLimited
+	ProblemTypeInternalError        = reply.TypeInternalError
+	ProblemTypeUnavailable          = reply.TypeUnavailable
+	ProblemTypeQuotaExceeded        = reply.TypeQuotaExceeded
+)
