@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/referrals-sandbox/referrals-sandbox/internal/logthrottle"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/exchange"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
 )
 
@@ -29,20 +30,19 @@ const adminPrefix = "/__sandbox/"
 // The third defence, JSON bodies on POST, PUT and PATCH (and on a DELETE
 // that has a body), is adminOnly's: it comes after the 405 and the 401 so
 // that those answers stay the first a caller sees.
-func (s *Server) withAdminGuard(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) withAdminGuard(next layer) layer {
+	return func(w http.ResponseWriter, r *http.Request) exchange.Outcome {
 		p := path.Clean(r.URL.Path)
 		if !strings.HasPrefix(p+"/", adminPrefix) || p == "/__sandbox/health" || p == "/__sandbox/ca.pem" {
-			next.ServeHTTP(w, r)
-			return
+			return next(w, r)
 		}
 		if refused, ok := s.adminRefusal(r, p); ok {
 			s.logAdminRefusal(r, refused)
 			s.reply.Problem(w, r, refused)
-			return
+			return exchange.Outcome{}
 		}
-		next.ServeHTTP(w, r)
-	})
+		return next(w, r)
+	}
 }
 
 // adminRefusal returns the problem an admin request p is refused with, if

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/exchange"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
 )
 
@@ -23,15 +24,31 @@ const (
 // realm names the sandbox in WWW-Authenticate challenges.
 const realm = "referrals-sandbox"
 
-// apiHandler is an API operation; it runs only for an authenticated caller.
+// apiHandler is an API operation that stores nothing; it runs only for
+// an authenticated caller.
 type apiHandler func(w http.ResponseWriter, r *http.Request, caller idp.Principal)
+
+// apiSubmitter is an API operation that takes a submission; it runs only
+// for an authenticated caller. It returns what was submitted
+// (submissionOf), for the journal's resubmits-safely check, or "" when
+// the body was refused before that was known.
+type apiSubmitter func(w http.ResponseWriter, r *http.Request, caller idp.Principal) (submission string)
+
+// reads makes an operation that stores nothing an apiSubmitter.
+func reads(h apiHandler) apiSubmitter {
+	return func(w http.ResponseWriter, r *http.Request, caller idp.Principal) string {
+		h(w, r, caller)
+		return ""
+	}
+}
 
 // authenticated validates the bearer token and checks the role before
 // calling h: 401 with an RFC 6750 invalid_token challenge for a bad token,
-// 403 with insufficient_scope for a missing role.
-func (s *Server) authenticated(role string, h apiHandler) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		caller, err := idp.Principal{}, infoFrom(r.Context()).tokenErr
+// 403 with insufficient_scope for a missing role. It reports the token it
+// accepted, or why it refused one, and what h says was submitted.
+func (s *Server) authenticated(role string, h apiSubmitter) exchange.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request, c exchange.Caller) exchange.Outcome {
+		caller, err := idp.Principal{}, c.TokenErr
 		if err == nil {
 			caller, err = s.cfg.Provider.Validate(bearerToken(r), idp.Expectation{
 				Audience:      s.audience,
@@ -43,22 +60,22 @@ func (s *Server) authenticated(role string, h apiHandler) http.HandlerFunc {
 			})
 		}
 		if err != nil {
+			var out exchange.Outcome
 			remedy := retryRemedy
 			if v, ok := idp.IsValidationError(err); ok {
-				infoFrom(r.Context()).refusal = string(v.Reason)
+				out.Refusal = string(v.Reason)
 				remedy = refusalRemedy(v.Reason)
 			}
 			s.refuseToken(w, r, err.Error(), remedy)
-			return
+			return out
 		}
-		if o := idp.ObservationFrom(r.Context()); o != nil {
-			o.ClientID, o.TokenID, o.TokenExpiresAt = caller.ClientID, caller.TokenID, caller.ExpiresAt
-		}
+		out := exchange.Outcome{Verified: idp.Claimed{ClientID: caller.ClientID, TokenID: caller.TokenID, ExpiresAt: caller.ExpiresAt}}
 		if missing := missingRole(caller, role); missing != "" {
 			s.forbid(w, r, missing)
-			return
+			return out
 		}
-		h(w, r, caller)
+		out.Submission = h(w, r, caller)
+		return out
 	}
 }
 

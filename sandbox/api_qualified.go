@@ -19,14 +19,16 @@ type qualifiedPage struct {
 	NextCursor         *string                       `json:"nextCursor"`
 }
 
-func (s *Server) createQualified(w http.ResponseWriter, r *http.Request, caller idp.Principal) {
+// createQualified stores a qualified referral. It returns what was
+// submitted (submissionOf), "" when the body was refused before that was
+// known.
+func (s *Server) createQualified(w http.ResponseWriter, r *http.Request, caller idp.Principal) (submission string) {
 	if op := s.contract.takes(contractdoc.CreateQualified); op != nil {
-		s.createQualifiedByContract(w, r, caller, op)
-		return
+		return s.createQualifiedByContract(w, r, caller, op)
 	}
 	req, trialID, now, ok := readSubmission(s, w, r, caller.ClientID, validateQualifiedReferral)
 	if !ok {
-		return
+		return ""
 	}
 	at := now.UTC().Format(referrals.TimestampLayout)
 	q := referrals.QualifiedReferral{
@@ -45,8 +47,8 @@ func (s *Server) createQualified(w http.ResponseWriter, r *http.Request, caller 
 		}},
 		AuditTrailTotal: 1,
 	}
-	noteSubmission(r, trialID, req.Patient)
 	s.storeQualified(w, r, q)
+	return submissionOf(trialID, req.Patient)
 }
 
 func (s *Server) listQualified(w http.ResponseWriter, r *http.Request, caller idp.Principal) {

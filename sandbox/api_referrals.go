@@ -26,14 +26,15 @@ type referralsPage struct {
 	NextCursor *string              `json:"nextCursor"`
 }
 
-func (s *Server) createReferral(w http.ResponseWriter, r *http.Request, caller idp.Principal) {
+// createReferral stores a trial referral. It returns what was submitted
+// (submissionOf), "" when the body was refused before that was known.
+func (s *Server) createReferral(w http.ResponseWriter, r *http.Request, caller idp.Principal) (submission string) {
 	if op := s.contract.takes(contractdoc.CreateReferral); op != nil {
-		s.createReferralByContract(w, r, caller, op)
-		return
+		return s.createReferralByContract(w, r, caller, op)
 	}
 	req, trialID, now, ok := readSubmission(s, w, r, caller.ClientID, validateReferral)
 	if !ok {
-		return
+		return ""
 	}
 	ref := referrals.Referral{
 		TrialID:     trialID,
@@ -44,13 +45,14 @@ func (s *Server) createReferral(w http.ResponseWriter, r *http.Request, caller i
 		Patient:     req.Patient,
 		Notes:       req.Notes,
 	}
-	noteSubmission(r, trialID, req.Patient)
+	submission = submissionOf(trialID, req.Patient)
 	if err := s.backend.Records.CreateReferral(storeContext(r), ref); err != nil {
 		s.reply.Fail(w, r, err)
-		return
+		return submission
 	}
 	w.Header().Set("Location", referralPath(ref))
 	s.writeReferral(w, r, http.StatusCreated, contractdoc.CreateReferral, ref)
+	return submission
 }
 
 func (s *Server) listReferrals(w http.ResponseWriter, r *http.Request, caller idp.Principal) {

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"net/http"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -32,11 +31,6 @@ func submissionOf(trialID string, p referrals.Patient) string {
 	}
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:12])
-}
-
-// noteSubmission records the submission r made, for its journal entry.
-func noteSubmission(r *http.Request, trialID string, p referrals.Patient) {
-	infoFrom(r.Context()).submission = submissionOf(trialID, p)
 }
 
 // contractSubmissionOf is submissionOf for a contract's submission, whose

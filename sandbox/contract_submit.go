@@ -21,10 +21,15 @@ import (
 // object), then the contract's request schema, then the sandbox's own rules
 // on the members it files records under. It answers refusals itself; ok is
 // false then. Failing fields are named by JSON Pointer.
-func (s *Server) readContractSubmission(w http.ResponseWriter, r *http.Request, clientID string, op *contractdoc.Op) (raw json.RawMessage, members map[contractdoc.Member]string, now time.Time, ok bool) {
+func (s *Server) readContractSubmission(w http.ResponseWriter, r *http.Request, clientID string, op *contractdoc.Op) (contractSubmission, bool) {
+	var (
+		raw     json.RawMessage
+		members map[contractdoc.Member]string
+		now     time.Time
+	)
 	if err := checkJSONContentType(r.Header.Get("Content-Type")); err != nil {
 		s.reply.Fail(w, r, err)
-		return nil, nil, now, false
+		return contractSubmission{}, false
 	}
 	body, err := readBody(r, maxBodyBytes)
 	if err == nil {
@@ -32,21 +37,21 @@ func (s *Server) readContractSubmission(w http.ResponseWriter, r *http.Request, 
 	}
 	if err != nil {
 		s.reply.Fail(w, r, err)
-		return nil, nil, now, false
+		return contractSubmission{}, false
 	}
 	// A repeated member would be stored as sent, both values, and read
 	// back by each client's decoder its own way: refuse it, as the
 	// built-in shapes do.
 	if dup, found := strictjson.FindDuplicate(raw); found {
 		s.reply.Fail(w, r, duplicateError(dup, dup.Pointer))
-		return nil, nil, now, false
+		return contractSubmission{}, false
 	}
 	// Numbers as written, so that the contract's int64 and float formats
 	// are checked exactly.
 	var value map[string]any
 	if err := decodeNumbers(raw, &value); err != nil {
 		s.reply.Fail(w, r, reply.NewRequestError(http.StatusBadRequest, "the request body could not be decoded: "+err.Error()))
-		return nil, nil, now, false
+		return contractSubmission{}, false
 	}
 	content, more := contractContentErrors(raw)
 	e := fieldErrors(content)
@@ -88,10 +93,20 @@ func (s *Server) readContractSubmission(w http.ResponseWriter, r *http.Request, 
 			p.Detail = fmt.Sprintf("at least %d field(s) failed validation; see errors", len(e))
 		}
 		s.reply.Problem(w, r, p)
-		return nil, nil, now, false
+		return contractSubmission{}, false
 	}
-	infoFrom(r.Context()).submission = contractSubmissionOf(members[contractdoc.TrialID], value, op)
-	return raw, members, now, true
+	return contractSubmission{raw: raw, members: members, now: now, digest: contractSubmissionOf(members[contractdoc.TrialID], value, op)}, true
+}
+
+// contractSubmission is a submission a contract's operation accepted.
+type contractSubmission struct {
+	raw     json.RawMessage
+	members map[contractdoc.Member]string
+	// now is the submitting client's time, the record's submittedAt.
+	now time.Time
+	// digest identifies what was submitted, for the journal
+	// (contractSubmissionOf).
+	digest string
 }
 
 // decodeNumbers decodes JSON keeping each number as json.Number.
@@ -118,11 +133,12 @@ func jsonPointerToken(s string) string {
 }
 
 // createReferralByContract is createReferral for a contract's shapes.
-func (s *Server) createReferralByContract(w http.ResponseWriter, r *http.Request, caller idp.Principal, op *contractdoc.Op) {
-	raw, members, now, ok := s.readContractSubmission(w, r, caller.ClientID, op)
+func (s *Server) createReferralByContract(w http.ResponseWriter, r *http.Request, caller idp.Principal, op *contractdoc.Op) (submission string) {
+	sub, ok := s.readContractSubmission(w, r, caller.ClientID, op)
 	if !ok {
-		return
+		return ""
 	}
+	raw, members, now := sub.raw, sub.members, sub.now
 	ref := referrals.Referral{
 		TrialID:     members[contractdoc.TrialID],
 		OutcomesID:  uuid.NewString(),
@@ -133,18 +149,20 @@ func (s *Server) createReferralByContract(w http.ResponseWriter, r *http.Request
 	}
 	if err := s.backend.Records.CreateReferral(storeContext(r), ref); err != nil {
 		s.reply.Fail(w, r, err)
-		return
+		return sub.digest
 	}
 	w.Header().Set("Location", referralPath(ref))
 	s.writeReferral(w, r, http.StatusCreated, contractdoc.CreateReferral, ref)
+	return sub.digest
 }
 
 // createQualifiedByContract is createQualified for a contract's shapes.
-func (s *Server) createQualifiedByContract(w http.ResponseWriter, r *http.Request, caller idp.Principal, op *contractdoc.Op) {
-	raw, members, now, ok := s.readContractSubmission(w, r, caller.ClientID, op)
+func (s *Server) createQualifiedByContract(w http.ResponseWriter, r *http.Request, caller idp.Principal, op *contractdoc.Op) (submission string) {
+	sub, ok := s.readContractSubmission(w, r, caller.ClientID, op)
 	if !ok {
-		return
+		return ""
 	}
+	raw, members, now := sub.raw, sub.members, sub.now
 	at := now.UTC().Format(referrals.TimestampLayout)
 	q := referrals.QualifiedReferral{
 		ExternalSourceID: members[contractdoc.ExternalSourceID],
@@ -159,4 +177,5 @@ func (s *Server) createQualifiedByContract(w http.ResponseWriter, r *http.Reques
 		Submission:      raw,
 	}
 	s.storeQualified(w, r, q)
+	return sub.digest
 }

@@ -8,12 +8,13 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redact"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/exchange"
 )
 
 // exactRoute is a route without variables, served without the router.
 type exactRoute struct {
 	operation string // the route's template, the metrics' operation label
-	handler   http.Handler
+	handler   exchange.Handler
 }
 
 // exactRoutes finds the routes of r whose path has no variables and that
@@ -31,24 +32,49 @@ func exactRoutes(r *mux.Router) map[string]exactRoute {
 		var m mux.RouteMatch
 		req := &http.Request{Method: http.MethodGet, URL: &url.URL{Path: tpl}, Header: http.Header{}}
 		if r.Match(req, &m) && m.Route == route && len(m.Vars) == 0 {
-			exact[tpl] = exactRoute{operation: tpl, handler: route.GetHandler()}
+			exact[tpl] = exactRoute{operation: tpl, handler: answerer(route.GetHandler())}
 		}
 		return nil
 	})
 	return exact
 }
 
-// serveRoutes answers r from its exact route when it has one, else through
-// the router.
-func (s *Server) serveRoutes(w http.ResponseWriter, r *http.Request) {
+// serveRoutes answers r from its exact route when it has one, else from
+// the route the router matches, and reports the route's template as the
+// operation with what its handler reported.
+func (s *Server) serveRoutes(w http.ResponseWriter, r *http.Request, c exchange.Caller) exchange.Outcome {
 	if e, ok := s.exact[r.URL.EscapedPath()]; ok {
-		if st := stateFrom(r.Context()); st != nil {
-			st.note.operation = e.operation
-		}
-		e.handler.ServeHTTP(w, r)
-		return
+		out := e.handler.Answer(w, r, c)
+		out.Operation = e.operation
+		return out
 	}
-	s.router.ServeHTTP(w, r)
+	var m mux.RouteMatch
+	if !s.router.Match(r, &m) || m.Route == nil || m.MatchErr != nil {
+		s.notFound(w, r)
+		return exchange.Outcome{}
+	}
+	// The router's ServeHTTP attaches the variables the same way; it is
+	// bypassed only so that the route's handler can report what it did.
+	r = mux.SetURLVars(r, m.Vars)
+	var out exchange.Outcome
+	if h, ok := m.Route.GetHandler().(exchange.Handler); ok {
+		out = h.Answer(w, r, c)
+	} else {
+		m.Route.GetHandler().ServeHTTP(w, r) // the identity provider's: it reports nothing
+	}
+	if tpl, err := m.Route.GetPathTemplate(); err == nil {
+		out.Operation = tpl
+	}
+	return out
+}
+
+// answerer is h as an exchange.Handler: the sandbox's own routes are
+// already one; the identity provider's report nothing.
+func answerer(h http.Handler) exchange.Handler {
+	if a, ok := h.(exchange.Handler); ok {
+		return a
+	}
+	return exchange.Plain{Handler: h}
 }
 
 // cleanPaths returns the paths of the exact routes in which x finds no

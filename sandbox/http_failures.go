@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/exchange"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
 	"github.com/referrals-sandbox/referrals-sandbox/scenarios"
 )
@@ -28,31 +29,28 @@ const (
 // per-request headers first, then the active rules. A firing rule may delay,
 // break the connection, or answer with a forced status in the exact shape the
 // real endpoint would use.
-func (s *Server) withScenarios(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		info := infoFrom(r.Context())
-		if info.endpoint == "" {
-			next.ServeHTTP(w, r)
-			return
+func (s *Server) withScenarios(next exchange.HandlerFunc) exchange.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request, c exchange.Caller) exchange.Outcome {
+		if c.Endpoint == "" {
+			return next(w, r, c)
 		}
-		req := scenarios.Request{Method: r.Method, Path: r.URL.Path, ClientID: info.ruleClient, Unregistered: info.ruleClientUnregistered, Endpoint: scenarios.Endpoint(info.endpoint)}
+		req := scenarios.Request{Method: r.Method, Path: r.URL.Path, ClientID: c.RuleClient, Unregistered: c.Unregistered, Endpoint: c.Endpoint}
 		d, ok, err := s.perRequestDecision(r, req)
 		if errors.Is(err, scenarios.ErrUnavailable) {
 			// The saved scenarios cannot be read: the name may well be
 			// saved, so the request gets the documented 503, never a
 			// 400 calling it unknown.
 			s.reply.Fail(w, r, err)
-			return
+			return exchange.Outcome{}
 		}
 		if err != nil {
 			// A refused X-Sandbox-* value is still an API answer: it
 			// carries the client's RateLimit-* headers like every other.
 			if req.Endpoint == scenarios.EndpointAPI || req.Endpoint == scenarios.EndpointPing {
-				id := info.claimed.ClientID
-				s.limiter.forcedHeaders(r.Context(), w, id, s.clocks.Now(id), 0)
+				s.limiter.forcedHeaders(r.Context(), w, c.ClientID(), s.clocks.Now(c.ClientID()), 0)
 			}
 			s.refuseRequest(w, r, err.Error())
-			return
+			return exchange.Outcome{}
 		}
 		if !ok || d.Status == 0 && d.Fault == "" && d.Error == "" {
 			// A per-request delay alone adds to what the active rules decide.
@@ -62,7 +60,7 @@ func (s *Server) withScenarios(next http.Handler) http.Handler {
 				// failure the caller asked for, so the request gets the
 				// documented 503 with Retry-After.
 				s.reply.Fail(w, r, err)
-				return
+				return exchange.Outcome{}
 			}
 			if fired {
 				ruled.Delay += d.Delay
@@ -70,44 +68,59 @@ func (s *Server) withScenarios(next http.Handler) http.Handler {
 			}
 		}
 		if !ok {
-			next.ServeHTTP(w, r)
-			return
+			return next(w, r, c)
 		}
 		if holdsConnection(d) {
-			id := info.claimed.ClientID
-			if id == "" {
+			if c.ClientID() == "" {
 				d = withoutHold(d) // nobody the sandbox knows may hold a connection
 			} else {
-				release, refused := s.holds.acquire(id)
+				release, refused := s.holds.acquire(c.ClientID())
 				if refused != "" {
-					s.refuseHold(w, r, req.Endpoint, refused)
-					return
+					s.refuseHold(w, r, c, refused)
+					return exchange.Outcome{}
 				}
 				defer release()
 			}
 		}
-		info.ruleID, info.scenario, info.delay = d.RuleID, d.Scenario, d.Delay
-		if d.RuleID != "" {
-			w.Header().Set(RuleHeader, d.RuleID)
-		}
-		if !s.sleep(r, d.Delay) {
-			return // the client gave up during the delay
-		}
-		switch {
-		case d.Fault == scenarios.FaultDropAfterCommit:
-			info.fault = string(d.Fault)
-			scenarios.DropAfterCommit(w, r, next, func(status int, header http.Header) {
-				info.heldStatus, info.heldHeader = status, header
+		return s.rule(w, r, c, d, next)
+	}
+}
+
+// rule answers r as decision d says, and reports what it did: held back
+// for d's delay, then a connection fault, a forced answer, or next's own
+// answer.
+func (s *Server) rule(w http.ResponseWriter, r *http.Request, c exchange.Caller, d scenarios.Decision, next exchange.HandlerFunc) exchange.Outcome {
+	out := exchange.Outcome{Ruling: exchange.Ruling{RuleID: d.RuleID, Scenario: d.Scenario, Delay: d.Delay}}
+	if d.RuleID != "" {
+		w.Header().Set(RuleHeader, d.RuleID)
+	}
+	if !s.sleep(r, d.Delay) {
+		return out // the client gave up during the delay
+	}
+	switch {
+	case d.Fault == scenarios.FaultDropAfterCommit:
+		var answered exchange.Outcome
+		served := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { answered = next(w, r, c) })
+		ruling := out.Ruling
+		ruling.Fault = d.Fault
+		out.Aborted = exchange.Abortable(func() {
+			scenarios.DropAfterCommit(w, r, served, func(status int, header http.Header) {
+				ruling.HeldStatus, ruling.HeldHeader = status, header
 			})
-		case d.Fault != "":
-			info.fault = string(d.Fault)
-			scenarios.ApplyFault(w, r, d.Fault)
-		case d.Status != 0:
-			s.writeForced(w, r, req.Endpoint, d)
-		default:
-			next.ServeHTTP(w, r)
-		}
-	})
+		})
+		answered.Ruling, answered.Aborted = ruling, out.Aborted
+		return answered
+	case d.Fault != "":
+		out.Ruling.Fault = d.Fault
+		out.Aborted = exchange.Abortable(func() { scenarios.ApplyFault(w, r, d.Fault) })
+	case d.Status != 0:
+		s.writeForced(w, r, c, d)
+	default:
+		inner := next(w, r, c)
+		inner.Ruling = out.Ruling
+		return inner
+	}
+	return out
 }
 
 // perRequestDecision reads the X-Sandbox-* headers. An unknown value is an
@@ -193,7 +206,8 @@ func (s *Server) sleep(r *http.Request, d time.Duration) bool {
 }
 
 // writeForced answers with a forced failure in the endpoint's own shape.
-func (s *Server) writeForced(w http.ResponseWriter, r *http.Request, endpoint scenarios.Endpoint, d scenarios.Decision) {
+func (s *Server) writeForced(w http.ResponseWriter, r *http.Request, c exchange.Caller, d scenarios.Decision) {
+	endpoint := c.Endpoint
 	if d.RetryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(d.RetryAfter)))
 	}
@@ -210,8 +224,7 @@ func (s *Server) writeForced(w http.ResponseWriter, r *http.Request, endpoint sc
 		return
 	}
 	if d.Status != http.StatusTooManyRequests {
-		id := infoFrom(r.Context()).claimed.ClientID
-		s.limiter.forcedHeaders(r.Context(), w, id, s.clocks.Now(id), 0)
+		s.limiter.forcedHeaders(r.Context(), w, c.ClientID(), s.clocks.Now(c.ClientID()), 0)
 	}
 	switch d.Status {
 	case http.StatusUnauthorized:
@@ -224,7 +237,7 @@ func (s *Server) writeForced(w http.ResponseWriter, r *http.Request, endpoint sc
 		s.forbid(w, r, "required for this operation (permissions revoked by sandbox rule "+d.RuleID+")")
 	case http.StatusTooManyRequests:
 		seconds := retryAfterSeconds(d.RetryAfter)
-		s.limiter.forcedHeaders(r.Context(), w, infoFrom(r.Context()).claimed.ClientID, s.clocks.Now(""), seconds)
+		s.limiter.forcedHeaders(r.Context(), w, c.ClientID(), s.clocks.Now(""), seconds)
 		s.reply.Problem(w, r, reply.New(d.Status, fmt.Sprintf("rate limit exceeded; retry after %d second(s)", seconds)))
 	case http.StatusServiceUnavailable:
 		s.reply.Problem(w, r, reply.New(d.Status, "the service is temporarily unavailable; retry after the Retry-After delay"))

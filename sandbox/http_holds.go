@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/exchange"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
 	"github.com/referrals-sandbox/referrals-sandbox/scenarios"
 )
@@ -102,13 +103,13 @@ func withoutHold(d scenarios.Decision) scenarios.Decision {
 // refuseHold answers a request that would be held beyond a cap: 503 with
 // Retry-After, in the endpoint's own shape (Entra's temporarily_unavailable
 // on the token endpoint, problem+json elsewhere).
-func (s *Server) refuseHold(w http.ResponseWriter, r *http.Request, endpoint scenarios.Endpoint, why string) {
+func (s *Server) refuseHold(w http.ResponseWriter, r *http.Request, c exchange.Caller, why string) {
 	w.Header().Set("Retry-After", strconv.Itoa(heldRetryAfter))
-	if endpoint == scenarios.EndpointToken {
+	if c.Endpoint == scenarios.EndpointToken {
 		idp.WriteTokenError(w, r, s.clocks.Now(""), idp.Unavailable())
 		return
 	}
-	id := infoFrom(r.Context()).claimed.ClientID
+	id := c.ClientID()
 	s.limiter.forcedHeaders(r.Context(), w, id, s.clocks.Now(id), 0)
 	s.reply.Problem(w, r, reply.New(http.StatusServiceUnavailable, why))
 }

@@ -4,6 +4,9 @@ import (
 	"net/http"
 
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redact"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/exchange"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
+	"github.com/referrals-sandbox/referrals-sandbox/scenarios"
 )
 
 // maxQueryTokens bounds how many JWT-shaped query values one request may
@@ -11,27 +14,28 @@ import (
 const maxQueryTokens = 2
 
 // identify decides who a request counts as, for rate limits, failure rules,
-// the journal and the conformance report, and records it in info. A request
+// the journal and the conformance report. A request
 // belongs to a client only on proof: a token whose signature verifies with
 // the sandbox's own keys and whose azp is a client of this environment
 // (expired or not), or a token request with that client's secret. Any other
 // credential makes the request "unverified": it shares one rate-limit
 // bucket and is journaled without a client, so no forged claim ever reaches
 // a client's state or grows a per-client map.
-func (s *Server) identify(r *http.Request, info *requestInfo) {
-	if info.endpoint == "token" {
+func (s *Server) identify(r *http.Request) exchange.Caller {
+	c := exchange.Caller{Endpoint: reply.EndpointOf(r)}
+	if c.Endpoint == scenarios.EndpointToken {
 		req := s.cfg.Provider.RequesterOf(r)
 		switch {
 		case req.Authenticated:
-			info.claimed.ClientID, info.ruleClient = req.ClientID, req.ClientID
+			c.Claimed.ClientID, c.RuleClient = req.ClientID, req.ClientID
 		case !req.Registered:
 			// Rules may name any client_id, to test a client the sandbox
 			// does not know; their counters lump such ids together.
-			info.ruleClient, info.ruleClientUnregistered = req.ClientID, req.ClientID != ""
+			c.RuleClient, c.Unregistered = req.ClientID, req.ClientID != ""
 		}
 		// A registered id with a wrong secret is nobody: it must not use
 		// up that client's rules.
-		return
+		return c
 	}
 	raw := bearerToken(r)
 	fromHeader := raw != ""
@@ -39,17 +43,18 @@ func (s *Server) identify(r *http.Request, info *requestInfo) {
 		raw = s.queryToken(r)
 	}
 	if raw == "" {
-		return
+		return c
 	}
 	claimed, err := s.cfg.Provider.Identify(raw)
 	if err != nil {
-		info.unverified = true
+		c.Unverified = true
 		if fromHeader {
-			info.tokenErr = err
+			c.TokenErr = err
 		}
-		return
+		return c
 	}
-	info.claimed, info.ruleClient = claimed, claimed.ClientID
+	c.Claimed, c.RuleClient = claimed, claimed.ClientID
+	return c
 }
 
 // queryToken finds a token sent in the query string (?access_token=,

@@ -7,6 +7,8 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/exchange"
+	"github.com/referrals-sandbox/referrals-sandbox/scenarios"
 )
 
 // MetricsPath serves the Prometheus metrics, guarded as every admin read.
@@ -16,71 +18,40 @@ const MetricsPath = "/__sandbox/metrics"
 // the raw path never becomes a label.
 const unmatchedOperation = "unmatched"
 
-// metricsNote collects, while a request goes down the middleware chain,
-// what the metrics need from its inner layers: the route that matched and
-// what the journal's layer learned of the caller.
-type metricsNote struct {
-	operation string
-	info      *requestInfo
-	obs       *idp.Observation
-}
-
 // withMetrics counts every request, including those refused before they
 // reach a route (admin guard, rate limit, forced answers), once its answer
 // is written or a fault has ended it. Latency is real elapsed time, not the
 // sandbox clock, which the admin API moves.
-func (s *Server) withMetrics(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) withMetrics(next layer) layer {
+	return func(w http.ResponseWriter, r *http.Request) exchange.Outcome {
 		start := time.Now()
 		st, r := withState(r)
-		note := &st.note
 		st.metricsRec = statusRecorder{ResponseWriter: w}
 		rec := &st.metricsRec
-		defer func() { s.metrics.observe(s.outcome(r, rec.status, note, time.Since(start))) }()
-		next.ServeHTTP(rec, r)
-	})
+		out := next(rec, r)
+		s.metrics.observe(s.outcome(r, rec.status, out, &st.obs, time.Since(start)))
+		return out
+	}
 }
 
-// withMetricsInfo sits inside withJournal and hands the request's identity
-// and the provider's observation up to withMetrics.
-func (s *Server) withMetricsInfo(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if st := stateFrom(r.Context()); st != nil {
-			st.note.info, st.note.obs = &st.info, &st.obs
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-// noteRoute is router middleware: it runs only when a route matched, and
-// records that route's template as the request's operation.
-func noteRoute(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if st := stateFrom(r.Context()); st != nil {
-			if tpl, err := mux.CurrentRoute(r).GetPathTemplate(); err == nil {
-				st.note.operation = tpl
-			}
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-// outcome gathers the labels of one answered request.
-func (s *Server) outcome(r *http.Request, status int, note *metricsNote, elapsed time.Duration) requestOutcome {
-	o := requestOutcome{operation: note.operation, method: r.Method, status: status, elapsed: elapsed}
+// outcome gathers the labels of one answered request from what its layers
+// reported and what the identity provider observed.
+func (s *Server) outcome(r *http.Request, status int, out exchange.Outcome, obs *idp.Observation, elapsed time.Duration) requestOutcome {
+	o := requestOutcome{
+		operation: out.Operation, method: r.Method, status: status, elapsed: elapsed,
+		endpoint: string(out.Caller.Endpoint), client: out.Caller.ClientID(), rule: out.Ruling.RuleID, scenario: out.Ruling.Scenario,
+	}
 	if o.operation == "" {
 		o.operation = s.operationOf(r)
 	}
-	if info := note.info; info != nil {
-		o.endpoint, o.client, o.rule, o.scenario = info.endpoint, info.claimed.ClientID, info.ruleID, info.scenario
+	if out.Verified.ClientID != "" {
+		o.client = out.Verified.ClientID
 	}
-	if obs := note.obs; obs != nil {
-		if obs.ClientID != "" {
-			o.client = obs.ClientID
-		}
-		o.tokenIssued = o.endpoint == "token" && obs.TokenID != "" && status == http.StatusOK
-		o.tokenError = obs.TokenError
+	if obs.ClientID != "" {
+		o.client = obs.ClientID
 	}
+	o.tokenIssued = o.endpoint == string(scenarios.EndpointToken) && obs.TokenID != "" && status == http.StatusOK
+	o.tokenError = obs.TokenError
 	return o
 }
 

@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"bufio"
-	"context"
 	"net"
 	"net/http"
 	"strconv"
@@ -10,49 +9,11 @@ import (
 
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
 	"github.com/referrals-sandbox/referrals-sandbox/referrals"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/exchange"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
+	"github.com/referrals-sandbox/referrals-sandbox/scenarios"
 )
-
-// requestInfo is what the middleware chain learns about one request, for
-// the journal: who sent it, which rule answered it.
-type requestInfo struct {
-	endpoint string
-	claimed  idp.Claimed
-	ruleID   string
-	scenario string
-	fault    string
-	// delay is how long a rule or X-Sandbox-Delay held the answer back.
-	delay time.Duration
-	// ruleClient is the client id failure rules match (see identify);
-	// ruleClientUnregistered marks one that is not a registered client.
-	ruleClient             string
-	ruleClientUnregistered bool
-	// unverified marks a request whose credential the sandbox did not issue.
-	unverified bool
-	// tokenErr is why the bearer token did not verify: authentication
-	// answers with it instead of verifying the token a second time.
-	tokenErr error
-	// refusal is why the bearer token was refused, for the journal.
-	refusal string
-	// upstream is the real service's answer (serve --upstream).
-	upstream *journal.Upstream
-	// heldStatus and heldHeader are the answer a drop-after-commit fault
-	// kept from the client: the journal shows what was committed.
-	heldStatus int
-	heldHeader http.Header
-	// submission identifies what a referral was submitted for (see
-	// submissionOf), for the resubmits-safely check.
-	submission string
-}
-
-// infoFrom returns the request's info; a throwaway one outside the chain.
-func infoFrom(ctx context.Context) *requestInfo {
-	if st := stateFrom(ctx); st != nil {
-		return &st.info
-	}
-	return &requestInfo{}
-}
 
 // statusRecorder remembers the status a handler wrote. Unwrap lets
 // http.ResponseController reach the connection (faults hijack it).
@@ -66,15 +27,15 @@ type statusRecorder struct {
 // requestEnd is when a request ended for its client, on the sandbox clock
 // the client lives by, for the journal's duration.
 type requestEnd struct {
-	s    *Server
-	info *requestInfo
-	at   time.Time
+	s        *Server
+	clientID string
+	at       time.Time
 }
 
 // stamp sets the end once: the first stamp wins.
 func (e *requestEnd) stamp() {
 	if e.at.IsZero() {
-		e.at = e.s.clocks.Now(e.info.claimed.ClientID)
+		e.at = e.s.clocks.Now(e.clientID)
 	}
 }
 
@@ -106,85 +67,90 @@ func (w *statusRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 }
 
 // withJournal identifies the caller (for failure rules, rate limits and the
-// journal) and records every request except the sandbox's own, even one a
-// fault aborted.
-func (s *Server) withJournal(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+// journal), hands it to next, and records every request except the
+// sandbox's own from what next reports, even one a fault ended.
+func (s *Server) withJournal(next exchange.HandlerFunc) layer {
+	return func(w http.ResponseWriter, r *http.Request) exchange.Outcome {
 		st, r := withState(r)
-		info, obs := &st.info, &st.obs
-		*info = requestInfo{endpoint: string(reply.EndpointOf(r))}
-		s.identify(r, info)
+		c := s.identify(r)
 		if !journaled(r) {
-			next.ServeHTTP(w, r)
-			return
+			out := next(w, r, c)
+			out.Caller = c
+			return out
 		}
-		start := s.clocks.Now(info.claimed.ClientID)
-		st.end = requestEnd{s: s, info: info}
+		start := s.clocks.Now(c.ClientID())
+		st.end = requestEnd{s: s, clientID: c.ClientID()}
 		st.journalRec = statusRecorder{ResponseWriter: w, end: &st.end}
 		rec := &st.journalRec
-		defer func() {
-			st.end.stamp()
-			if err := s.backend.Journal.Add(r.Context(), s.journalEntry(r, rec, info, obs, start, st.end.at)); err != nil {
-				s.log.Error("journal a request", "request_id", reply.RequestID(r), "err", err)
-			}
-		}()
-		next.ServeHTTP(rec, r)
-	})
+		out := next(rec, r, c)
+		out.Caller = c
+		st.end.stamp()
+		if err := s.backend.Journal.Add(r.Context(), s.journalEntry(r, rec, out, &st.obs, start, st.end.at)); err != nil {
+			s.log.Error("journal a request", "request_id", reply.RequestID(r), "err", err)
+		}
+		return out
+	}
 }
 
-func (s *Server) journalEntry(r *http.Request, rec *statusRecorder, info *requestInfo, obs *idp.Observation, start, end time.Time) JournalEntry {
+// journalEntry is the journal's record of r, built from what its layers
+// reported (out), what the identity provider observed (obs) and the
+// answer rec saw.
+func (s *Server) journalEntry(r *http.Request, rec *statusRecorder, out exchange.Outcome, obs *idp.Observation, start, end time.Time) JournalEntry {
+	c, ruling := out.Caller, out.Ruling
 	e := JournalEntry{
 		At:           start.UTC().Format(referrals.TimestampLayout),
 		Method:       r.Method,
 		Path:         s.journalPath(r.URL.Path),
 		Query:        s.redactor.Query(r.URL.RawQuery),
-		Endpoint:     info.endpoint,
-		ClientID:     info.claimed.ClientID,
-		TokenID:      info.claimed.TokenID,
+		Endpoint:     string(c.Endpoint),
+		ClientID:     c.Claimed.ClientID,
+		TokenID:      c.Claimed.TokenID,
 		Status:       rec.status,
-		Fault:        info.fault,
-		RuleID:       info.ruleID,
-		Scenario:     info.scenario,
+		Fault:        string(ruling.Fault),
+		RuleID:       ruling.RuleID,
+		Scenario:     ruling.Scenario,
 		DurationMs:   float64(end.Sub(start).Microseconds()) / 1000,
-		DelayMs:      float64(info.delay.Microseconds()) / 1000,
+		DelayMs:      float64(ruling.Delay.Microseconds()) / 1000,
 		RequestID:    reply.RequestID(r),
 		TLS:          r.TLS != nil,
 		RequestBytes: r.ContentLength,
 		Headers:      s.redactor.Headers(r.Header),
 		Connection:   r.RemoteAddr,
 		Run:          runOf(r),
-		TokenRefusal: info.refusal,
-		Upstream:     info.upstream,
+		TokenRefusal: out.Refusal,
+		Upstream:     out.Upstream,
+		Submission:   out.Submission,
 	}
 	answered := rec.Header()
-	if info.heldStatus != 0 {
-		e.Status, answered = info.heldStatus, info.heldHeader
+	if ruling.HeldStatus != 0 {
+		e.Status, answered = ruling.HeldStatus, ruling.HeldHeader
 	}
 	if loc := answered.Get("Location"); loc != "" {
 		e.Location = s.redactor.Path(loc)
 	}
-	e.Submission = info.submission
-	if info.upstream != nil && s.upstream != nil {
+	if out.Upstream != nil && s.upstream != nil {
 		s.upstream.placeholderEntry(&e)
 	}
-	if obs.ClientID != "" {
-		e.ClientID = obs.ClientID
+	expires := c.Claimed.ExpiresAt
+	for _, seen := range []idp.Claimed{out.Verified, {ClientID: obs.ClientID, TokenID: obs.TokenID, ExpiresAt: obs.TokenExpiresAt}} {
+		if seen.ClientID != "" {
+			e.ClientID = seen.ClientID
+		}
+		if seen.TokenID != "" {
+			e.TokenID = seen.TokenID
+		}
+		if !seen.ExpiresAt.IsZero() {
+			expires = seen.ExpiresAt
+		}
 	}
-	if obs.TokenID != "" {
-		e.TokenID = obs.TokenID
-	}
-	if info.endpoint == "token" && e.ClientID == "" && info.ruleClientUnregistered {
-		e.NamedClientID = s.redactor.Value(info.ruleClient)
+	if c.Endpoint == scenarios.EndpointToken && e.ClientID == "" && c.Unregistered {
+		e.NamedClientID = s.redactor.Value(c.RuleClient)
 	}
 	// How far the client's clock was from real time (seconds with the
 	// fraction, so a jump of a few seconds still shows): the report tells a
 	// token that expired because the clock jumped.
 	own, _ := s.clocks.Offset(e.ClientID)
 	e.ClockOffsetSeconds = (s.clocks.Global().Offset() + own).Seconds()
-	expires := info.claimed.ExpiresAt
-	if !obs.TokenExpiresAt.IsZero() {
-		expires = obs.TokenExpiresAt
-	}
 	if !expires.IsZero() {
 		e.TokenExpiresAt = expires.UTC().Format(time.RFC3339)
 	}

@@ -13,7 +13,7 @@ import (
 // endpoint it was for: Entra's error body on the token endpoint, whose
 // clients parse nothing else (interface 7.1), problem+json everywhere else.
 func (s *Server) refuseRequest(w http.ResponseWriter, r *http.Request, detail string) {
-	if infoFrom(r.Context()).endpoint == string(scenarios.EndpointToken) {
+	if reply.EndpointOf(r) == scenarios.EndpointToken {
 		idp.WriteTokenError(w, r, s.clocks.Now(""), idp.InvalidRequest(detail))
 		return
 	}

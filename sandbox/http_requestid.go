@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/referrals-sandbox/referrals-sandbox/internal/lazyregexp"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/exchange"
 )
 
 // RequestIDHeader carries the request id on every response; a client's own
@@ -18,8 +19,8 @@ const RequestIDHeader = "X-Request-Id"
 var clientRequestID = lazyregexp.New(`^[A-Za-z0-9._:\-]{1,128}$`)
 
 // withRequestID gives every request an id, echoing the client's when valid.
-func withRequestID(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+func withRequestID(next layer) layer {
+	return func(w http.ResponseWriter, r *http.Request) exchange.Outcome {
 		st, r := withState(r)
 		id := r.Header.Get(RequestIDHeader)
 		if id == "" || !clientRequestID().MatchString(id) {
@@ -30,8 +31,8 @@ func withRequestID(next http.Handler) http.Handler {
 		// would allocate one per request.
 		st.idHeader[0] = id
 		w.Header()[RequestIDHeader] = st.idHeader[:]
-		next.ServeHTTP(w, r)
-	})
+		return next(w, r)
+	}
 }
 
 // newRequestID returns a random (version 4) UUID. uuid.NewString reads

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/exchange"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
 )
 
@@ -13,23 +14,22 @@ import (
 // serving from this replica's own copy would silently disagree with the
 // others. The health check answers for itself (serveHealth), and the
 // documents no shared state changes are served whatever Redis does.
-func (s *Server) withShared(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) withShared(next layer) layer {
+	return func(w http.ResponseWriter, r *http.Request) exchange.Outcome {
 		if !needsSharedState(r.URL.Path) {
-			next.ServeHTTP(w, r)
-			return
+			return next(w, r)
 		}
 		ctx, err := s.backend.Sync(r.Context())
 		if err != nil {
 			s.log.Error("shared state unavailable", "request_id", reply.RequestID(r), "err", err)
 			s.reply.Unavailable(w, r, err)
-			return
+			return exchange.Outcome{}
 		}
 		if ctx != r.Context() {
 			r = r.WithContext(ctx)
 		}
-		next.ServeHTTP(w, r)
-	})
+		return next(w, r)
+	}
 }
 
 // needsSharedState reports whether a request to path depends on the state

@@ -5,14 +5,17 @@ import (
 	"net/http"
 
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/exchange"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
 )
 
-// requestState is what the middleware chain keeps about one request: its
-// id, what the metrics and the journal learn of it, and the recorders of
-// its status. It is one allocation per request, and is itself the
-// request's context, answering for itself and its observation: a value
-// per layer would cost a context and a request copy each, on every
+// requestState is what the layers keep of one request that is not theirs
+// to return: its id, the identity provider's observation (which the token
+// endpoint, an http.Handler of package idp, writes), and the recorders of
+// its status. What the layers decide travels as values (package
+// exchange). It is one allocation per request, and is itself the
+// request's context, answering for itself, its id and its observation: a
+// value per layer would cost a context and a request copy each, on every
 // request.
 type requestState struct {
 	// Context is the request's context before the state was attached:
@@ -20,8 +23,6 @@ type requestState struct {
 	context.Context
 	id         string
 	idHeader   [1]string // the X-Request-Id header's value
-	note       metricsNote
-	info       requestInfo
 	obs        idp.Observation
 	metricsRec statusRecorder
 	journalRec statusRecorder
@@ -49,6 +50,11 @@ func stateFrom(ctx context.Context) *requestState {
 	st, _ := ctx.Value(requestStateKey{}).(*requestState)
 	return st
 }
+
+// layer is one step of a request's life before the journal's layer has
+// decided who the caller is: it answers the request or hands it on, and
+// returns what happened.
+type layer func(w http.ResponseWriter, r *http.Request) exchange.Outcome
 
 // withState returns r's state, attaching a new one (and its observation,
 // for the identity provider) when r has none yet.

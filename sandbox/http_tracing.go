@@ -3,6 +3,7 @@ package sandbox
 import (
 	"net/http"
 
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/exchange"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
@@ -50,16 +51,15 @@ var knownMethods = map[string]bool{
 // withMetrics, whose recorder and notes it reads once the answer is
 // written. Spans are on real time, as the caller's are, not on the
 // sandbox clock.
-func (s *Server) withTracing(next http.Handler) http.Handler {
+func (s *Server) withTracing(next layer) layer {
 	if s.cfg.TracerProvider == nil {
 		return next
 	}
 	tracer := s.cfg.TracerProvider.Tracer(tracerName)
 	propagator := propagation.TraceContext{}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return func(w http.ResponseWriter, r *http.Request) exchange.Outcome {
 		if !journaled(r) {
-			next.ServeHTTP(w, r)
-			return
+			return next(w, r)
 		}
 		method := r.Method
 		if !knownMethods[method] {
@@ -69,18 +69,18 @@ func (s *Server) withTracing(next http.Handler) http.Handler {
 		_, span := tracer.Start(parent, spanMethod(method), trace.WithSpanKind(trace.SpanKindServer))
 		defer span.End()
 		st, r := withState(r)
-		next.ServeHTTP(w, r)
-		if !span.IsRecording() {
-			return
+		out := next(w, r)
+		if span.IsRecording() {
+			s.describeSpan(span, r, method, st, out)
 		}
-		s.describeSpan(span, r, method, st)
-	})
+		return out
+	}
 }
 
 // describeSpan names span by its route and sets what the request's
 // layers learned: status, verified client, the failure rule that answered.
-func (s *Server) describeSpan(span trace.Span, r *http.Request, method string, st *requestState) {
-	o := s.outcome(r, st.metricsRec.status, &st.note, 0)
+func (s *Server) describeSpan(span trace.Span, r *http.Request, method string, st *requestState, out exchange.Outcome) {
+	o := s.outcome(r, st.metricsRec.status, out, &st.obs, 0)
 	attrs := []attribute.KeyValue{attribute.String(attrMethod, method), attribute.String(attrRequestID, st.id)}
 	if o.operation != unmatchedOperation {
 		span.SetName(spanMethod(method) + " " + o.operation)
@@ -98,8 +98,8 @@ func (s *Server) describeSpan(span trace.Span, r *http.Request, method string, s
 	if o.scenario != "" {
 		attrs = append(attrs, attribute.String(attrScenario, o.scenario))
 	}
-	if st.info.fault != "" {
-		attrs = append(attrs, attribute.String(attrFault, st.info.fault))
+	if out.Ruling.Fault != "" {
+		attrs = append(attrs, attribute.String(attrFault, string(out.Ruling.Fault)))
 	}
 	span.SetAttributes(attrs...)
 	// A server span is an error when the server failed (5xx) or the

@@ -9,8 +9,10 @@ import (
 
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/backend"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/exchange"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/ratelimit"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
+	"github.com/referrals-sandbox/referrals-sandbox/scenarios"
 )
 
 // Rate limiting defaults: generous enough that a test suite never meets
@@ -88,44 +90,41 @@ func (l *rateLimiter) reset(ctx context.Context) error {
 // and tells every API and ping response how much is left (RateLimit-*).
 // Requests with a token the sandbox did not issue share the unverified
 // bucket; requests with no credential at all go on to authentication's 401.
-func (s *Server) withRateLimit(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		info := infoFrom(r.Context())
-		if info.endpoint != "api" && info.endpoint != "ping" || info.claimed.ClientID == "" && !info.unverified {
-			next.ServeHTTP(w, r)
-			return
+func (s *Server) withRateLimit(next exchange.HandlerFunc) exchange.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request, c exchange.Caller) exchange.Outcome {
+		if c.Endpoint != scenarios.EndpointAPI && c.Endpoint != scenarios.EndpointPing || c.ClientID() == "" && !c.Unverified {
+			return next(w, r, c)
 		}
-		id := info.claimed.ClientID
+		id := c.ClientID()
 		key, lim, on := s.limiter.limits(id)
 		if !on {
-			next.ServeHTTP(w, r)
-			return
+			return next(w, r, c)
 		}
 		res, err := s.limiter.buckets.Take(r.Context(), key, lim, s.clocks.Now(id))
 		if err != nil {
 			s.log.Error("rate limit unavailable", "request_id", reply.RequestID(r), "err", err)
 			s.reply.Unavailable(w, r, err)
-			return
+			return exchange.Outcome{}
 		}
 		if !res.Allowed {
 			seconds := retryAfterSeconds(res.RetryAfter)
 			w.Header().Set("Retry-After", strconv.Itoa(seconds))
 			setRateLimitHeaders(w, lim.Burst, 0, seconds)
 			s.reply.Problem(w, r, reply.New(http.StatusTooManyRequests,
-				fmt.Sprintf("rate limit of %g requests per second (burst %d) exceeded for %s; retry after %d second(s)", lim.Rate, lim.Burst, limitedWho(info), seconds)))
-			return
+				fmt.Sprintf("rate limit of %g requests per second (burst %d) exceeded for %s; retry after %d second(s)", lim.Rate, lim.Burst, limitedWho(c), seconds)))
+			return exchange.Outcome{}
 		}
 		setRateLimitHeaders(w, lim.Burst, res.Remaining(), res.SecondsUntilFull(lim))
-		next.ServeHTTP(w, r)
-	})
+		return next(w, r, c)
+	}
 }
 
 // limitedWho names whose bucket ran out, for the 429 detail.
-func limitedWho(info *requestInfo) string {
-	if info.claimed.ClientID == "" {
+func limitedWho(c exchange.Caller) string {
+	if c.ClientID() == "" {
 		return "requests with tokens the sandbox did not issue (they share one bucket)"
 	}
-	return "client " + info.claimed.ClientID
+	return "client " + c.ClientID()
 }
 
 // setRateLimitHeaders writes the RateLimit-* headers of the IETF

@@ -120,7 +120,7 @@ type Server struct {
 	limiter    *rateLimiter
 	hosts      hostPolicy
 	contract   contractShapes
-	handler    http.Handler
+	serve      layer
 	router     *mux.Router           // the routes, for the metrics' operation label
 	exact      map[string]exactRoute // routes served without the router
 	// cleanPaths are the exact routes' paths that redaction leaves as they
@@ -206,51 +206,60 @@ func newServer(cfg parts, set *fixtures.Set) (*Server, error) {
 		return nil, err
 	}
 	s.metrics = newMetrics(cfg.Build, s.backend.Journal)
-	s.handler = s.routes()
+	s.serve = s.routes()
 	return s, nil
 }
 
-// ServeHTTP serves every sandbox route.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+// ServeHTTP serves every sandbox route. A fault that had to abort the
+// answer (where the connection cannot be taken over) aborts it here, once
+// every layer has recorded it.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.serve(w, r).Aborted {
+		panic(http.ErrAbortHandler)
+	}
+}
 
-func (s *Server) routes() http.Handler {
+func (s *Server) routes() layer {
 	// Never clean or redirect, match ids as encoded: see http_paths.go.
 	r := mux.NewRouter().SkipClean(true).UseEncodedPath()
-	r.NotFoundHandler = http.HandlerFunc(s.notFound)
-	r.Use(noteRoute)
 	s.router = r
-	get := func(role string, h apiHandler) methods { return methods{http.MethodGet: s.authenticated(role, h)} }
+	get := func(role string, h apiHandler) apiMethods {
+		return apiMethods{http.MethodGet: s.authenticated(role, reads(h))}
+	}
 
 	s.handle(r, "/__sandbox/health", methods{http.MethodGet: http.HandlerFunc(s.serveHealth)})
 	if s.cfg.CACertPEM != nil {
 		s.handle(r, "/__sandbox/ca.pem", methods{http.MethodGet: http.HandlerFunc(s.serveCA)})
 	}
 	s.handle(r, "/api/v1/openapi.json", methods{http.MethodGet: http.HandlerFunc(s.serveOpenAPI)})
-	s.handle(r, "/health/ping", get(roleAny, s.servePing))
-	s.handle(r, "/api/v1/referrals/trials", get(RoleTrialsRead, s.serveTrials))
-	referrals := methods{
-		http.MethodGet:  s.authenticated(RoleReferralsRead, s.listReferrals),
+	s.handleAPI(r, "/health/ping", get(roleAny, s.servePing))
+	s.handleAPI(r, "/api/v1/referrals/trials", get(RoleTrialsRead, s.serveTrials))
+	referrals := apiMethods{
+		http.MethodGet:  s.authenticated(RoleReferralsRead, reads(s.listReferrals)),
 		http.MethodPost: s.authenticated(RoleReferralsWrite, s.createReferral),
 	}
 	// Both spellings answer directly: a redirect would turn a POST into a GET.
-	s.handle(r, "/api/v1/referrals", referrals)
-	s.handle(r, "/api/v1/referrals/", referrals)
-	s.handle(r, "/api/v1/referrals/qualified", methods{
-		http.MethodGet:  s.authenticated(RoleQualifiedReferralsRead, s.listQualified),
+	s.handleAPI(r, "/api/v1/referrals", referrals)
+	s.handleAPI(r, "/api/v1/referrals/", referrals)
+	s.handleAPI(r, "/api/v1/referrals/qualified", apiMethods{
+		http.MethodGet:  s.authenticated(RoleQualifiedReferralsRead, reads(s.listQualified)),
 		http.MethodPost: s.authenticated(RoleQualifiedReferralsWrite, s.createQualified),
 	})
-	s.handle(r, "/api/v1/referrals/qualified/{external_source_id}", get(RoleQualifiedReferralsRead, s.getQualified))
-	s.handle(r, "/api/v1/referrals/qualified/{external_source_id}/audit-trail", get(RoleQualifiedReferralsRead, s.getQualifiedAuditTrail))
-	s.handle(r, "/api/v1/referrals/{trial_id}/{outcomes_id}", get(RoleReferralsRead, s.getReferral))
+	s.handleAPI(r, "/api/v1/referrals/qualified/{external_source_id}", get(RoleQualifiedReferralsRead, s.getQualified))
+	s.handleAPI(r, "/api/v1/referrals/qualified/{external_source_id}/audit-trail", get(RoleQualifiedReferralsRead, s.getQualifiedAuditTrail))
+	s.handleAPI(r, "/api/v1/referrals/{trial_id}/{outcomes_id}", get(RoleReferralsRead, s.getReferral))
 	s.adminRoutes(r)
 	s.cfg.Provider.Register(r)
-	// Outermost first: every response gets a request id; a span (with a
-	// TracerProvider) reads it and the metrics' notes; the metrics count
-	// every answer, refusals included; the journal sees the final answer,
-	// including forced ones and 429s.
 	s.exact = exactRoutes(r)
 	s.cleanPaths = cleanPaths(s.exact, s.redactor)
-	return withRequestID(s.withTracing(s.withMetrics(s.withShared(s.withAdminGuard(s.withJournal(s.withMetricsInfo(s.withHTTPSOnly(s.withScenarios(s.withUpstream(s.withRateLimit(http.HandlerFunc(s.serveRoutes))))))))))))
+	// A request's life, outermost first. Every response gets a request
+	// id; a span (with a TracerProvider) and the metrics read what the
+	// layers inside report; the metrics count every answer, refusals
+	// included. The journal's layer decides who the caller is and hands it
+	// to every layer inside, so it sees the final answer, forced ones and
+	// 429s included.
+	return withRequestID(s.withTracing(s.withMetrics(s.withShared(s.withAdminGuard(
+		s.withJournal(s.withHTTPSOnly(s.withScenarios(s.withUpstream(s.withRateLimit(s.serveRoutes))))))))))
 }
 
 // serveCA serves the local CA certificate clients trust (--tls).

@@ -13,6 +13,7 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/internal/placeholder"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redact"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/contractdoc"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/exchange"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
 	"github.com/referrals-sandbox/referrals-sandbox/scenarios"
@@ -106,34 +107,33 @@ func (p *upstreamProxy) target(r *http.Request, endpoint string) string {
 // withUpstream forwards partner calls when the sandbox is a recording
 // proxy. It sits after the failure rules and before the sandbox's own rate
 // limit: the real service limits for itself.
-func (s *Server) withUpstream(next http.Handler) http.Handler {
+func (s *Server) withUpstream(next exchange.HandlerFunc) exchange.HandlerFunc {
 	if s.upstream == nil {
 		return next
 	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		info := infoFrom(r.Context())
-		target := s.upstream.target(r, info.endpoint)
+	return func(w http.ResponseWriter, r *http.Request, c exchange.Caller) exchange.Outcome {
+		target := s.upstream.target(r, string(c.Endpoint))
 		if target == "" {
-			next.ServeHTTP(w, r)
-			return
+			return next(w, r, c)
 		}
-		s.forward(w, r, target, info, next)
-	})
+		return s.forward(w, r, c, target, next)
+	}
 }
 
 // forward sends r to target and answers with the real service's answer; a
 // token form the sandbox could not parse is answered by next (the
 // sandbox's own token endpoint, with Entra's error body), since the bytes
-// to forward are gone.
-func (s *Server) forward(w http.ResponseWriter, r *http.Request, target string, info *requestInfo, next http.Handler) {
+// to forward are gone. It reports the real service's answer, as the
+// journal keeps it, in the outcome's Upstream.
+func (s *Server) forward(w http.ResponseWriter, r *http.Request, c exchange.Caller, target string, next exchange.HandlerFunc) exchange.Outcome {
 	p := s.upstream
 	rec := &journal.Upstream{URL: p.placeholderURL(s.redactURL(target))}
-	info.upstream = rec
+	reported := exchange.Outcome{Upstream: rec}
 	held, ok := p.bodies.reserveRequest(r.ContentLength)
 	if !ok {
 		rec.Error = "refused: the recording proxy holds as many body bytes as it may"
-		s.refuseHold(w, r, scenarios.Endpoint(info.endpoint), fmt.Sprintf("the recording proxy already holds %d MiB of bodies in flight, its limit; retry after %d second(s)", maxBodiesInFlight>>20, heldRetryAfter))
-		return
+		s.refuseHold(w, r, c, fmt.Sprintf("the recording proxy already holds %d MiB of bodies in flight, its limit; retry after %d second(s)", maxBodiesInFlight>>20, heldRetryAfter))
+		return reported
 	}
 	defer held.release()
 	reqBody, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxForwardedBytes))
@@ -144,13 +144,14 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, target string, 
 		reqBody, err = []byte(r.PostForm.Encode()), nil
 	}
 	switch {
-	case err != nil && info.endpoint == "token":
+	case err != nil && c.Endpoint == scenarios.EndpointToken:
 		rec.Error = "the token form could not be read; the sandbox answered it itself"
-		next.ServeHTTP(w, r)
-		return
+		answered := next(w, r, c)
+		answered.Upstream = rec
+		return answered
 	case err != nil:
 		s.reply.Problem(w, r, reply.New(http.StatusRequestEntityTooLarge, fmt.Sprintf("the body could not be read in full (at most %d bytes are forwarded)", maxForwardedBytes)))
-		return
+		return reported
 	}
 	credential := s.upstreamCredential(r)
 	rec.RequestBody, _ = p.placeholderJSON(reqBody, credential)
@@ -158,7 +159,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, target string, 
 	if err != nil {
 		rec.Error = "could not build the request"
 		s.reply.Problem(w, r, reply.New(http.StatusBadGateway, "the recording proxy could not build the request to the real service"))
-		return
+		return reported
 	}
 	out.Header = forwardedHeaders(r.Header)
 	resp, err := p.client.Do(out)
@@ -168,19 +169,19 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, target string, 
 		rec.Error = upstreamFailure(err)
 		s.log.Warn("the real service did not answer", "method", r.Method, "url", rec.URL, "err", rec.Error)
 		s.reply.Problem(w, r, reply.New(http.StatusBadGateway, "the real service did not answer: "+rec.Error))
-		return
+		return reported
 	}
 	defer resp.Body.Close()
 	held.release() // the request is sent: its room goes before the answer asks
 	if err := held.reserveAnswer(r.Context(), resp.ContentLength); err != nil {
 		rec.Status, rec.Error = resp.StatusCode, "the caller left while the answer waited for room"
-		return
+		return reported
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxForwardedBytes+1))
 	if err != nil || len(body) > maxForwardedBytes {
 		rec.Status, rec.Error = resp.StatusCode, "the answer's body could not be read in full"
 		s.reply.Problem(w, r, reply.New(http.StatusBadGateway, fmt.Sprintf("the real service's answer could not be read in full (at most %d bytes)", maxForwardedBytes)))
-		return
+		return reported
 	}
 	s.record(r, rec, resp, body, credential)
 	for name, values := range resp.Header {
@@ -190,6 +191,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, target string, 
 	}
 	w.WriteHeader(resp.StatusCode)
 	_, _ = w.Write(body)
+	return reported
 }
 
 // record fills the journal's view of the answer and logs, in one line, how
