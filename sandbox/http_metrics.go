@@ -7,6 +7,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/metrics"
 )
 
 // MetricsPath serves the Prometheus metrics, guarded as every admin read.
@@ -36,7 +37,7 @@ func (s *Server) withMetrics(next http.Handler) http.Handler {
 		note := &st.note
 		st.metricsRec = statusRecorder{ResponseWriter: w}
 		rec := &st.metricsRec
-		defer func() { s.metrics.observe(s.outcome(r, rec.status, note, time.Since(start))) }()
+		defer func() { s.metrics.Observe(s.outcome(r, rec.status, note, time.Since(start))) }()
 		next.ServeHTTP(rec, r)
 	})
 }
@@ -66,20 +67,21 @@ func noteRoute(next http.Handler) http.Handler {
 }
 
 // outcome gathers the labels of one answered request.
-func (s *Server) outcome(r *http.Request, status int, note *metricsNote, elapsed time.Duration) requestOutcome {
-	o := requestOutcome{operation: note.operation, method: r.Method, status: status, elapsed: elapsed}
-	if o.operation == "" {
-		o.operation = s.operationOf(r)
+func (s *Server) outcome(r *http.Request, status int, note *metricsNote, elapsed time.Duration) metrics.Outcome {
+	o := metrics.Outcome{Operation: note.operation, Method: r.Method, Status: status, Elapsed: elapsed}
+	if o.Operation == "" {
+		o.Operation = s.operationOf(r)
 	}
 	if info := note.info; info != nil {
-		o.endpoint, o.client, o.rule, o.scenario = info.endpoint, info.claimed.ClientID, info.ruleID, info.scenario
+		o.Endpoint, o.Client, o.Rule, o.Scenario = info.endpoint, info.claimed.ClientID, info.ruleID, info.scenario
+		o.DelayedOnly = info.ruleID == DelayHeader
 	}
 	if obs := note.obs; obs != nil {
 		if obs.ClientID != "" {
-			o.client = obs.ClientID
+			o.Client = obs.ClientID
 		}
-		o.tokenIssued = o.endpoint == "token" && obs.TokenID != "" && status == http.StatusOK
-		o.tokenError = obs.TokenError
+		o.TokenIssued = o.Endpoint == "token" && obs.TokenID != "" && status == http.StatusOK
+		o.TokenError = obs.TokenError
 	}
 	return o
 }
@@ -100,10 +102,10 @@ func (s *Server) operationOf(r *http.Request) string {
 
 // serveMetrics answers GET /__sandbox/metrics.
 func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
-	s.metrics.handler().ServeHTTP(w, r)
+	s.metrics.Handler().ServeHTTP(w, r)
 }
 
 // MetricsHandler serves the metrics without the admin guard, for the
 // separate listener of --metrics-addr, which an operator binds to an
 // address only the scraper reaches.
-func (s *Server) MetricsHandler() http.Handler { return s.metrics.handler() }
+func (s *Server) MetricsHandler() http.Handler { return s.metrics.Handler() }

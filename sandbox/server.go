@@ -16,6 +16,7 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/backend"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/metrics"
 
 	"errors"
 	"fmt"
@@ -130,7 +131,7 @@ type Server struct {
 	// ownIssuer is the provider's OwnIssuer, taken once: a method value
 	// taken per request is an allocation per request.
 	ownIssuer func(iss string) bool
-	metrics   *metrics
+	metrics   *metrics.Metrics
 	// redactor hides credentials, by name and by value, in journal entries
 	// and log lines (the identity provider's, so both use one).
 	redactor *redact.Redactor
@@ -201,7 +202,7 @@ func newServer(cfg parts, set *fixtures.Set) (*Server, error) {
 	if s.upstream, err = newUpstreamProxy(cfg.Upstream, cfg.Contract); err != nil {
 		return nil, err
 	}
-	s.metrics = newMetrics(cfg.Build, s.backend.Journal)
+	s.metrics = metrics.New(cfg.Build, s.backend.Journal)
 	s.handler = s.routes()
 	return s, nil
 }
