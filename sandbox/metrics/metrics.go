@@ -4,8 +4,8 @@
 // sandbox's own. The HTTP layer decides what a request's labels are; this
 // package decides how they become bounded series.
 //
-// It is part of the sandbox's implementation, not a stable API: use
-// sandboxtest from Go.
+// This package is not a stable API: it changes with the sandbox's
+// internals. The Go API to build on is package sandboxtest.
 package metrics
 
 import (
