@@ -164,7 +164,7 @@ func (s *Server) journalEntry(r *http.Request, rec *statusRecorder, info *reques
 	}
 	e.Submission = info.submission
 	if info.upstream != nil && s.upstream != nil {
-		s.upstream.placeholderEntry(&e)
+		s.upstream.PlaceholderEntry(&e)
 	}
 	if obs.ClientID != "" {
 		e.ClientID = obs.ClientID

@@ -17,6 +17,7 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/backend"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/metrics"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/recording"
 
 	"errors"
 	"fmt"
@@ -142,7 +143,7 @@ type Server struct {
 	holds *holds
 	// upstream forwards partner calls to the real service; nil unless
 	// Config.Upstream.
-	upstream *upstreamProxy
+	upstream *recording.Proxy
 	// pages recycles the buffers listings are written from (see
 	// page_buffers.go).
 	pages pageBuffers
@@ -199,7 +200,7 @@ func newServer(cfg parts, set *fixtures.Set) (*Server, error) {
 	s.ownIssuer = cfg.Provider.OwnIssuer
 	s.refusals = logthrottle.New(time.Second, time.Now)
 	s.holds = newHolds(cfg.MaxHeld, cfg.MaxHeldPerClient)
-	if s.upstream, err = newUpstreamProxy(cfg.Upstream, cfg.Contract); err != nil {
+	if s.upstream, err = recording.New(cfg.Upstream, cfg.Contract, s.redactor, s.log); err != nil {
 		return nil, err
 	}
 	s.metrics = metrics.New(cfg.Build, s.backend.Journal)
