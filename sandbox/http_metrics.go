@@ -8,6 +8,7 @@ import (
 
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/exchange"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/metrics"
 	"github.com/referrals-sandbox/referrals-sandbox/scenarios"
 )
 
@@ -29,29 +30,30 @@ func (s *Server) withMetrics(next layer) layer {
 		st.metricsRec = statusRecorder{ResponseWriter: w}
 		rec := &st.metricsRec
 		out := next(rec, r)
-		s.metrics.observe(s.outcome(r, rec.status, out, &st.obs, time.Since(start)))
+		s.metrics.Observe(s.outcome(r, rec.status, out, &st.obs, time.Since(start)))
 		return out
 	}
 }
 
 // outcome gathers the labels of one answered request from what its layers
 // reported and what the identity provider observed.
-func (s *Server) outcome(r *http.Request, status int, out exchange.Outcome, obs *idp.Observation, elapsed time.Duration) requestOutcome {
-	o := requestOutcome{
-		operation: out.Operation, method: r.Method, status: status, elapsed: elapsed,
-		endpoint: string(out.Caller.Endpoint), client: out.Caller.ClientID(), rule: out.Ruling.RuleID, scenario: out.Ruling.Scenario,
+func (s *Server) outcome(r *http.Request, status int, out exchange.Outcome, obs *idp.Observation, elapsed time.Duration) metrics.Outcome {
+	o := metrics.Outcome{
+		Operation: out.Operation, Method: r.Method, Status: status, Elapsed: elapsed,
+		Endpoint: string(out.Caller.Endpoint), Client: out.Caller.ClientID(), Rule: out.Ruling.RuleID, Scenario: out.Ruling.Scenario,
+		DelayedOnly: out.Ruling.RuleID == DelayHeader,
 	}
-	if o.operation == "" {
-		o.operation = s.operationOf(r)
+	if o.Operation == "" {
+		o.Operation = s.operationOf(r)
 	}
 	if out.Verified.ClientID != "" {
-		o.client = out.Verified.ClientID
+		o.Client = out.Verified.ClientID
 	}
 	if obs.ClientID != "" {
-		o.client = obs.ClientID
+		o.Client = obs.ClientID
 	}
-	o.tokenIssued = o.endpoint == string(scenarios.EndpointToken) && obs.TokenID != "" && status == http.StatusOK
-	o.tokenError = obs.TokenError
+	o.TokenIssued = o.Endpoint == string(scenarios.EndpointToken) && obs.TokenID != "" && status == http.StatusOK
+	o.TokenError = obs.TokenError
 	return o
 }
 
@@ -71,10 +73,10 @@ func (s *Server) operationOf(r *http.Request) string {
 
 // serveMetrics answers GET /__sandbox/metrics.
 func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
-	s.metrics.handler().ServeHTTP(w, r)
+	s.metrics.Handler().ServeHTTP(w, r)
 }
 
 // MetricsHandler serves the metrics without the admin guard, for the
 // separate listener of --metrics-addr, which an operator binds to an
 // address only the scraper reaches.
-func (s *Server) MetricsHandler() http.Handler { return s.metrics.handler() }
+func (s *Server) MetricsHandler() http.Handler { return s.metrics.Handler() }

@@ -129,7 +129,7 @@ func (s *Server) journalEntry(r *http.Request, rec *statusRecorder, out exchange
 		e.Location = s.redactor.Path(loc)
 	}
 	if out.Upstream != nil && s.upstream != nil {
-		s.upstream.placeholderEntry(&e)
+		s.upstream.PlaceholderEntry(&e)
 	}
 	expires := c.Claimed.ExpiresAt
 	for _, seen := range []idp.Claimed{out.Verified, {ClientID: obs.ClientID, TokenID: obs.TokenID, ExpiresAt: obs.TokenExpiresAt}} {

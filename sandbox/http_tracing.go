@@ -82,21 +82,21 @@ func (s *Server) withTracing(next layer) layer {
 func (s *Server) describeSpan(span trace.Span, r *http.Request, method string, st *requestState, out exchange.Outcome) {
 	o := s.outcome(r, st.metricsRec.status, out, &st.obs, 0)
 	attrs := []attribute.KeyValue{attribute.String(attrMethod, method), attribute.String(attrRequestID, st.id)}
-	if o.operation != unmatchedOperation {
-		span.SetName(spanMethod(method) + " " + o.operation)
-		attrs = append(attrs, attribute.String(attrRoute, o.operation))
+	if o.Operation != unmatchedOperation {
+		span.SetName(spanMethod(method) + " " + o.Operation)
+		attrs = append(attrs, attribute.String(attrRoute, o.Operation))
 	}
-	if o.status != 0 {
-		attrs = append(attrs, attribute.Int(attrStatus, o.status))
+	if o.Status != 0 {
+		attrs = append(attrs, attribute.Int(attrStatus, o.Status))
 	}
-	if o.client != "" {
-		attrs = append(attrs, attribute.String(attrClientID, o.client))
+	if o.Client != "" {
+		attrs = append(attrs, attribute.String(attrClientID, o.Client))
 	}
-	if o.rule != "" {
-		attrs = append(attrs, attribute.String(attrRuleID, o.rule))
+	if o.Rule != "" {
+		attrs = append(attrs, attribute.String(attrRuleID, o.Rule))
 	}
-	if o.scenario != "" {
-		attrs = append(attrs, attribute.String(attrScenario, o.scenario))
+	if o.Scenario != "" {
+		attrs = append(attrs, attribute.String(attrScenario, o.Scenario))
 	}
 	if out.Ruling.Fault != "" {
 		attrs = append(attrs, attribute.String(attrFault, string(out.Ruling.Fault)))
@@ -105,7 +105,7 @@ func (s *Server) describeSpan(span trace.Span, r *http.Request, method string, s
 	// A server span is an error when the server failed (5xx) or the
 	// connection ended without an answer (a fault); a 4xx is the
 	// caller's (semantic conventions, "Status").
-	if o.status >= 500 || o.status == 0 {
+	if o.Status >= 500 || o.Status == 0 {
 		span.SetStatus(codes.Error, "")
 	}
 }

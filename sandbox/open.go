@@ -19,6 +19,7 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/backend"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/contractdoc"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/metrics"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/tlsca"
 	"github.com/referrals-sandbox/referrals-sandbox/scenarios"
@@ -116,6 +117,9 @@ type Config struct {
 	// clock is the sandbox clock (Clock, when set, must be it).
 	Backend *backend.Backend
 }
+
+// BuildInfo names the build in the metrics (referrals_sandbox_build_info).
+type BuildInfo = metrics.BuildInfo
 
 // Instance is an opened sandbox: the handler and what it was built from.
 type Instance struct {

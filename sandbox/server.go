@@ -16,6 +16,8 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/backend"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/metrics"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/recording"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
 
 	"errors"
@@ -131,7 +133,7 @@ type Server struct {
 	// ownIssuer is the provider's OwnIssuer, taken once: a method value
 	// taken per request is an allocation per request.
 	ownIssuer func(iss string) bool
-	metrics   *metrics
+	metrics   *metrics.Metrics
 	// redactor hides credentials, by name and by value, in journal entries
 	// and log lines (the identity provider's, so both use one).
 	redactor *redact.Redactor
@@ -142,7 +144,7 @@ type Server struct {
 	holds *holds
 	// upstream forwards partner calls to the real service; nil unless
 	// Config.Upstream.
-	upstream *upstreamProxy
+	upstream *recording.Proxy
 	// reply writes problems and answers the state's failures.
 	reply *reply.Replier
 	// pages recycles the buffers listings are written from (see
@@ -202,10 +204,10 @@ func newServer(cfg parts, set *fixtures.Set) (*Server, error) {
 	s.ownIssuer = cfg.Provider.OwnIssuer
 	s.refusals = logthrottle.New(time.Second, time.Now)
 	s.holds = newHolds(cfg.MaxHeld, cfg.MaxHeldPerClient)
-	if s.upstream, err = newUpstreamProxy(cfg.Upstream, cfg.Contract); err != nil {
+	if s.upstream, err = recording.New(cfg.Upstream, cfg.Contract, s.redactor, s.log); err != nil {
 		return nil, err
 	}
-	s.metrics = newMetrics(cfg.Build, s.backend.Journal)
+	s.metrics = metrics.New(cfg.Build, s.backend.Journal)
 	s.serve = s.routes()
 	return s, nil
 }

@@ -1,4 +1,4 @@
-package sandbox
+package recording
 
 import (
 	"context"
@@ -6,13 +6,13 @@ import (
 	"golang.org/x/sync/semaphore"
 )
 
-// maxBodiesInFlight bounds the bytes of request and answer bodies the
+// MaxBodiesInFlight bounds the bytes of request and answer bodies the
 // recording proxy holds at once, over all callers. The proxy forwards
 // before any check of the caller (checking is the real service's job), so
 // without it a few dozen anonymous 4 MiB bodies at once would hold
-// hundreds of megabytes. It is 16 bodies of maxForwardedBytes: far above
+// hundreds of megabytes. It is 16 bodies of MaxForwardedBytes: far above
 // what partners' ordinary calls, a few kilobytes each, ever hold.
-const maxBodiesInFlight = 16 * maxForwardedBytes
+const MaxBodiesInFlight = 16 * MaxForwardedBytes
 
 // smallBody is the largest body the budget does not count: partners'
 // ordinary calls, which must go through even while large bodies fill the
@@ -34,31 +34,41 @@ func newBodyBudget(limit int64) *bodyBudget {
 	return &bodyBudget{sem: semaphore.NewWeighted(limit)}
 }
 
-// hold is what one forwarded request holds of the budget.
-type hold struct {
+// Hold is what one forwarded request holds of the budget, from its
+// reservation until Release.
+type Hold struct {
 	b    *bodyBudget
 	held int64
+}
+
+// ReserveRequest takes room, before anything is sent upstream, for a
+// request body of declared length (-1 when unknown), or reports false when
+// the bodies in flight already hold MaxBodiesInFlight: the caller then
+// refuses the request rather than wait, since no write reached the real
+// service yet.
+func (p *Proxy) ReserveRequest(declared int64) (*Hold, bool) {
+	return p.bodies.reserveRequest(declared)
 }
 
 // reserveRequest takes room for a request body of declared length (-1 when
 // unknown, taken as the largest forwarded), or reports false when the
 // budget is spent.
-func (b *bodyBudget) reserveRequest(declared int64) (*hold, bool) {
-	n := int64(maxForwardedBytes)
+func (b *bodyBudget) reserveRequest(declared int64) (*Hold, bool) {
+	n := int64(MaxForwardedBytes)
 	if declared >= 0 && declared < n {
 		n = declared
 	}
 	if n <= smallBody {
-		return &hold{b: b}, true
+		return &Hold{b: b}, true
 	}
 	if !b.sem.TryAcquire(n) {
 		return nil, false
 	}
-	return &hold{b: b, held: n}, true
+	return &Hold{b: b, held: n}, true
 }
 
-// shrinkTo gives back what the body read did not use.
-func (h *hold) shrinkTo(used int64) {
+// ShrinkTo gives back what the body read did not use.
+func (h *Hold) ShrinkTo(used int64) {
 	if used <= smallBody {
 		used = 0
 	}
@@ -68,10 +78,10 @@ func (h *hold) shrinkTo(used int64) {
 	}
 }
 
-// reserveAnswer waits for room for an answer body of declared length (-1
+// ReserveAnswer waits for room for an answer body of declared length (-1
 // when unknown), or for ctx to end.
-func (h *hold) reserveAnswer(ctx context.Context, declared int64) error {
-	n := int64(maxForwardedBytes + 1)
+func (h *Hold) ReserveAnswer(ctx context.Context, declared int64) error {
+	n := int64(MaxForwardedBytes + 1)
 	if declared >= 0 && declared < n {
 		n = declared
 	}
@@ -85,8 +95,8 @@ func (h *hold) reserveAnswer(ctx context.Context, declared int64) error {
 	return nil
 }
 
-// release gives everything held back; it may be called again.
-func (h *hold) release() {
+// Release gives everything held back; it may be called again.
+func (h *Hold) Release() {
 	if h.held > 0 {
 		h.b.sem.Release(h.held)
 		h.held = 0

@@ -1,4 +1,4 @@
-package sandbox
+package recording
 
 import (
 	"bytes"
@@ -9,9 +9,10 @@ import (
 
 // maxCheckedValues bounds the JSON values of one diverging answer that are
 // validated for the list of divergences. kin-openapi's validation makes an
-// error value per divergence and cannot stop early: an answer of 2,000,000
-// invalid items took 25 s and 880 MB to validate before anything was
-// journaled or logged.
+// error value per divergence and cannot stop early, so without it the time
+// and memory of listing grow with the answer: a real service answering
+// millions of invalid items would hold the request for seconds and take
+// hundreds of megabytes before anything was journaled or logged.
 const maxCheckedValues = 10_000
 
 // checkedAnswer is the part of a JSON answer the divergence list is built

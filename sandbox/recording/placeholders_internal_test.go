@@ -1,4 +1,4 @@
-package sandbox
+package recording
 
 import (
 	"strings"
@@ -13,7 +13,7 @@ func TestRecordingsKeepOnlyTheDocumentsWords(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &upstreamProxy{placeholders: placeholders}
+	p := &Proxy{placeholders: placeholders}
 	for _, kept := range []string{"received", "female", "invalid_client"} {
 		if got := placeholders.String(kept); got != kept {
 			t.Errorf("the document's enum value %q became %q", kept, got)

@@ -1,4 +1,4 @@
-package sandbox
+package recording
 
 import (
 	"encoding/json"
@@ -92,40 +92,9 @@ func asSlice(v any) []any {
 	return s
 }
 
-// upstreamCredential is the credential test for one forwarded exchange:
-// what the sandbox's redactor finds (its clients' secrets, every JWT and
-// scheme credential), and what the sandbox does not otherwise know: the
-// client secret or assertion the partner sent the real service in this
-// request's token form, and the bearer token it sent (opaque ones too),
-// which a real service may echo anywhere, as a member name included.
-func (s *Server) upstreamCredential(r *http.Request) func(string) bool {
-	var forwarded []string
-	if scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " "); ok && strings.EqualFold(scheme, "bearer") && len(token) >= 6 {
-		forwarded = append(forwarded, strings.TrimSpace(token))
-	}
-	if r.PostForm != nil {
-		for _, name := range []string{"client_secret", "client_assertion", "assertion", "refresh_token", "code"} {
-			if v := r.PostForm.Get(name); len(v) >= 6 {
-				forwarded = append(forwarded, v)
-			}
-		}
-	}
-	return func(v string) bool {
-		if s.isCredential(v) {
-			return true
-		}
-		for _, f := range forwarded {
-			if strings.Contains(v, f) {
-				return true
-			}
-		}
-		return false
-	}
-}
-
-// placeholderJSON is a body as the journal keeps it: nil when it is not
+// PlaceholderJSON is a body as the journal keeps it: nil when it is not
 // JSON or its placeholder form is over journal.MaxUpstreamBody, with why.
-func (p *upstreamProxy) placeholderJSON(body []byte, credential func(string) bool) (json.RawMessage, string) {
+func (p *Proxy) PlaceholderJSON(body []byte, credential func(string) bool) (json.RawMessage, string) {
 	out, err := p.placeholders.JSON(body, journal.MaxUpstreamBody, credential)
 	switch err {
 	case nil:
@@ -139,7 +108,7 @@ func (p *upstreamProxy) placeholderJSON(body []byte, credential func(string) boo
 // placeholderHeaders are headers as the journal keeps them: credentials
 // redacted by name and value (names too), every other value by the
 // placeholder rules for headers.
-func (p *upstreamProxy) placeholderHeaders(x *redact.Redactor, h http.Header, credential func(string) bool) map[string]string {
+func (p *Proxy) placeholderHeaders(x *redact.Redactor, h http.Header, credential func(string) bool) map[string]string {
 	out := x.Headers(h)
 	for name, value := range out {
 		switch {
@@ -159,7 +128,7 @@ func (p *upstreamProxy) placeholderHeaders(x *redact.Redactor, h http.Header, cr
 // placeholderURL is a forwarded URL as the journal keeps it: the real
 // service's root as configured, then the path and query by the
 // placeholder rules (credentials already redacted).
-func (p *upstreamProxy) placeholderURL(redacted string) string {
+func (p *Proxy) placeholderURL(redacted string) string {
 	roots := []string{p.root, p.auth}
 	if len(p.auth) > len(p.root) {
 		roots[0], roots[1] = p.auth, p.root // the longer first: AUTH_URL is often under ROOT_URL
@@ -180,7 +149,7 @@ var quoted = lazyregexp.New(`"(?:[^"\\]|\\.)*"`)
 
 // placeholderDivergences applies placeholderDivergence to each of ds, in
 // place, and redacts one that holds a credential.
-func (p *upstreamProxy) placeholderDivergences(ds []string, credential func(string) bool) {
+func (p *Proxy) placeholderDivergences(ds []string, credential func(string) bool) {
 	for i, d := range ds {
 		if d = p.placeholderDivergence(d); credential(d) {
 			d = redact.Redacted
@@ -194,7 +163,7 @@ func (p *upstreamProxy) placeholderDivergences(ds []string, credential func(stri
 // placeholder: an upstream's member names can be data (a patient's name
 // used as a key), and a validation reason can quote one. Array indexes
 // and the document's own words stay.
-func (p *upstreamProxy) placeholderDivergence(d string) string {
+func (p *Proxy) placeholderDivergence(d string) string {
 	if m := divergencePointer().FindStringSubmatchIndex(d); m != nil {
 		segments := strings.Split(d[m[2]:m[3]], "/")
 		for i, seg := range segments {
@@ -214,11 +183,11 @@ func (p *upstreamProxy) placeholderDivergence(d string) string {
 	})
 }
 
-// placeholderEntry applies the placeholder rules to what a journal entry
+// PlaceholderEntry applies the placeholder rules to what a journal entry
 // holds of a forwarded request (path, query, headers) and of the real
 // service's answer (Location): they came from or went to the real
 // service, so they may carry patient data too.
-func (p *upstreamProxy) placeholderEntry(e *JournalEntry) {
+func (p *Proxy) PlaceholderEntry(e *journal.Entry) {
 	e.Path = p.placeholders.Path(e.Path)
 	e.Query = p.placeholders.Query(e.Query)
 	if e.Location != "" {
