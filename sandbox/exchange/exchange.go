@@ -5,6 +5,9 @@
 // adds what it decided. The journal, the metrics and the traces are built
 // from those values alone, so a layer's signature says what it may report,
 // and nothing written outside the chain can be lost unseen.
+//
+// This package is not a stable API: it changes with the sandbox's
+// internals. The Go API to build on is package sandboxtest.
 package exchange
 
 import (

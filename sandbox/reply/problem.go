@@ -2,6 +2,9 @@
 // problem+json bodies (RFC 9457), JSON bodies, and the answers to a
 // failure of the sandbox's own state. It sits below the flows so that each
 // answers an error in the same words and shape.
+//
+// This package is not a stable API: it changes with the sandbox's
+// internals. The Go API to build on is package sandboxtest.
 package reply
 
 import (
