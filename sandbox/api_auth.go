@@ -154,3 +154,20 @@ type baseIssuers struct {
 	base    string
 	issuers []string
 }
+
+// tokenRefusals are the API's answers to a refused token, for the forced
+// 401s and 403s of package failures.
+type tokenRefusals struct{ s *Server }
+
+// RefuseToken answers 401 with an RFC 6750 challenge.
+func (t tokenRefusals) RefuseToken(w http.ResponseWriter, r *http.Request, description, remedy string) {
+	t.s.refuseToken(w, r, description, remedy)
+}
+
+// Forbid answers 403 with an insufficient_scope challenge naming role.
+func (t tokenRefusals) Forbid(w http.ResponseWriter, r *http.Request, role string) {
+	t.s.forbid(w, r, role)
+}
+
+// RetryRemedy is the advice for a refusal a new token cures.
+func (tokenRefusals) RetryRemedy() string { return retryRemedy }

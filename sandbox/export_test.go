@@ -24,7 +24,7 @@ func RateBucketCount(s *Server) (int, error) {
 }
 
 // HeldConnections reports how many requests delays and hangs hold now.
-func HeldConnections(s *Server) int { return s.holds.held() }
+func HeldConnections(s *Server) int { return s.failures.Held() }
 
 // ExpireSharedRead makes s's next request read the shared versions from
 // Redis, as it does once its last read is older than the settle window,

@@ -22,7 +22,7 @@ func (s *Server) withHTTPSOnly(next exchange.HandlerFunc) exchange.HandlerFunc {
 		if r.TLS != nil || r.URL.Path == caPath {
 			return next(w, r, c)
 		}
-		s.refuseRequest(w, r, "this sandbox serves HTTPS only (--tls), as the real service does; use https://"+r.Host+r.URL.Path)
+		s.reply.Refuse(w, r, "this sandbox serves HTTPS only (--tls), as the real service does; use https://"+r.Host+r.URL.Path)
 		return exchange.Outcome{}
 	}
 }

@@ -99,7 +99,7 @@ type Config struct {
 	TracerProvider trace.TracerProvider
 	// MaxHeld and MaxHeldPerClient cap the requests delays and hangs hold
 	// open at once, in total and per verified client; default
-	// DefaultMaxHeld and DefaultMaxHeldPerClient (http_holds.go).
+	// DefaultMaxHeld and DefaultMaxHeldPerClient (package failures).
 	MaxHeld          int
 	MaxHeldPerClient int
 

@@ -10,6 +10,7 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/backend"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/exchange"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/failures"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/ratelimit"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
 	"github.com/referrals-sandbox/referrals-sandbox/scenarios"
@@ -107,7 +108,7 @@ func (s *Server) withRateLimit(next exchange.HandlerFunc) exchange.HandlerFunc {
 			return exchange.Outcome{}
 		}
 		if !res.Allowed {
-			seconds := retryAfterSeconds(res.RetryAfter)
+			seconds := failures.RetryAfterSeconds(res.RetryAfter)
 			w.Header().Set("Retry-After", strconv.Itoa(seconds))
 			setRateLimitHeaders(w, lim.Burst, 0, seconds)
 			s.reply.Problem(w, r, reply.New(http.StatusTooManyRequests,
@@ -136,13 +137,13 @@ func setRateLimitHeaders(w http.ResponseWriter, limit, remaining, reset int) {
 	h.Set("RateLimit-Reset", strconv.Itoa(reset))
 }
 
-// forcedHeaders gives a forced answer the RateLimit-* headers a real answer
+// ForcedHeaders gives a forced answer the RateLimit-* headers a real answer
 // of the client would carry, read from its bucket without spending from it
 // (the request never reached the service). A forced 429 (retryAfter > 0)
 // says nothing is left until Retry-After, as a real 429 does. Nothing is
 // written when limiting is off for the client or no client is known, as
 // real answers then carry no RateLimit-* headers either.
-func (l *rateLimiter) forcedHeaders(ctx context.Context, w http.ResponseWriter, clientID string, now time.Time, retryAfter int) {
+func (l *rateLimiter) ForcedHeaders(ctx context.Context, w http.ResponseWriter, clientID string, now time.Time, retryAfter int) {
 	if clientID == "" {
 		return
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redact"
 	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/backend"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/failures"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/metrics"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/recording"
@@ -65,7 +66,7 @@ type parts struct {
 	HTTPSOnly bool
 	// MaxHeld and MaxHeldPerClient cap the requests delays and hangs hold
 	// open at once, in total and per verified client; default
-	// DefaultMaxHeld and DefaultMaxHeldPerClient (http_holds.go).
+	// DefaultMaxHeld and DefaultMaxHeldPerClient (package failures).
 	MaxHeld          int
 	MaxHeldPerClient int
 	// Contract, when set, replaces the built-in shapes of the referral
@@ -140,8 +141,8 @@ type Server struct {
 	// refusals keeps refused callers from flooding the log (real time:
 	// logs are read in real time, whatever the sandbox clock says).
 	refusals *logthrottle.Throttle
-	// holds counts the requests delays and hangs hold open.
-	holds *holds
+	// failures decides and answers the failures requests are made to meet.
+	failures *failures.Layer
 	// upstream forwards partner calls to the real service; nil unless
 	// Config.Upstream.
 	upstream *recording.Proxy
@@ -203,10 +204,13 @@ func newServer(cfg parts, set *fixtures.Set) (*Server, error) {
 	s.reply = &reply.Replier{Log: cfg.Logger, Redactor: s.redactor, Clocks: clocks}
 	s.ownIssuer = cfg.Provider.OwnIssuer
 	s.refusals = logthrottle.New(time.Second, time.Now)
-	s.holds = newHolds(cfg.MaxHeld, cfg.MaxHeldPerClient)
 	if s.upstream, err = recording.New(cfg.Upstream, cfg.Contract, s.redactor, s.log); err != nil {
 		return nil, err
 	}
+	s.failures = failures.New(failures.Config{
+		Rules: s.backend.Rules, Reply: s.reply, Clocks: clocks, RateLimits: s.limiter, API: tokenRefusals{s},
+		CheckRun: checkRun, MaxHeld: cfg.MaxHeld, MaxHeldPerClient: cfg.MaxHeldPerClient,
+	})
 	s.metrics = metrics.New(cfg.Build, s.backend.Journal)
 	s.serve = s.routes()
 	return s, nil
@@ -261,7 +265,7 @@ func (s *Server) routes() layer {
 	// to every layer inside, so it sees the final answer, forced ones and
 	// 429s included.
 	return withRequestID(s.withTracing(s.withMetrics(s.withShared(s.withAdminGuard(
-		s.withJournal(s.withHTTPSOnly(s.withScenarios(s.withUpstream(s.withRateLimit(s.serveRoutes))))))))))
+		s.withJournal(s.withHTTPSOnly(s.failures.Wrap(s.withUpstream(s.withRateLimit(s.serveRoutes))))))))))
 }
 
 // serveCA serves the local CA certificate clients trust (--tls).

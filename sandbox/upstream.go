@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/exchange"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/failures"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/recording"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
@@ -45,7 +46,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, c exchange.Call
 	held, ok := p.ReserveRequest(r.ContentLength)
 	if !ok {
 		rec.Error = "refused: the recording proxy holds as many body bytes as it may"
-		s.refuseHold(w, r, c, fmt.Sprintf("the recording proxy already holds %d MiB of bodies in flight, its limit; retry after %d second(s)", recording.MaxBodiesInFlight>>20, heldRetryAfter))
+		s.failures.RefuseHold(w, r, c, fmt.Sprintf("the recording proxy already holds %d MiB of bodies in flight, its limit; retry after %d second(s)", recording.MaxBodiesInFlight>>20, failures.HeldRetryAfter))
 		return reported
 	}
 	defer held.Release()

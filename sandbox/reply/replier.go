@@ -130,3 +130,15 @@ func readBackAdvice(r *http.Request) string {
 	return "read back what it changes before you send it again (the admin API's GET of what it changed: " +
 		"/__sandbox/clock, /__sandbox/scenarios, /__sandbox/clients and so on)"
 }
+
+// Refuse answers 400 to a request the sandbox refuses before routing it (a
+// bad X-Sandbox-* value, plain HTTP to --tls) in the shape of the endpoint
+// it was for: Entra's error body on the token endpoint, whose clients parse
+// nothing else (interface 7.1), problem+json everywhere else.
+func (x *Replier) Refuse(w http.ResponseWriter, r *http.Request, detail string) {
+	if EndpointOf(r) == scenarios.EndpointToken {
+		idp.WriteTokenError(w, r, x.Clocks.Now(""), idp.InvalidRequest(detail))
+		return
+	}
+	x.Problem(w, r, New(http.StatusBadRequest, detail))
+}

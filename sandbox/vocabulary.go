@@ -1,6 +1,9 @@
 package sandbox
 
-import "github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
+import (
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/failures"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
+)
 
 // The sandbox's error vocabulary, named here for the callers of package
 // sandbox; package reply defines and writes it.
@@ -33,4 +36,21 @@ const (
 	ProblemTypeInternalError        = reply.TypeInternalError
 	ProblemTypeUnavailable          = reply.TypeUnavailable
 	ProblemTypeQuotaExceeded        = reply.TypeQuotaExceeded
+)
+
+// Per-request switches a client (or QA) sends to force a failure on one
+// request only, and the header naming the rule that forced an answer
+// (package failures).
+const (
+	ForceStatusHeader = failures.ForceStatusHeader
+	DelayHeader       = failures.DelayHeader
+	ScenarioHeader    = failures.ScenarioHeader
+	RuleHeader        = failures.RuleHeader
+)
+
+// DefaultMaxHeld and DefaultMaxHeldPerClient cap the requests delays and
+// hangs hold open (package failures).
+const (
+	DefaultMaxHeld          = failures.DefaultMaxHeld
+	DefaultMaxHeldPerClient = failures.DefaultMaxHeldPerClient
 )

@@ -1,4 +1,4 @@
-package sandbox
+package failures
 
 import (
 	"fmt"
@@ -25,8 +25,8 @@ const (
 	// DefaultMaxHeldPerClient is how many one client may have held at once,
 	// so one job cannot take the whole DefaultMaxHeld.
 	DefaultMaxHeldPerClient = 32
-	// heldRetryAfter is the Retry-After of a refused hold, in seconds.
-	heldRetryAfter = 1
+	// HeldRetryAfter is the Retry-After of a refused hold, in seconds.
+	HeldRetryAfter = 1
 )
 
 // holds counts the requests held by a delay or a hang, per verified client
@@ -57,9 +57,9 @@ func (h *holds) acquire(clientID string) (release func(), refused string) {
 	defer h.mu.Unlock()
 	switch {
 	case h.perClient[clientID] >= h.maxPerClient:
-		return nil, fmt.Sprintf("client %s already has %d requests held by delays or hangs, its limit; retry after %d second(s)", clientID, h.maxPerClient, heldRetryAfter)
+		return nil, fmt.Sprintf("client %s already has %d requests held by delays or hangs, its limit; retry after %d second(s)", clientID, h.maxPerClient, HeldRetryAfter)
 	case h.total >= h.maxTotal:
-		return nil, fmt.Sprintf("the sandbox already holds %d requests for delays and hangs, its limit; retry after %d second(s)", h.maxTotal, heldRetryAfter)
+		return nil, fmt.Sprintf("the sandbox already holds %d requests for delays and hangs, its limit; retry after %d second(s)", h.maxTotal, HeldRetryAfter)
 	}
 	h.total++
 	h.perClient[clientID]++
@@ -100,16 +100,17 @@ func withoutHold(d scenarios.Decision) scenarios.Decision {
 	return d
 }
 
-// refuseHold answers a request that would be held beyond a cap: 503 with
+// RefuseHold answers a request that would be held beyond a cap (a delay's,
+// a hang's, or the recording proxy's bodies in flight): 503 with
 // Retry-After, in the endpoint's own shape (Entra's temporarily_unavailable
 // on the token endpoint, problem+json elsewhere).
-func (s *Server) refuseHold(w http.ResponseWriter, r *http.Request, c exchange.Caller, why string) {
-	w.Header().Set("Retry-After", strconv.Itoa(heldRetryAfter))
+func (l *Layer) RefuseHold(w http.ResponseWriter, r *http.Request, c exchange.Caller, why string) {
+	w.Header().Set("Retry-After", strconv.Itoa(HeldRetryAfter))
 	if c.Endpoint == scenarios.EndpointToken {
-		idp.WriteTokenError(w, r, s.clocks.Now(""), idp.Unavailable())
+		idp.WriteTokenError(w, r, l.cfg.Clocks.Now(""), idp.Unavailable())
 		return
 	}
 	id := c.ClientID()
-	s.limiter.forcedHeaders(r.Context(), w, id, s.clocks.Now(id), 0)
-	s.reply.Problem(w, r, reply.New(http.StatusServiceUnavailable, why))
+	l.cfg.RateLimits.ForcedHeaders(r.Context(), w, id, l.cfg.Clocks.Now(id), 0)
+	l.cfg.Reply.Problem(w, r, reply.New(http.StatusServiceUnavailable, why))
 }
