@@ -11,18 +11,18 @@ import (
 	"context"
 	"sync/atomic"
 
-	"github.com/referrals-sandbox/referrals-sandbox/internal/logthrottle"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redact"
 	"github.com/referrals-sandbox/referrals-sandbox/referrals"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/admin"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/backend"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/lifecycle"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
 
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"time"
 
 	"github.com/gorilla/mux"
 	"go.opentelemetry.io/otel/trace"
@@ -53,7 +53,7 @@ type parts struct {
 	AdminToken string
 	// AllowedHosts are the host names, besides loopback ones and the
 	// address a connection arrives on, that the admin API answers to (see
-	// withAdminGuard).
+	// admin.API.Guard).
 	AllowedHosts []string
 	// CACertPEM, when set, is served at /__sandbox/ca.pem.
 	CACertPEM []byte
@@ -118,7 +118,6 @@ type Server struct {
 	audienceID string
 	trialsJSON []byte
 	limiter    *rateLimiter
-	hosts      hostPolicy
 	contract   contractShapes
 	handler    http.Handler
 	router     *mux.Router           // the routes, for the metrics' operation label
@@ -135,14 +134,16 @@ type Server struct {
 	// redactor hides credentials, by name and by value, in journal entries
 	// and log lines (the identity provider's, so both use one).
 	redactor *redact.Redactor
-	// refusals keeps refused callers from flooding the log (real time:
-	// logs are read in real time, whatever the sandbox clock says).
-	refusals *logthrottle.Throttle
 	// holds counts the requests delays and hangs hold open.
 	holds *holds
 	// upstream forwards partner calls to the real service; nil unless
 	// Config.Upstream.
 	upstream *upstreamProxy
+	// admin is the admin API under /__sandbox/ (package admin).
+	admin *admin.API
+	// lifecycle applies the lifecycle personas' due moves when a
+	// qualified referral is read.
+	lifecycle lifecycle.Settler
 	// reply writes problems and answers the state's failures.
 	reply *reply.Replier
 	// pages recycles the buffers listings are written from (see
@@ -193,19 +194,19 @@ func newServer(cfg parts, set *fixtures.Set) (*Server, error) {
 		audience: idp.DefaultResource, audienceID: idp.ApplicationID(idp.DefaultResource), trialsJSON: trialsJSON,
 		limiter: newRateLimiter(cfg.Provider, cfg.RateLimit, cfg.RateBurst, cfg.Backend.Buckets),
 	}
-	if s.hosts, err = newHostPolicy(cfg.AllowedHosts); err != nil {
-		return nil, fmt.Errorf("sandbox: %w", err)
-	}
 	s.contract = shapes
 	s.redactor = cfg.Provider.Redactor()
 	s.reply = &reply.Replier{Log: cfg.Logger, Redactor: s.redactor, Clocks: clocks}
 	s.ownIssuer = cfg.Provider.OwnIssuer
-	s.refusals = logthrottle.New(time.Second, time.Now)
 	s.holds = newHolds(cfg.MaxHeld, cfg.MaxHeldPerClient)
 	if s.upstream, err = newUpstreamProxy(cfg.Upstream, cfg.Contract); err != nil {
 		return nil, err
 	}
 	s.metrics = newMetrics(cfg.Build, s.backend.Journal)
+	s.lifecycle = lifecycle.Settler{Records: cfg.Backend.Records, Clocks: clocks}
+	if s.admin, err = s.newAdmin(); err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
 	s.handler = s.routes()
 	return s, nil
 }
@@ -242,7 +243,8 @@ func (s *Server) routes() http.Handler {
 	s.handle(r, "/api/v1/referrals/qualified/{external_source_id}", get(RoleQualifiedReferralsRead, s.getQualified))
 	s.handle(r, "/api/v1/referrals/qualified/{external_source_id}/audit-trail", get(RoleQualifiedReferralsRead, s.getQualifiedAuditTrail))
 	s.handle(r, "/api/v1/referrals/{trial_id}/{outcomes_id}", get(RoleReferralsRead, s.getReferral))
-	s.adminRoutes(r)
+	s.admin.Routes(r)
+	s.handle(r, MetricsPath, methods{http.MethodGet: s.admin.Only(s.serveMetrics)})
 	s.cfg.Provider.Register(r)
 	// Outermost first: every response gets a request id; a span (with a
 	// TracerProvider) reads it and the metrics' notes; the metrics count
@@ -250,7 +252,7 @@ func (s *Server) routes() http.Handler {
 	// including forced ones and 429s.
 	s.exact = exactRoutes(r)
 	s.cleanPaths = cleanPaths(s.exact, s.redactor)
-	return withRequestID(s.withTracing(s.withMetrics(s.withShared(s.withAdminGuard(s.withJournal(s.withMetricsInfo(s.withHTTPSOnly(s.withScenarios(s.withUpstream(s.withRateLimit(http.HandlerFunc(s.serveRoutes))))))))))))
+	return withRequestID(s.withTracing(s.withMetrics(s.withShared(s.admin.Guard(s.withJournal(s.withMetricsInfo(s.withHTTPSOnly(s.withScenarios(s.withUpstream(s.withRateLimit(http.HandlerFunc(s.serveRoutes))))))))))))
 }
 
 // serveCA serves the local CA certificate clients trust (--tls).
