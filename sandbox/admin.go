@@ -44,13 +44,12 @@ func allowedHosts(opts Config) ([]string, error) {
 // never imports the root.
 func (s *Server) newAdmin() (*admin.API, error) {
 	return admin.New(admin.Config{
-		Backend: s.backend, Provider: s.cfg.Provider, Replier: s.reply, Logger: s.log, Redactor: s.redactor,
+		Backend: s.backend, Provider: s.cfg.Provider, Replier: s.reply, Logger: s.log,
 		Records: s.records, Trials: s.trials, Audience: s.audience,
 		PartnerRoles: []string{RoleTrialsRead, RoleReferralsRead, RoleReferralsWrite, RoleQualifiedReferralsRead, RoleQualifiedReferralsWrite},
 		Token:        s.cfg.AdminToken, AllowedHosts: s.cfg.AllowedHosts, HTTPSOnly: s.cfg.HTTPSOnly,
 		Version: s.cfg.Build.Version, RequestIDHeader: RequestIDHeader, RuleHeader: RuleHeader,
 		RateLimits: adminRateLimits{s.limiter},
-		Lifecycle:  s.lifecycle,
 		Reader: admin.Reader{
 			Decode: func(r *http.Request, into any) ([]string, []FieldError, error) {
 				return decodeSubmission(r, maxBodyBytes, into)

@@ -27,7 +27,6 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/clock"
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/logthrottle"
-	"github.com/referrals-sandbox/referrals-sandbox/internal/redact"
 	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/backend"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/lifecycle"
@@ -88,8 +87,6 @@ type Config struct {
 	Replier *reply.Replier
 	// Logger receives what the admin API changed, never secrets.
 	Logger *slog.Logger
-	// Redactor hides credentials in the log lines of refused requests.
-	Redactor *redact.Redactor
 	// Records are the fixtures' records, as the store keeps them, that a
 	// reset restores.
 	Records *store.EncodedSet
@@ -117,9 +114,6 @@ type Config struct {
 	RequestIDHeader, RuleHeader string
 	// RateLimits is the root's rate limiter.
 	RateLimits RateLimits
-	// Lifecycle applies the personas' due moves before the console shows
-	// a qualified referral, as the API does before a partner reads one.
-	Lifecycle lifecycle.Settler
 	// Reader is the partner API's reading of bodies and queries.
 	Reader Reader
 	// Shapes are the contract's record shapes.
@@ -138,6 +132,9 @@ type API struct {
 	log     *slog.Logger
 	reply   *reply.Replier
 	hosts   hostPolicy
+	// lifecycle applies the personas' due moves before the console shows
+	// a qualified referral, as the API does before a partner reads one.
+	lifecycle lifecycle.Settler
 	// refusals keeps refused callers from flooding the log (real time:
 	// logs are read in real time, whatever the sandbox clock says).
 	refusals *logthrottle.Throttle
@@ -151,8 +148,8 @@ func New(cfg Config) (*API, error) {
 		return nil, errors.New("admin: no backend")
 	case cfg.Provider == nil:
 		return nil, errors.New("admin: no identity provider")
-	case cfg.Replier == nil || cfg.Logger == nil || cfg.Redactor == nil:
-		return nil, errors.New("admin: no replier, logger or redactor")
+	case cfg.Replier == nil || cfg.Replier.Redactor == nil || cfg.Logger == nil:
+		return nil, errors.New("admin: no replier or logger")
 	case cfg.Records == nil:
 		return nil, errors.New("admin: no fixture records to reset to")
 	case cfg.RateLimits == nil:
@@ -168,6 +165,7 @@ func New(cfg Config) (*API, error) {
 	}
 	return &API{
 		cfg: cfg, backend: cfg.Backend, clocks: cfg.Backend.ClientClocks, log: cfg.Logger, reply: cfg.Replier, hosts: hosts,
-		refusals: logthrottle.New(time.Second, time.Now),
+		lifecycle: lifecycle.Settler{Records: cfg.Backend.Records, Clocks: cfg.Backend.ClientClocks},
+		refusals:  logthrottle.New(time.Second, time.Now),
 	}, nil
 }

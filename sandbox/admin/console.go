@@ -122,7 +122,7 @@ func (a *API) dataQualified(w http.ResponseWriter, r *http.Request) {
 	}
 	items, next, err := a.backend.Records.ListQualified(storeContext(r), clientID, page, nil)
 	if err == nil {
-		items, err = a.cfg.Lifecycle.SettleAll(storeContext(r), items, reply.RequestID(r))
+		items, err = a.lifecycle.SettleAll(storeContext(r), items, reply.RequestID(r))
 	}
 	if err != nil {
 		a.reply.Fail(w, r, listError(err))

@@ -51,7 +51,7 @@ func (a *API) adminRefusal(r *http.Request, p string) (reply.Problem, bool) {
 	if !a.hosts.allows(r.Host, localAddrOf(r)) {
 		return reply.New(http.StatusForbidden, fmt.Sprintf(
 			"the admin API answers only to localhost, the listen address, the --public-url host, --tls-host names and --allowed-host names, not to Host %q; "+
-				"start the sandbox with --allowed-host (SANDBOX_ALLOWED_HOSTS) naming it if it is really this sandbox's name", a.cfg.Redactor.Log(r.Host))), true
+				"start the sandbox with --allowed-host (SANDBOX_ALLOWED_HOSTS) naming it if it is really this sandbox's name", a.reply.Redactor.Log(r.Host))), true
 	}
 	consolePage := strings.HasPrefix(p+"/", consolePath) && (r.Method == http.MethodGet || r.Method == http.MethodHead)
 	if !consolePage {
@@ -61,7 +61,7 @@ func (a *API) adminRefusal(r *http.Request, p string) (reply.Problem, bool) {
 		}
 		if origin, ok := r.Header["Origin"]; ok && !a.sameSiteOrigin(origin[0], r) {
 			return reply.New(http.StatusForbidden, fmt.Sprintf("the admin API refuses requests from web pages of other sites (Origin %q); "+
-				"use the console at /__sandbox/ui/, the CLI or a script, or name that host with --allowed-host", a.cfg.Redactor.Log(origin[0]))), true
+				"use the console at /__sandbox/ui/, the CLI or a script, or name that host with --allowed-host", a.reply.Redactor.Log(origin[0]))), true
 		}
 	}
 	return reply.Problem{}, false
@@ -122,7 +122,7 @@ func (a *API) logAdminRefusal(r *http.Request, refused reply.Problem) {
 	if !ok {
 		return
 	}
-	x := a.cfg.Redactor
+	x := a.reply.Redactor
 	attrs := []any{"method", x.Log(r.Method), "path", x.LogPath(r.URL.Path), "host", x.Log(r.Host),
 		"origin", x.Log(r.Header.Get("Origin")), "sec_fetch_site", x.Log(r.Header.Get("Sec-Fetch-Site")),
 		"status", refused.Status, "request_id", reply.RequestID(r)}

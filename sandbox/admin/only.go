@@ -8,7 +8,9 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
 )
 
-// Only requires the admin token when one is configured (--admin-token).
+// Only wraps h in the checks every admin call passes, for the root's
+// admin routes (the metrics) as for the package's own. It requires the
+// admin token when one is configured (--admin-token).
 // Without one the admin API is open, as befits a sandbox on localhost, and
 // Guard keeps other sites' pages out. Either way a state-changing
 // call with a body must be declared application/json, else 415: a web page
