@@ -59,7 +59,7 @@ func (s *Server) listQualified(w http.ResponseWriter, r *http.Request, caller id
 	}
 	items, next, err := s.backend.Records.ListQualified(storeContext(r), caller.ClientID, page, s.viewedBy(r, caller))
 	if err == nil {
-		items, err = s.settleAll(storeContext(r), items, reply.RequestID(r))
+		items, err = s.lifecycle.SettleAll(storeContext(r), items, reply.RequestID(r))
 	}
 	if err != nil {
 		s.reply.Fail(w, r, listError(err))
@@ -78,7 +78,7 @@ func (s *Server) listQualified(w http.ResponseWriter, r *http.Request, caller id
 func (s *Server) getQualified(w http.ResponseWriter, r *http.Request, caller idp.Principal) {
 	q, err := s.backend.Records.GetQualified(storeContext(r), caller.ClientID, pathVars(r)["external_source_id"], s.viewedBy(r, caller))
 	if err == nil {
-		q, err = s.settleQualified(storeContext(r), q, reply.RequestID(r))
+		q, err = s.lifecycle.Settle(storeContext(r), q, reply.RequestID(r))
 	}
 	if errors.Is(err, store.ErrNotFound) {
 		s.reply.Problem(w, r, reply.New(http.StatusNotFound, "no qualified referral with that externalSourceId"))

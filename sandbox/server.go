@@ -11,12 +11,13 @@ import (
 	"context"
 	"sync/atomic"
 
-	"github.com/referrals-sandbox/referrals-sandbox/internal/logthrottle"
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redact"
 	"github.com/referrals-sandbox/referrals-sandbox/referrals"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/admin"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/backend"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/failures"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/lifecycle"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/metrics"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/recording"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
@@ -25,7 +26,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"time"
 
 	"github.com/gorilla/mux"
 	"go.opentelemetry.io/otel/trace"
@@ -56,7 +56,7 @@ type parts struct {
 	AdminToken string
 	// AllowedHosts are the host names, besides loopback ones and the
 	// address a connection arrives on, that the admin API answers to (see
-	// withAdminGuard).
+	// admin.API.Guard).
 	AllowedHosts []string
 	// CACertPEM, when set, is served at /__sandbox/ca.pem.
 	CACertPEM []byte
@@ -121,7 +121,6 @@ type Server struct {
 	audienceID string
 	trialsJSON []byte
 	limiter    *rateLimiter
-	hosts      hostPolicy
 	contract   contractShapes
 	serve      layer
 	router     *mux.Router           // the routes, for the metrics' operation label
@@ -138,14 +137,16 @@ type Server struct {
 	// redactor hides credentials, by name and by value, in journal entries
 	// and log lines (the identity provider's, so both use one).
 	redactor *redact.Redactor
-	// refusals keeps refused callers from flooding the log (real time:
-	// logs are read in real time, whatever the sandbox clock says).
-	refusals *logthrottle.Throttle
 	// failures decides and answers the failures requests are made to meet.
 	failures *failures.Layer
 	// upstream forwards partner calls to the real service; nil unless
 	// Config.Upstream.
 	upstream *recording.Proxy
+	// admin is the admin API under /__sandbox/ (package admin).
+	admin *admin.API
+	// lifecycle applies the lifecycle personas' due moves when a
+	// qualified referral is read.
+	lifecycle lifecycle.Settler
 	// reply writes problems and answers the state's failures.
 	reply *reply.Replier
 	// pages recycles the buffers listings are written from (see
@@ -196,14 +197,10 @@ func newServer(cfg parts, set *fixtures.Set) (*Server, error) {
 		audience: idp.DefaultResource, audienceID: idp.ApplicationID(idp.DefaultResource), trialsJSON: trialsJSON,
 		limiter: newRateLimiter(cfg.Provider, cfg.RateLimit, cfg.RateBurst, cfg.Backend.Buckets),
 	}
-	if s.hosts, err = newHostPolicy(cfg.AllowedHosts); err != nil {
-		return nil, fmt.Errorf("sandbox: %w", err)
-	}
 	s.contract = shapes
 	s.redactor = cfg.Provider.Redactor()
 	s.reply = &reply.Replier{Log: cfg.Logger, Redactor: s.redactor, Clocks: clocks}
 	s.ownIssuer = cfg.Provider.OwnIssuer
-	s.refusals = logthrottle.New(time.Second, time.Now)
 	if s.upstream, err = recording.New(cfg.Upstream, cfg.Contract, s.redactor, s.log); err != nil {
 		return nil, err
 	}
@@ -212,6 +209,10 @@ func newServer(cfg parts, set *fixtures.Set) (*Server, error) {
 		CheckRun: checkRun, MaxHeld: cfg.MaxHeld, MaxHeldPerClient: cfg.MaxHeldPerClient,
 	})
 	s.metrics = metrics.New(cfg.Build, s.backend.Journal)
+	s.lifecycle = lifecycle.Settler{Records: cfg.Backend.Records, Clocks: clocks}
+	if s.admin, err = s.newAdmin(); err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
 	s.serve = s.routes()
 	return s, nil
 }
@@ -254,7 +255,8 @@ func (s *Server) routes() layer {
 	s.handleAPI(r, "/api/v1/referrals/qualified/{external_source_id}", get(RoleQualifiedReferralsRead, s.getQualified))
 	s.handleAPI(r, "/api/v1/referrals/qualified/{external_source_id}/audit-trail", get(RoleQualifiedReferralsRead, s.getQualifiedAuditTrail))
 	s.handleAPI(r, "/api/v1/referrals/{trial_id}/{outcomes_id}", get(RoleReferralsRead, s.getReferral))
-	s.adminRoutes(r)
+	s.admin.Routes(r)
+	s.handle(r, MetricsPath, methods{http.MethodGet: s.admin.Only(s.serveMetrics)})
 	s.cfg.Provider.Register(r)
 	s.exact = exactRoutes(r)
 	s.cleanPaths = cleanPaths(s.exact, s.redactor)

@@ -1,4 +1,4 @@
-package sandbox
+package admin
 
 import (
 	"context"
@@ -25,10 +25,6 @@ const (
 	maxClientTokenSeconds = 24 * 60 * 60
 )
 
-// partnerRoles are the roles a runtime client gets unless told otherwise:
-// every permission of the API, like sandbox-partner.
-var partnerRoles = []string{RoleTrialsRead, RoleReferralsRead, RoleReferralsWrite, RoleQualifiedReferralsRead, RoleQualifiedReferralsWrite}
-
 // clientRequest is the body of POST /__sandbox/clients; every field is
 // optional.
 type clientRequest struct {
@@ -54,11 +50,11 @@ type secretRequest struct {
 
 // emptyGiven names the string fields a body gave empty: a field given ""
 // is a mistake to report, not an absent one (pointers tell them apart).
-func emptyGiven(fields map[string]*string) []FieldError {
-	var errs []FieldError
+func emptyGiven(fields map[string]*string) []reply.FieldError {
+	var errs []reply.FieldError
 	for name, v := range fields {
 		if v != nil && *v == "" {
-			errs = append(errs, FieldError{Field: name, Message: "must not be empty; leave the field out instead"})
+			errs = append(errs, reply.FieldError{Field: name, Message: "must not be empty; leave the field out instead"})
 		}
 	}
 	sort.Slice(errs, func(i, j int) bool { return errs[i].Field < errs[j].Field })
@@ -119,7 +115,7 @@ func formatTime(t time.Time) string {
 	return t.UTC().Format(time.RFC3339)
 }
 
-func (s *Server) clientViewOf(c referrals.Client) registeredClient {
+func (a *API) clientViewOf(c referrals.Client) registeredClient {
 	v := registeredClient{
 		ClientID: c.ClientID, Origin: "fixtures", Roles: orEmpty(c.Roles), Resources: orEmpty(c.Resources),
 		Environment: c.EnvironmentOrDefault(), TokenLifetimeSeconds: c.TokenLifetimeSeconds,
@@ -129,7 +125,7 @@ func (s *Server) clientViewOf(c referrals.Client) registeredClient {
 		return v
 	}
 	v.Origin, v.CreatedAt, v.ExpiresAt = "runtime", formatTime(c.CreatedAt), formatTime(c.ExpiresAt)
-	now := s.clocks.Now(c.ClientID)
+	now := a.clocks.Now(c.ClientID)
 	v.Secrets = make([]secretView, 0, len(c.Secrets))
 	for _, sec := range c.Secrets {
 		v.Secrets = append(v.Secrets, secretViewOf(sec, now))
@@ -145,89 +141,89 @@ func secretViewOf(sec idp.Secret, now time.Time) secretView {
 }
 
 // listClients answers GET /__sandbox/clients: every client that exists now.
-func (s *Server) listClients(w http.ResponseWriter, r *http.Request) {
-	s.logExpiryFailure(r, s.forgetExpiredClients(r))
+func (a *API) listClients(w http.ResponseWriter, r *http.Request) {
+	a.logExpiryFailure(r, a.forgetExpiredClients(r))
 	out := []registeredClient{}
-	for _, c := range s.cfg.Provider.Clients() {
-		out = append(out, s.clientViewOf(c))
+	for _, c := range a.cfg.Provider.Clients() {
+		out = append(out, a.clientViewOf(c))
 	}
 	reply.JSON(w, http.StatusOK, map[string]any{"clients": out})
 }
 
 // getClient answers GET /__sandbox/clients/{id}.
-func (s *Server) getClient(w http.ResponseWriter, r *http.Request) {
+func (a *API) getClient(w http.ResponseWriter, r *http.Request) {
 	id := mux.Vars(r)["id"]
-	c, ok := s.cfg.Provider.Client(id)
+	c, ok := a.cfg.Provider.Client(id)
 	if !ok {
-		s.reply.Problem(w, r, reply.New(http.StatusNotFound, fmt.Sprintf("no client %q in this sandbox", id)))
+		a.reply.Problem(w, r, reply.New(http.StatusNotFound, fmt.Sprintf("no client %q in this sandbox", id)))
 		return
 	}
-	reply.JSON(w, http.StatusOK, s.clientViewOf(c))
+	reply.JSON(w, http.StatusOK, a.clientViewOf(c))
 }
 
 // createClient answers POST /__sandbox/clients.
-func (s *Server) createClient(w http.ResponseWriter, r *http.Request) {
+func (a *API) createClient(w http.ResponseWriter, r *http.Request) {
 	var req clientRequest
-	if err := decodeAdminBody(r, &req); err != nil {
-		s.reply.Fail(w, r, err)
+	if err := a.decodeAdminBody(r, &req); err != nil {
+		a.reply.Fail(w, r, err)
 		return
 	}
-	s.logExpiryFailure(r, s.forgetExpiredClients(r))
-	client, secretExpires, errs := s.clientFrom(req)
+	a.logExpiryFailure(r, a.forgetExpiredClients(r))
+	client, secretExpires, errs := a.clientFrom(req)
 	if len(errs) > 0 {
-		s.reply.Problem(w, r, reply.Validation(errs))
+		a.reply.Problem(w, r, reply.Validation(errs))
 		return
 	}
-	if err := s.forgetLeftovers(r.Context(), client.ClientID); err != nil {
-		s.reply.Fail(w, r, err)
+	if err := a.forgetLeftovers(r.Context(), client.ClientID); err != nil {
+		a.reply.Fail(w, r, err)
 		return
 	}
-	created, secret, err := s.cfg.Provider.CreateClient(r.Context(), client, secretExpires)
-	s.backend.Settle()
+	created, secret, err := a.cfg.Provider.CreateClient(r.Context(), client, secretExpires)
+	a.backend.Settle()
 	switch {
 	case errors.Is(err, idp.ErrClientIDCase):
-		s.reply.Problem(w, r, reply.Validation([]FieldError{{Field: "clientId", Message: fmt.Sprintf("%q differs from an existing client's id only by case; choose another id", client.ClientID)}}))
+		a.reply.Problem(w, r, reply.Validation([]reply.FieldError{{Field: "clientId", Message: fmt.Sprintf("%q differs from an existing client's id only by case; choose another id", client.ClientID)}}))
 		return
 	case errors.Is(err, idp.ErrClientExists):
-		s.reply.Problem(w, r, reply.New(http.StatusConflict, fmt.Sprintf("a client %q already exists; leave clientId out for a generated one", client.ClientID)))
+		a.reply.Problem(w, r, reply.New(http.StatusConflict, fmt.Sprintf("a client %q already exists; leave clientId out for a generated one", client.ClientID)))
 		return
 	case errors.Is(err, idp.ErrBadClientID):
-		s.reply.Problem(w, r, reply.Validation([]FieldError{{Field: "clientId", Message: "1 to 64 characters of A-Z a-z 0-9 . _ -, starting with a letter or digit"}}))
+		a.reply.Problem(w, r, reply.Validation([]reply.FieldError{{Field: "clientId", Message: "1 to 64 characters of A-Z a-z 0-9 . _ -, starting with a letter or digit"}}))
 		return
 	case errors.Is(err, idp.ErrTooManyClients):
-		s.reply.Problem(w, r, reply.Validation([]FieldError{{Field: "clientId", Message: fmt.Sprintf("this sandbox already has %d runtime clients, its limit: delete some, or give new ones a ttl", idp.MaxRuntimeClients)}}))
+		a.reply.Problem(w, r, reply.Validation([]reply.FieldError{{Field: "clientId", Message: fmt.Sprintf("this sandbox already has %d runtime clients, its limit: delete some, or give new ones a ttl", idp.MaxRuntimeClients)}}))
 		return
 	case err != nil:
-		s.reply.Fail(w, r, fmt.Errorf("create client: %w", err))
+		a.reply.Fail(w, r, fmt.Errorf("create client: %w", err))
 		return
 	}
-	s.log.Info("client created", "client_id", created.ClientID, "expires_at", formatTime(created.ExpiresAt))
-	base := s.cfg.Provider.BaseURL(r)
+	a.log.Info("client created", "client_id", created.ClientID, "expires_at", formatTime(created.ExpiresAt))
+	base := a.cfg.Provider.BaseURL(r)
 	w.Header().Set("Location", "/__sandbox/clients/"+url.PathEscape(created.ClientID))
 	reply.JSON(w, http.StatusCreated, createdClient{
-		registeredClient: s.clientViewOf(created),
+		registeredClient: a.clientViewOf(created),
 		ClientSecret:     secret, SecretID: created.Secrets[0].ID,
 		Scope:    created.Resources[0] + "/.default",
-		TokenURL: s.cfg.Provider.TokenURL(base), AuthURL: s.cfg.Provider.AuthURL(base),
+		TokenURL: a.cfg.Provider.TokenURL(base), AuthURL: a.cfg.Provider.AuthURL(base),
 		BaseURL: base + "/api/v1", RootURL: base,
 	})
 }
 
 // clientFrom checks a creation request and builds the client, naming every
 // field that is wrong.
-func (s *Server) clientFrom(req clientRequest) (referrals.Client, time.Time, []FieldError) {
+func (a *API) clientFrom(req clientRequest) (referrals.Client, time.Time, []reply.FieldError) {
 	errs := emptyGiven(map[string]*string{"clientId": req.ClientID, "environment": req.Environment, "ttl": req.TTL, "secretExpiresIn": req.SecretExpiresIn})
-	add := func(field, msg string) { errs = append(errs, FieldError{Field: field, Message: msg}) }
-	now := s.clocks.Now("")
+	add := func(field, msg string) { errs = append(errs, reply.FieldError{Field: field, Message: msg}) }
+	now := a.clocks.Now("")
 	c := referrals.Client{
 		ClientID: value(req.ClientID), Roles: req.Roles, Resources: req.Resources, TokenLifetimeSeconds: req.TokenLifetimeSeconds,
 		RateLimit: req.RateLimit, RateBurst: req.RateBurst, Environment: value(req.Environment), Description: req.Description,
 	}
 	if c.Roles == nil {
-		c.Roles = partnerRoles
+		c.Roles = a.cfg.PartnerRoles
 	}
 	if len(c.Resources) == 0 {
-		c.Resources = []string{s.audience}
+		c.Resources = []string{a.cfg.Audience}
 	}
 	// Bounds first: an over-long list is one error, not one per item.
 	for _, fe := range idp.CheckClientBounds(c) {
@@ -254,7 +250,7 @@ func (s *Server) clientFrom(req clientRequest) (referrals.Client, time.Time, []F
 	if c.RateBurst != nil && *c.RateBurst < 0 {
 		add("rateBurst", "must not be negative")
 	}
-	env := s.cfg.Provider.Environment()
+	env := a.cfg.Provider.Environment()
 	if c.Environment != "" && c.Environment != env {
 		add("environment", fmt.Sprintf("this sandbox runs as %s; a client of another environment would not exist here", env))
 	}
@@ -266,7 +262,7 @@ func (s *Server) clientFrom(req clientRequest) (referrals.Client, time.Time, []F
 			c.ExpiresAt = now.Add(ttl)
 		}
 	}
-	secretExpires, msg := expiryOf(value(req.SecretExpiresIn), s.clocks.Now(c.ClientID))
+	secretExpires, msg := expiryOf(value(req.SecretExpiresIn), a.clocks.Now(c.ClientID))
 	if msg != "" {
 		add("secretExpiresIn", msg)
 	}
@@ -289,56 +285,56 @@ func expiryOf(in string, now time.Time) (time.Time, string) {
 // deleteClient answers DELETE /__sandbox/clients/{id}: the client's tokens
 // are refused from now on, and its records, rules, journal entries, rate
 // limit and clock go with it.
-func (s *Server) deleteClient(w http.ResponseWriter, r *http.Request) {
+func (a *API) deleteClient(w http.ResponseWriter, r *http.Request) {
 	id := mux.Vars(r)["id"]
 	// The client's data goes first: when that fails the client is still
 	// there, and the DELETE the 503 invites finds it.
-	if c, ok := s.cfg.Provider.Client(id); ok && c.Runtime {
-		if err := s.forgetClient(r.Context(), id); err != nil {
-			s.reply.Fail(w, r, err)
+	if c, ok := a.cfg.Provider.Client(id); ok && c.Runtime {
+		if err := a.forgetClient(r.Context(), id); err != nil {
+			a.reply.Fail(w, r, err)
 			return
 		}
 	}
-	err := s.cfg.Provider.DeleteClient(r.Context(), id)
-	s.backend.Settle()
+	err := a.cfg.Provider.DeleteClient(r.Context(), id)
+	a.backend.Settle()
 	switch {
 	case errors.Is(err, idp.ErrNoClient):
-		s.reply.Problem(w, r, reply.New(http.StatusNotFound, fmt.Sprintf("no client %q in this sandbox", id)))
+		a.reply.Problem(w, r, reply.New(http.StatusNotFound, fmt.Sprintf("no client %q in this sandbox", id)))
 		return
 	case errors.Is(err, idp.ErrFixtureClient):
-		s.reply.Problem(w, r, reply.New(http.StatusConflict, fmt.Sprintf("%q is a fixture client; only clients created at run time can be deleted", id)))
+		a.reply.Problem(w, r, reply.New(http.StatusConflict, fmt.Sprintf("%q is a fixture client; only clients created at run time can be deleted", id)))
 		return
 	case err != nil:
-		s.reply.Fail(w, r, err)
+		a.reply.Fail(w, r, err)
 		return
 	}
-	s.log.Info("client deleted", "client_id", id)
+	a.log.Info("client deleted", "client_id", id)
 	w.WriteHeader(http.StatusNoContent)
 }
 
 // addClientSecret answers POST /__sandbox/clients/{id}/secrets: a second
 // secret for a rotation; the old ones keep working until deleted or until
 // they expire.
-func (s *Server) addClientSecret(w http.ResponseWriter, r *http.Request) {
+func (a *API) addClientSecret(w http.ResponseWriter, r *http.Request) {
 	id := mux.Vars(r)["id"]
 	var req secretRequest
-	if err := decodeAdminBody(r, &req); err != nil {
-		s.reply.Fail(w, r, err)
+	if err := a.decodeAdminBody(r, &req); err != nil {
+		a.reply.Fail(w, r, err)
 		return
 	}
-	now := s.clocks.Now(id)
+	now := a.clocks.Now(id)
 	if errs := emptyGiven(map[string]*string{"expiresIn": req.ExpiresIn}); len(errs) > 0 {
-		s.reply.Problem(w, r, reply.Validation(errs))
+		a.reply.Problem(w, r, reply.Validation(errs))
 		return
 	}
 	expires, msg := expiryOf(value(req.ExpiresIn), now)
 	if msg != "" {
-		s.reply.Problem(w, r, reply.Validation([]FieldError{{Field: "expiresIn", Message: msg}}))
+		a.reply.Problem(w, r, reply.Validation([]reply.FieldError{{Field: "expiresIn", Message: msg}}))
 		return
 	}
-	sec, value, err := s.cfg.Provider.AddClientSecret(r.Context(), id, expires)
-	s.backend.Settle()
-	if s.clientChangeFailed(w, r, id, err) {
+	sec, value, err := a.cfg.Provider.AddClientSecret(r.Context(), id, expires)
+	a.backend.Settle()
+	if a.clientChangeFailed(w, r, id, err) {
 		return
 	}
 	w.Header().Set("Location", "/__sandbox/clients/"+url.PathEscape(id)+"/secrets/"+url.PathEscape(sec.ID))
@@ -349,81 +345,81 @@ func (s *Server) addClientSecret(w http.ResponseWriter, r *http.Request) {
 }
 
 // deleteClientSecret answers DELETE /__sandbox/clients/{id}/secrets/{secretId}.
-func (s *Server) deleteClientSecret(w http.ResponseWriter, r *http.Request) {
+func (a *API) deleteClientSecret(w http.ResponseWriter, r *http.Request) {
 	vars := mux.Vars(r)
-	err := s.cfg.Provider.DeleteClientSecret(r.Context(), vars["id"], vars["secretId"])
-	s.backend.Settle()
-	if s.clientChangeFailed(w, r, vars["id"], err) {
+	err := a.cfg.Provider.DeleteClientSecret(r.Context(), vars["id"], vars["secretId"])
+	a.backend.Settle()
+	if a.clientChangeFailed(w, r, vars["id"], err) {
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
 }
 
 // clientChangeFailed answers the errors of a secret change.
-func (s *Server) clientChangeFailed(w http.ResponseWriter, r *http.Request, id string, err error) bool {
+func (a *API) clientChangeFailed(w http.ResponseWriter, r *http.Request, id string, err error) bool {
 	switch {
 	case err == nil:
 		return false
 	case errors.Is(err, idp.ErrNoClient):
-		s.reply.Problem(w, r, reply.New(http.StatusNotFound, fmt.Sprintf("no client %q in this sandbox", id)))
+		a.reply.Problem(w, r, reply.New(http.StatusNotFound, fmt.Sprintf("no client %q in this sandbox", id)))
 	case errors.Is(err, idp.ErrNoSecret):
-		s.reply.Problem(w, r, reply.New(http.StatusNotFound, fmt.Sprintf("client %q has no secret with that id", id)))
+		a.reply.Problem(w, r, reply.New(http.StatusNotFound, fmt.Sprintf("client %q has no secret with that id", id)))
 	case errors.Is(err, idp.ErrFixtureClient):
-		s.reply.Problem(w, r, reply.New(http.StatusConflict, fmt.Sprintf("%q is a fixture client; its secret is fixed", id)))
+		a.reply.Problem(w, r, reply.New(http.StatusConflict, fmt.Sprintf("%q is a fixture client; its secret is fixed", id)))
 	case errors.Is(err, idp.ErrLastSecret):
-		s.reply.Problem(w, r, reply.New(http.StatusConflict, "a client keeps at least one secret: add the new one first, or delete the client"))
+		a.reply.Problem(w, r, reply.New(http.StatusConflict, "a client keeps at least one secret: add the new one first, or delete the client"))
 	case errors.Is(err, idp.ErrTooManySecrets):
-		s.reply.Problem(w, r, reply.New(http.StatusConflict, fmt.Sprintf("a client holds at most %d secrets: delete an old one first", idp.MaxSecretsPerClient)))
+		a.reply.Problem(w, r, reply.New(http.StatusConflict, fmt.Sprintf("a client holds at most %d secrets: delete an old one first", idp.MaxSecretsPerClient)))
 	default:
-		s.reply.Fail(w, r, err)
+		a.reply.Fail(w, r, err)
 	}
 	return true
 }
 
 // forgetClient drops everything the sandbox holds for one client: records,
 // rules and scenario bindings, journal entries, rate-limit bucket, clock.
-func (s *Server) forgetClient(ctx context.Context, id string) error {
-	if err := s.backend.Records.ResetClient(context.WithoutCancel(ctx), id, nil); err != nil {
-		return s.backend.Failure("delete records of "+id, err)
+func (a *API) forgetClient(ctx context.Context, id string) error {
+	if err := a.backend.Records.ResetClient(context.WithoutCancel(ctx), id, nil); err != nil {
+		return a.backend.Failure("delete records of "+id, err)
 	}
-	return s.forgetClientState(ctx, id)
+	return a.forgetClientState(ctx, id)
 }
 
 // forgetLeftovers drops what the sandbox may still hold for a client id
 // that is about to be created, when no client of that id exists: the data
 // of an earlier client of the id whose deletion or expiry failed part way.
 // A new client starts with nothing.
-func (s *Server) forgetLeftovers(ctx context.Context, id string) error {
+func (a *API) forgetLeftovers(ctx context.Context, id string) error {
 	if id == "" {
 		return nil
 	}
-	if _, exists := s.cfg.Provider.Client(id); exists {
+	if _, exists := a.cfg.Provider.Client(id); exists {
 		return nil
 	}
-	return s.forgetClient(ctx, id)
+	return a.forgetClient(ctx, id)
 }
 
 // forgetClientState clears what the sandbox keeps for a client outside the
 // store: rules and bindings, journal entries, rate limit, clock.
-func (s *Server) forgetClientState(ctx context.Context, id string) error {
-	if err := s.backend.Rules.ClearClient(ctx, id); err != nil {
+func (a *API) forgetClientState(ctx context.Context, id string) error {
+	if err := a.backend.Rules.ClearClient(ctx, id); err != nil {
 		return fmt.Errorf("clear the rules of %s: %w", id, err)
 	}
-	if err := s.backend.Journal.ClearClient(ctx, id); err != nil {
+	if err := a.backend.Journal.ClearClient(ctx, id); err != nil {
 		return fmt.Errorf("clear the journal of %s: %w", id, err)
 	}
-	if err := s.limiter.forget(ctx, id); err != nil {
+	if err := a.cfg.RateLimits.Forget(ctx, id); err != nil {
 		return fmt.Errorf("forget the rate limit of %s: %w", id, err)
 	}
 	// A client without a clock of its own (as this replica, brought in
 	// step before the request, sees it) has none to reset.
-	if _, own := s.clocks.Offset(id); !own {
+	if _, own := a.clocks.Offset(id); !own {
 		return nil
 	}
-	if err := s.backend.Clocks.Reset(ctx, id); err != nil {
+	if err := a.backend.Clocks.Reset(ctx, id); err != nil {
 		return backend.Unavailable("reset the clock of "+id, err)
 	}
-	s.backend.Settle()
+	a.backend.Settle()
 	return nil
 }
 
@@ -433,15 +429,15 @@ func (s *Server) forgetClientState(ctx context.Context, id string) error {
 // moving the clock back cannot revive a client that has run out (an
 // expired client's tokens are refused at once in any case). Its error is
 // the caller's to report or to log.
-func (s *Server) forgetExpiredClients(r *http.Request) error {
-	gone, err := s.cfg.Provider.ExpireClients(r.Context())
+func (a *API) forgetExpiredClients(r *http.Request) error {
+	gone, err := a.cfg.Provider.ExpireClients(r.Context())
 	for _, id := range gone {
-		if ferr := s.forgetClient(r.Context(), id); ferr != nil {
+		if ferr := a.forgetClient(r.Context(), id); ferr != nil {
 			err = errors.Join(err, ferr)
 		}
 	}
 	if len(gone) > 0 {
-		s.log.Info("runtime clients expired", "count", len(gone))
+		a.log.Info("runtime clients expired", "count", len(gone))
 	}
 	if err != nil {
 		return backend.Unavailable("expire runtime clients", err)
@@ -451,8 +447,8 @@ func (s *Server) forgetExpiredClients(r *http.Request) error {
 
 // logExpiryFailure logs a failed clean-up of expired clients that the
 // request can do without: a list or a creation judges expiry itself.
-func (s *Server) logExpiryFailure(r *http.Request, err error) {
+func (a *API) logExpiryFailure(r *http.Request, err error) {
 	if err != nil {
-		s.log.Error("expire runtime clients", "request_id", reply.RequestID(r), "err", err)
+		a.log.Error("expire runtime clients", "request_id", reply.RequestID(r), "err", err)
 	}
 }

@@ -1,4 +1,4 @@
-package sandbox
+package admin
 
 import (
 	"fmt"
@@ -72,7 +72,7 @@ func personaList() []persona {
 }
 
 // listPersonas answers GET /__sandbox/personas.
-func (s *Server) listPersonas(w http.ResponseWriter, _ *http.Request) {
+func (a *API) listPersonas(w http.ResponseWriter, _ *http.Request) {
 	reply.JSON(w, http.StatusOK, map[string]any{"personas": personaList()})
 }
 

@@ -1,4 +1,4 @@
-package sandbox
+package admin
 
 import (
 	"net/http"
@@ -14,16 +14,16 @@ import (
 // client (404 when the journal has nothing from it, so a CI job with a
 // wrong id fails instead of passing vacuously); ?pingsPerMinute= and
 // ?maxAttempts= override the ping and give-up thresholds.
-func (s *Server) serveReport(w http.ResponseWriter, r *http.Request) {
+func (a *API) serveReport(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	opts := conformance.Options{
-		TLS: s.cfg.HTTPSOnly || r.TLS != nil, // r.TLS: a test may serve TLS without the flag
-		Now: s.clocks.Now(""),
+		TLS: a.cfg.HTTPSOnly || r.TLS != nil, // r.TLS: a test may serve TLS without the flag
+		Now: a.clocks.Now(""),
 		// A client id no client has (a token request with a wrong id, a
 		// forged token) is listed apart, never judged as a client.
-		Known: func(id string) bool { _, ok := s.cfg.Provider.Client(id); return ok },
+		Known: func(id string) bool { _, ok := a.cfg.Provider.Client(id); return ok },
 	}
-	var errs []FieldError
+	var errs []reply.FieldError
 	for _, p := range []struct {
 		name string
 		into *int
@@ -34,14 +34,14 @@ func (s *Server) serveReport(w http.ResponseWriter, r *http.Request) {
 		}
 		n, err := strconv.Atoi(v)
 		if err != nil || !isDigits(v) || n < 1 {
-			errs = append(errs, FieldError{Field: p.name, Message: "must be a positive whole number"})
+			errs = append(errs, reply.FieldError{Field: p.name, Message: "must be a positive whole number"})
 		}
 		*p.into = n
 	}
 	if len(errs) > 0 {
 		p := reply.New(http.StatusBadRequest, "invalid query parameters")
 		p.Errors = errs
-		s.reply.Problem(w, r, p)
+		a.reply.Problem(w, r, p)
 		return
 	}
 	clientID := q.Get("clientId")
@@ -49,24 +49,24 @@ func (s *Server) serveReport(w http.ResponseWriter, r *http.Request) {
 	if clientID == conformance.Unidentified {
 		f.ClientID = "" // filtered below: the journal stores no id for them
 	}
-	entries, err := s.backend.Journal.Find(r.Context(), f)
+	entries, err := a.backend.Journal.Find(r.Context(), f)
 	if err != nil {
-		s.reply.Fail(w, r, err)
+		a.reply.Fail(w, r, err)
 		return
 	}
 	if clientID == conformance.Unidentified {
 		entries = unidentified(entries)
 	}
 	if clientID != "" && len(entries) == 0 {
-		s.reply.Problem(w, r, reply.New(http.StatusNotFound, "the request journal holds no request from client "+clientID))
+		a.reply.Problem(w, r, reply.New(http.StatusNotFound, "the request journal holds no request from client "+clientID))
 		return
 	}
 	reply.JSON(w, http.StatusOK, conformance.Evaluate(entries, opts))
 }
 
 // unidentified keeps the entries that name no client.
-func unidentified(entries []JournalEntry) []JournalEntry {
-	var out []JournalEntry
+func unidentified(entries []journal.Entry) []journal.Entry {
+	var out []journal.Entry
 	for _, e := range entries {
 		if e.ClientID == "" {
 			out = append(out, e)

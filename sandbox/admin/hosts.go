@@ -1,4 +1,4 @@
-package sandbox
+package admin
 
 import (
 	"fmt"
@@ -81,24 +81,25 @@ func normalizeHost(hostport string) string {
 	return h
 }
 
-// allowedHosts is every host name the sandbox is configured to be reached
-// at: the listen address's host when it is a name, the --public-url host,
-// the --tls-host names and --allowed-host.
-func allowedHosts(opts Config) ([]string, error) {
-	hosts := append([]string(nil), opts.AllowedHosts...)
+// ConfiguredHosts is every host name the sandbox is configured to be
+// reached at, for Config.AllowedHosts: the listen address's host when it
+// is a name, the --public-url host, the --tls-host names and
+// --allowed-host.
+func ConfiguredHosts(listenAddr, publicURL string, tlsHosts, allowed []string) ([]string, error) {
+	hosts := append([]string(nil), allowed...)
 	// ":8080" or "0.0.0.0:8080" name no host; the connection's own address
 	// covers IP literals.
-	if h := normalizeHost(opts.ListenAddr); h != "" {
+	if h := normalizeHost(listenAddr); h != "" {
 		if ip, err := netip.ParseAddr(h); err != nil || !ip.IsUnspecified() {
 			hosts = append(hosts, h)
 		}
 	}
-	if opts.PublicURL != "" {
-		u, err := url.Parse(opts.PublicURL)
+	if publicURL != "" {
+		u, err := url.Parse(publicURL)
 		if err != nil || u.Hostname() == "" {
-			return nil, fmt.Errorf("public URL %q has no host", opts.PublicURL)
+			return nil, fmt.Errorf("public URL %q has no host", publicURL)
 		}
 		hosts = append(hosts, u.Hostname())
 	}
-	return append(hosts, opts.TLSHosts...), nil
+	return append(hosts, tlsHosts...), nil
 }

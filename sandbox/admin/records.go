@@ -1,9 +1,6 @@
-package sandbox
+package admin
 
-import (
-	"github.com/referrals-sandbox/referrals-sandbox/referrals"
-	"github.com/referrals-sandbox/referrals-sandbox/sandbox/contractdoc"
-)
+import "github.com/referrals-sandbox/referrals-sandbox/referrals"
 
 // adminReferral is a referral as the admin API answers it: as stored (the
 // sandbox's members, and under a --contract the submission as sent), plus,
@@ -19,23 +16,26 @@ type adminQualified struct {
 	Record map[string]any `json:"record,omitempty"`
 }
 
-func (s *Server) adminReferral(ref referrals.Referral) (adminReferral, error) {
+// adminReferral is ref as the admin API answers it.
+func (a *API) adminReferral(ref referrals.Referral) (adminReferral, error) {
 	out := adminReferral{Referral: ref}
-	if !s.contract.shapes(referralKind) {
+	if a.cfg.Shapes.Referral == nil {
 		return out, nil
 	}
 	var err error
-	out.Record, err = renderReferral(s.contract.recordShape(referralKind, contractdoc.GetReferral), ref)
+	out.Record, err = a.cfg.Shapes.Referral(ref)
 	return out, err
 }
 
-func (s *Server) adminQualified(q referrals.QualifiedReferral) (adminQualified, error) {
+// adminQualified is q as the admin API answers it, with an empty audit
+// trail shown as [].
+func (a *API) adminQualified(q referrals.QualifiedReferral) (adminQualified, error) {
 	q.AuditTrail = orEmpty(q.AuditTrail)
 	out := adminQualified{QualifiedReferral: q}
-	if !s.contract.shapes(qualifiedKind) {
+	if a.cfg.Shapes.Qualified == nil {
 		return out, nil
 	}
 	var err error
-	out.Record, err = renderQualified(s.contract.recordShape(qualifiedKind, contractdoc.GetQualified), q)
+	out.Record, err = a.cfg.Shapes.Qualified(q)
 	return out, err
 }

@@ -1,4 +1,4 @@
-package sandbox
+package admin
 
 import (
 	"encoding/json"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/referrals-sandbox/referrals-sandbox/referrals"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
 )
 
 // HARPath serves the journal as an HTTP Archive (HAR 1.2).
@@ -103,23 +104,23 @@ const noBodies = "the sandbox journals no bodies"
 // limit it holds every match the journal keeps (the journal is bounded in
 // entries and bytes); with limit, the newest limit. It is built from the
 // journal's entries, so it is redacted exactly as they are.
-func (s *Server) serveHAR(w http.ResponseWriter, r *http.Request) {
-	f, limit, ok := s.journalQuery(w, r)
+func (a *API) serveHAR(w http.ResponseWriter, r *http.Request) {
+	f, limit, ok := a.journalQuery(w, r)
 	if !ok {
 		return
 	}
 	if r.URL.Query().Has("limit") {
 		f.Limit = limit
 	}
-	entries, err := s.backend.Journal.Find(r.Context(), f)
+	entries, err := a.backend.Journal.Find(r.Context(), f)
 	if err != nil {
-		s.reply.Fail(w, r, err)
+		a.reply.Fail(w, r, err)
 		return
 	}
-	base := strings.TrimRight(s.cfg.Provider.BaseURL(r), "/")
+	base := strings.TrimRight(a.cfg.Provider.BaseURL(r), "/")
 	log := harLog{
 		Version: "1.2",
-		Creator: harCreator{Name: "referrals-sandbox", Version: s.cfg.Build.Version},
+		Creator: harCreator{Name: "referrals-sandbox", Version: a.cfg.Version},
 		Entries: make([]harEntry, 0, len(entries)),
 		Comment: "The sandbox's request journal; credentials are redacted as in GET /__sandbox/requests, and " + noBodies + ".",
 	}
@@ -127,7 +128,7 @@ func (s *Server) serveHAR(w http.ResponseWriter, r *http.Request) {
 		log.Creator.Version = "dev"
 	}
 	for _, e := range entries {
-		log.Entries = append(log.Entries, harEntryOf(base, e))
+		log.Entries = append(log.Entries, a.harEntryOf(base, e))
 	}
 	h := w.Header()
 	h.Set("Content-Type", HARContentType)
@@ -140,7 +141,7 @@ func (s *Server) serveHAR(w http.ResponseWriter, r *http.Request) {
 
 // harEntryOf turns one journal entry into a HAR entry; base is the URL the
 // sandbox was reached at.
-func harEntryOf(base string, e JournalEntry) harEntry {
+func (a *API) harEntryOf(base string, e journal.Entry) harEntry {
 	u := base + e.Path
 	if e.Query != "" {
 		u += "?" + e.Query
@@ -159,7 +160,7 @@ func harEntryOf(base string, e JournalEntry) harEntry {
 		},
 		Response: harResponse{
 			Status: e.Status, StatusText: http.StatusText(e.Status), HTTPVersion: "HTTP/1.1",
-			Cookies: []harPair{}, Headers: harResponseHeaders(e),
+			Cookies: []harPair{}, Headers: a.harResponseHeaders(e),
 			Content:     harContent{MimeType: "", Comment: noBodies},
 			HeadersSize: -1, BodySize: -1,
 		},
@@ -208,10 +209,10 @@ func harQuery(raw string) []harPair {
 }
 
 // harResponseHeaders are the answer's headers the journal knows of.
-func harResponseHeaders(e JournalEntry) []harPair {
+func (a *API) harResponseHeaders(e journal.Entry) []harPair {
 	out := []harPair{}
 	if e.RequestID != "" {
-		out = append(out, harPair{Name: RequestIDHeader, Value: e.RequestID})
+		out = append(out, harPair{Name: a.cfg.RequestIDHeader, Value: e.RequestID})
 	}
 	if e.RetryAfterSeconds > 0 {
 		out = append(out, harPair{Name: "Retry-After", Value: strconv.Itoa(e.RetryAfterSeconds)})
@@ -223,7 +224,7 @@ func harResponseHeaders(e JournalEntry) []harPair {
 			harPair{Name: "RateLimit-Reset", Value: strconv.Itoa(rl.Reset)})
 	}
 	if e.RuleID != "" {
-		out = append(out, harPair{Name: RuleHeader, Value: e.RuleID})
+		out = append(out, harPair{Name: a.cfg.RuleHeader, Value: e.RuleID})
 	}
 	return out
 }

@@ -1,4 +1,4 @@
-package sandbox
+package admin
 
 import (
 	"errors"
@@ -9,15 +9,15 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/scenarios"
 )
 
-func (s *Server) listRules(w http.ResponseWriter, r *http.Request) {
-	rules, err := s.backend.Rules.Rules(r.Context())
+func (a *API) listRules(w http.ResponseWriter, r *http.Request) {
+	rules, err := a.backend.Rules.Rules(r.Context())
 	if err != nil {
-		s.reply.Fail(w, r, err)
+		a.reply.Fail(w, r, err)
 		return
 	}
-	active, err := s.backend.Rules.Active(r.Context())
+	active, err := a.backend.Rules.Active(r.Context())
 	if err != nil {
-		s.reply.Fail(w, r, err)
+		a.reply.Fail(w, r, err)
 		return
 	}
 	on, ended := splitEnded(active)
@@ -39,19 +39,19 @@ func splitEnded(acts []scenarios.Activation) (on, ended []scenarios.Activation) 
 	return on, ended
 }
 
-func (s *Server) addRule(w http.ResponseWriter, r *http.Request) {
+func (a *API) addRule(w http.ResponseWriter, r *http.Request) {
 	var rule scenarios.Rule
-	if err := decodeAdminBody(r, &rule); err != nil {
-		s.reply.Fail(w, r, err)
+	if err := a.decodeAdminBody(r, &rule); err != nil {
+		a.reply.Fail(w, r, err)
 		return
 	}
-	added, err := s.backend.Rules.Add(r.Context(), rule)
+	added, err := a.backend.Rules.Add(r.Context(), rule)
 	if errors.Is(err, scenarios.ErrUnavailable) {
-		s.reply.Fail(w, r, err)
+		a.reply.Fail(w, r, err)
 		return
 	}
 	if err != nil {
-		s.reply.Problem(w, r, ruleProblem(err))
+		a.reply.Problem(w, r, ruleProblem(err))
 		return
 	}
 	w.Header().Set("Location", "/__sandbox/scenarios/"+added.ID)
@@ -60,7 +60,7 @@ func (s *Server) addRule(w http.ResponseWriter, r *http.Request) {
 
 // ruleProblem turns a rule's validation error into a 422 naming the field,
 // or a 409 for an id already in use.
-func ruleProblem(err error) Problem {
+func ruleProblem(err error) reply.Problem {
 	if errors.Is(err, scenarios.ErrDuplicateID) {
 		return reply.New(http.StatusConflict, err.Error())
 	}
@@ -69,54 +69,54 @@ func ruleProblem(err error) Problem {
 	}
 	var fe *scenarios.FieldError
 	if errors.As(err, &fe) {
-		return reply.Validation([]FieldError{{Field: fe.Field, Message: fe.Message}})
+		return reply.Validation([]reply.FieldError{{Field: fe.Field, Message: fe.Message}})
 	}
 	return reply.New(http.StatusUnprocessableEntity, err.Error())
 }
 
-func (s *Server) clearRules(w http.ResponseWriter, r *http.Request) {
-	if err := s.backend.Rules.Clear(r.Context()); err != nil {
-		s.reply.Fail(w, r, err)
+func (a *API) clearRules(w http.ResponseWriter, r *http.Request) {
+	if err := a.backend.Rules.Clear(r.Context()); err != nil {
+		a.reply.Fail(w, r, err)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
 }
 
-func (s *Server) getRule(w http.ResponseWriter, r *http.Request) {
-	status, err := s.backend.Rules.Get(r.Context(), pathVars(r)["id"])
+func (a *API) getRule(w http.ResponseWriter, r *http.Request) {
+	status, err := a.backend.Rules.Get(r.Context(), pathVars(r)["id"])
 	if errors.Is(err, scenarios.ErrNotFound) {
-		s.reply.Problem(w, r, reply.New(http.StatusNotFound, "no active rule with that id (a rule whose times ran out is retired)"))
+		a.reply.Problem(w, r, reply.New(http.StatusNotFound, "no active rule with that id (a rule whose times ran out is retired)"))
 		return
 	}
 	if err != nil {
-		s.reply.Fail(w, r, err)
+		a.reply.Fail(w, r, err)
 		return
 	}
 	reply.JSON(w, http.StatusOK, status)
 }
 
-func (s *Server) deleteRule(w http.ResponseWriter, r *http.Request) {
-	err := s.backend.Rules.Remove(r.Context(), pathVars(r)["id"])
+func (a *API) deleteRule(w http.ResponseWriter, r *http.Request) {
+	err := a.backend.Rules.Remove(r.Context(), pathVars(r)["id"])
 	if errors.Is(err, scenarios.ErrNotFound) {
-		s.reply.Problem(w, r, reply.New(http.StatusNotFound, "no active rule with that id"))
+		a.reply.Problem(w, r, reply.New(http.StatusNotFound, "no active rule with that id"))
 		return
 	}
 	if err != nil {
-		s.reply.Fail(w, r, err)
+		a.reply.Fail(w, r, err)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
 }
 
-func (s *Server) listLibrary(w http.ResponseWriter, r *http.Request) {
-	active, err := s.backend.Rules.Active(r.Context())
+func (a *API) listLibrary(w http.ResponseWriter, r *http.Request) {
+	active, err := a.backend.Rules.Active(r.Context())
 	if err != nil {
-		s.reply.Fail(w, r, err)
+		a.reply.Fail(w, r, err)
 		return
 	}
-	all, err := s.backend.Library.Scenarios(r.Context())
+	all, err := a.backend.Library.Scenarios(r.Context())
 	if err != nil {
-		s.reply.Fail(w, r, err)
+		a.reply.Fail(w, r, err)
 		return
 	}
 	on, ended := splitEnded(active)
@@ -129,14 +129,14 @@ func (s *Server) listLibrary(w http.ResponseWriter, r *http.Request) {
 	reply.JSON(w, http.StatusOK, map[string]any{"scenarios": all, "active": on, "ended": ended, "saved": saved})
 }
 
-func (s *Server) getScenario(w http.ResponseWriter, r *http.Request) {
+func (a *API) getScenario(w http.ResponseWriter, r *http.Request) {
 	name := pathVars(r)["name"]
-	sc, ok, err := s.backend.Library.Get(r.Context(), name)
+	sc, ok, err := a.backend.Library.Get(r.Context(), name)
 	switch {
 	case err != nil:
-		s.reply.Fail(w, r, err)
+		a.reply.Fail(w, r, err)
 	case !ok:
-		s.unknownScenario(w, r, name)
+		a.unknownScenario(w, r, name)
 	default:
 		reply.JSON(w, http.StatusOK, sc)
 	}
@@ -147,28 +147,28 @@ type activation struct {
 	ClientID string `json:"clientId"`
 }
 
-func (s *Server) activateScenario(w http.ResponseWriter, r *http.Request) {
+func (a *API) activateScenario(w http.ResponseWriter, r *http.Request) {
 	var body activation
-	if err := decodeAdminBody(r, &body); err != nil {
-		s.reply.Fail(w, r, err)
+	if err := a.decodeAdminBody(r, &body); err != nil {
+		a.reply.Fail(w, r, err)
 		return
 	}
 	if err := scenarios.ValidateClientID(body.ClientID); err != nil {
-		s.reply.Problem(w, r, ruleProblem(err))
+		a.reply.Problem(w, r, ruleProblem(err))
 		return
 	}
 	name := pathVars(r)["name"]
-	rules, err := s.backend.Rules.Activate(r.Context(), name, body.ClientID)
+	rules, err := a.backend.Rules.Activate(r.Context(), name, body.ClientID)
 	if errors.Is(err, scenarios.ErrUnknownScenario) {
-		s.unknownScenario(w, r, name)
+		a.unknownScenario(w, r, name)
 		return
 	}
 	if errors.Is(err, scenarios.ErrTooManyRules) {
-		s.reply.Problem(w, r, ruleProblem(err))
+		a.reply.Problem(w, r, ruleProblem(err))
 		return
 	}
 	if err != nil {
-		s.reply.Fail(w, r, err)
+		a.reply.Fail(w, r, err)
 		return
 	}
 	reply.JSON(w, http.StatusCreated, map[string]any{"scenario": name, "clientId": body.ClientID, "rules": rules})
@@ -176,23 +176,23 @@ func (s *Server) activateScenario(w http.ResponseWriter, r *http.Request) {
 
 // deactivateScenario removes one activation: ?clientId= names the client it
 // was bound to; without it every activation of the scenario goes.
-func (s *Server) deactivateScenario(w http.ResponseWriter, r *http.Request) {
+func (a *API) deactivateScenario(w http.ResponseWriter, r *http.Request) {
 	name := pathVars(r)["name"]
-	if _, ok, err := s.backend.Library.Get(r.Context(), name); err != nil || !ok {
+	if _, ok, err := a.backend.Library.Get(r.Context(), name); err != nil || !ok {
 		if err != nil {
-			s.reply.Fail(w, r, err)
+			a.reply.Fail(w, r, err)
 		} else {
-			s.unknownScenario(w, r, name)
+			a.unknownScenario(w, r, name)
 		}
 		return
 	}
-	err := s.backend.Rules.Deactivate(r.Context(), name, r.URL.Query().Get("clientId"))
+	err := a.backend.Rules.Deactivate(r.Context(), name, r.URL.Query().Get("clientId"))
 	if errors.Is(err, scenarios.ErrNotFound) {
-		s.reply.Problem(w, r, reply.New(http.StatusNotFound, "scenario "+name+" is not active"+forClient(r.URL.Query().Get("clientId"))))
+		a.reply.Problem(w, r, reply.New(http.StatusNotFound, "scenario "+name+" is not active"+forClient(r.URL.Query().Get("clientId"))))
 		return
 	}
 	if err != nil {
-		s.reply.Fail(w, r, err)
+		a.reply.Fail(w, r, err)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -207,11 +207,11 @@ func forClient(id string) string {
 
 // unknownScenario answers a name the library does not hold: 404 listing
 // the known ones, or 503 when the saved ones cannot be read.
-func (s *Server) unknownScenario(w http.ResponseWriter, r *http.Request, name string) {
-	names, err := s.backend.Library.Names(r.Context())
+func (a *API) unknownScenario(w http.ResponseWriter, r *http.Request, name string) {
+	names, err := a.backend.Library.Names(r.Context())
 	if err != nil {
-		s.reply.Fail(w, r, err)
+		a.reply.Fail(w, r, err)
 		return
 	}
-	s.reply.Problem(w, r, reply.New(http.StatusNotFound, "no scenario named "+name+"; known: "+strings.Join(names, ", ")))
+	a.reply.Problem(w, r, reply.New(http.StatusNotFound, "no scenario named "+name+"; known: "+strings.Join(names, ", ")))
 }

@@ -1,15 +1,15 @@
-package sandbox
+package admin
 
 import (
 	"fmt"
 	"net"
 )
 
-// AdminExposureWarning returns the warning serve logs at start when the
+// ExposureWarning returns the warning serve logs at start when the
 // admin API is open to more than this machine: listening on addr, a
 // non-loopback (or wildcard) address, without an admin token. It returns ""
 // when only local processes can reach the admin API, or a token guards it.
-func AdminExposureWarning(addr net.Addr, adminToken string) string {
+func ExposureWarning(addr net.Addr, adminToken string) string {
 	if adminToken != "" {
 		return ""
 	}

@@ -1,4 +1,4 @@
-package sandbox
+package admin
 
 import (
 	"errors"
@@ -26,31 +26,31 @@ type savedScenario struct {
 // deactivates the scenario everywhere, then removes it from the saved
 // ones. Deactivating first means no activation is left behind whose
 // scenario no longer exists (and so could not be switched off by name).
-func (s *Server) deleteSavedScenario(w http.ResponseWriter, r *http.Request) {
+func (a *API) deleteSavedScenario(w http.ResponseWriter, r *http.Request) {
 	name := pathVars(r)["name"]
-	sc, ok, err := s.backend.Library.Get(r.Context(), name)
+	sc, ok, err := a.backend.Library.Get(r.Context(), name)
 	switch {
 	case err != nil:
-		s.reply.Fail(w, r, err)
+		a.reply.Fail(w, r, err)
 		return
 	case !ok:
-		s.reply.Problem(w, r, reply.New(http.StatusNotFound, "no saved scenario named "+name))
+		a.reply.Problem(w, r, reply.New(http.StatusNotFound, "no saved scenario named "+name))
 		return
 	case !sc.Saved():
-		s.reply.Problem(w, r, reply.New(http.StatusConflict, "scenario "+name+" comes with the sandbox, not from POST /__sandbox/library: "+scenarios.ErrNotSaved.Error()))
+		a.reply.Problem(w, r, reply.New(http.StatusConflict, "scenario "+name+" comes with the sandbox, not from POST /__sandbox/library: "+scenarios.ErrNotSaved.Error()))
 		return
 	}
-	if err := s.backend.Rules.Deactivate(r.Context(), name, ""); err != nil && !errors.Is(err, scenarios.ErrNotFound) {
-		s.reply.Fail(w, r, err)
+	if err := a.backend.Rules.Deactivate(r.Context(), name, ""); err != nil && !errors.Is(err, scenarios.ErrNotFound) {
+		a.reply.Fail(w, r, err)
 		return
 	}
-	err = s.backend.Library.Delete(r.Context(), name)
+	err = a.backend.Library.Delete(r.Context(), name)
 	switch {
 	case errors.Is(err, scenarios.ErrNotFound):
 		// Another caller deleted it between the read and now.
-		s.reply.Problem(w, r, reply.New(http.StatusNotFound, "no saved scenario named "+name))
+		a.reply.Problem(w, r, reply.New(http.StatusNotFound, "no saved scenario named "+name))
 	case err != nil:
-		s.reply.Fail(w, r, err)
+		a.reply.Fail(w, r, err)
 	default:
 		w.WriteHeader(http.StatusNoContent)
 	}
@@ -66,28 +66,28 @@ type journalWindow struct {
 // saveScenario answers POST /__sandbox/library: it adds a scenario to this
 // sandbox's library (in shared mode, to the one every replica reads), 201
 // with the scenario and its Location.
-func (s *Server) saveScenario(w http.ResponseWriter, r *http.Request) {
+func (a *API) saveScenario(w http.ResponseWriter, r *http.Request) {
 	var body savedScenario
-	if err := decodeAdminBody(r, &body); err != nil {
-		s.reply.Fail(w, r, err)
+	if err := a.decodeAdminBody(r, &body); err != nil {
+		a.reply.Fail(w, r, err)
 		return
 	}
 	sc := scenarios.Scenario{Name: body.Name, Description: body.Description, Rules: body.Rules}
 	if body.FromJournal != nil {
 		if body.Rules != nil {
-			s.reply.Problem(w, r, reply.Validation([]FieldError{{Field: "rules", Message: "give rules or fromJournal, not both"}}))
+			a.reply.Problem(w, r, reply.Validation([]reply.FieldError{{Field: "rules", Message: "give rules or fromJournal, not both"}}))
 			return
 		}
 		var err error
-		sc, err = s.replayJournal(r, body)
+		sc, err = a.replayJournal(r, body)
 		if err != nil {
-			s.saveFailed(w, r, err)
+			a.saveFailed(w, r, err)
 			return
 		}
 	}
-	saved, err := s.backend.Library.Save(r.Context(), sc)
+	saved, err := a.backend.Library.Save(r.Context(), sc)
 	if err != nil {
-		s.saveFailed(w, r, err)
+		a.saveFailed(w, r, err)
 		return
 	}
 	w.Header().Set("Location", "/__sandbox/library/"+sc.Name)
@@ -97,23 +97,23 @@ func (s *Server) saveScenario(w http.ResponseWriter, r *http.Request) {
 // saveFailed answers a scenario that could not be saved: 409 for a taken
 // name, 422 naming the field otherwise, and a failure of the journal or
 // of the saved scenarios' store (Redis) as the 503 it is.
-func (s *Server) saveFailed(w http.ResponseWriter, r *http.Request, err error) {
+func (a *API) saveFailed(w http.ResponseWriter, r *http.Request, err error) {
 	var fe *scenarios.FieldError
 	switch {
 	case errors.Is(err, scenarios.ErrScenarioExists):
-		s.reply.Problem(w, r, reply.New(http.StatusConflict, err.Error()+"; choose another name"))
+		a.reply.Problem(w, r, reply.New(http.StatusConflict, err.Error()+"; choose another name"))
 	case errors.Is(err, scenarios.ErrLibraryFull):
-		s.reply.Problem(w, r, reply.New(http.StatusUnprocessableEntity, err.Error()))
+		a.reply.Problem(w, r, reply.New(http.StatusUnprocessableEntity, err.Error()))
 	case errors.As(err, &fe):
-		s.reply.Problem(w, r, reply.Validation([]FieldError{{Field: fe.Field, Message: fe.Message}}))
+		a.reply.Problem(w, r, reply.Validation([]reply.FieldError{{Field: fe.Field, Message: fe.Message}}))
 	default:
-		s.reply.Fail(w, r, err)
+		a.reply.Fail(w, r, err)
 	}
 }
 
 // replayJournal builds the timeline that replays the answers the journal
 // holds for body's window.
-func (s *Server) replayJournal(r *http.Request, body savedScenario) (scenarios.Scenario, error) {
+func (a *API) replayJournal(r *http.Request, body savedScenario) (scenarios.Scenario, error) {
 	win := body.FromJournal
 	since, err1 := time.Parse(time.RFC3339Nano, win.Since)
 	until, err2 := time.Parse(time.RFC3339Nano, win.Until)
@@ -127,7 +127,7 @@ func (s *Server) replayJournal(r *http.Request, body savedScenario) (scenarios.S
 	case until.Sub(since) > scenarios.MaxPhaseDuration:
 		return scenarios.Scenario{}, &scenarios.FieldError{Field: "fromJournal.until", Message: fmt.Sprintf("the window may last at most %s", scenarios.MaxPhaseDuration)}
 	}
-	entries, err := s.backend.Journal.Find(r.Context(), journal.Filter{ClientID: win.ClientID, Since: since})
+	entries, err := a.backend.Journal.Find(r.Context(), journal.Filter{ClientID: win.ClientID, Since: since})
 	if err != nil {
 		return scenarios.Scenario{}, err // the journal failed: never an empty window
 	}

@@ -1,9 +1,7 @@
-package sandbox
+package admin
 
 import (
 	"net/http"
-
-	"github.com/gorilla/mux"
 
 	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/internal/console"
@@ -21,17 +19,17 @@ const consolePath = "/__sandbox/ui/"
 // The console's files carry no data, so they are served without the admin
 // token (a browser cannot send a bearer token when it navigates); the page
 // asks for the token when the admin API answers 401.
-func (s *Server) consoleRoutes(r *mux.Router) {
-	admin := func(h http.HandlerFunc) http.Handler { return s.adminOnly(h) }
-	s.handle(r, "/__sandbox/data/trials", methods{http.MethodGet: admin(s.dataTrials)})
-	s.handle(r, "/__sandbox/data/clients", methods{http.MethodGet: admin(s.dataClients)})
-	s.handle(r, "/__sandbox/data/referrals", methods{http.MethodGet: admin(s.dataReferrals)})
-	s.handle(r, "/__sandbox/data/qualified", methods{http.MethodGet: admin(s.dataQualified)})
+func (a *API) consoleRoutes(handle func(string, map[string]http.Handler), admin func(http.HandlerFunc) http.Handler) {
+	type methods = map[string]http.Handler
+	handle("/__sandbox/data/trials", methods{http.MethodGet: admin(a.dataTrials)})
+	handle("/__sandbox/data/clients", methods{http.MethodGet: admin(a.dataClients)})
+	handle("/__sandbox/data/referrals", methods{http.MethodGet: admin(a.dataReferrals)})
+	handle("/__sandbox/data/qualified", methods{http.MethodGet: admin(a.dataQualified)})
 
 	ui := http.StripPrefix("/__sandbox/ui", console.Handler())
-	s.handle(r, "/__sandbox/ui", methods{http.MethodGet: http.RedirectHandler(consolePath, http.StatusMovedPermanently)})
-	s.handle(r, consolePath, methods{http.MethodGet: ui})
-	s.handle(r, consolePath+"{asset}", methods{http.MethodGet: ui})
+	handle("/__sandbox/ui", methods{http.MethodGet: http.RedirectHandler(consolePath, http.StatusMovedPermanently)})
+	handle(consolePath, methods{http.MethodGet: ui})
+	handle(consolePath+"{asset}", methods{http.MethodGet: ui})
 }
 
 // clientView is a client registration as the console shows it: never the
@@ -61,8 +59,8 @@ type qualifiedRow struct {
 // dataTrials answers GET /__sandbox/data/trials: every trial of the
 // fixtures, including those the API does not list (inactive or not
 // accepting referrals), with their switches.
-func (s *Server) dataTrials(w http.ResponseWriter, _ *http.Request) {
-	trials := s.trials
+func (a *API) dataTrials(w http.ResponseWriter, _ *http.Request) {
+	trials := a.cfg.Trials
 	if trials == nil {
 		trials = []referrals.Trial{}
 	}
@@ -71,9 +69,9 @@ func (s *Server) dataTrials(w http.ResponseWriter, _ *http.Request) {
 
 // dataClients answers GET /__sandbox/data/clients: the clients that exist in
 // this environment, with roles and environment.
-func (s *Server) dataClients(w http.ResponseWriter, _ *http.Request) {
+func (a *API) dataClients(w http.ResponseWriter, _ *http.Request) {
 	clients := []clientView{}
-	for _, c := range s.cfg.Provider.Clients() {
+	for _, c := range a.cfg.Provider.Clients() {
 		clients = append(clients, clientView{
 			ClientID:    c.ClientID,
 			Roles:       orEmpty(c.Roles),
@@ -88,21 +86,21 @@ func (s *Server) dataClients(w http.ResponseWriter, _ *http.Request) {
 // dataReferrals answers GET /__sandbox/data/referrals?clientId=&cursor=&limit=:
 // one page of a partner's referrals, newest first, as the partner would list
 // them.
-func (s *Server) dataReferrals(w http.ResponseWriter, r *http.Request) {
-	clientID, page, ok := s.dataQuery(w, r)
+func (a *API) dataReferrals(w http.ResponseWriter, r *http.Request) {
+	clientID, page, ok := a.dataQuery(w, r)
 	if !ok {
 		return
 	}
-	items, next, err := s.backend.Records.ListReferrals(storeContext(r), clientID, page)
+	items, next, err := a.backend.Records.ListReferrals(storeContext(r), clientID, page)
 	if err != nil {
-		s.reply.Fail(w, r, listError(err))
+		a.reply.Fail(w, r, listError(err))
 		return
 	}
 	rows := make([]referralRow, 0, len(items))
 	for _, ref := range items {
-		view, err := s.adminReferral(ref)
+		view, err := a.adminReferral(ref)
 		if err != nil {
-			s.reply.Fail(w, r, err)
+			a.reply.Fail(w, r, err)
 			return
 		}
 		rows = append(rows, referralRow{adminReferral: view, NextStatuses: orEmpty(referrals.NextStatuses(ref.Status))})
@@ -117,24 +115,24 @@ func (s *Server) dataReferrals(w http.ResponseWriter, r *http.Request) {
 // what partners did with a record (and the service's processing), and the
 // conformance report and partners' tests read it as such. A QA engineer
 // browsing the console is neither, so looking must not change the trail.
-func (s *Server) dataQualified(w http.ResponseWriter, r *http.Request) {
-	clientID, page, ok := s.dataQuery(w, r)
+func (a *API) dataQualified(w http.ResponseWriter, r *http.Request) {
+	clientID, page, ok := a.dataQuery(w, r)
 	if !ok {
 		return
 	}
-	items, next, err := s.backend.Records.ListQualified(storeContext(r), clientID, page, nil)
+	items, next, err := a.backend.Records.ListQualified(storeContext(r), clientID, page, nil)
 	if err == nil {
-		items, err = s.settleAll(storeContext(r), items, reply.RequestID(r))
+		items, err = a.lifecycle.SettleAll(storeContext(r), items, reply.RequestID(r))
 	}
 	if err != nil {
-		s.reply.Fail(w, r, listError(err))
+		a.reply.Fail(w, r, listError(err))
 		return
 	}
 	rows := make([]qualifiedRow, 0, len(items))
 	for _, q := range items {
-		view, err := s.adminQualified(q)
+		view, err := a.adminQualified(q)
 		if err != nil {
-			s.reply.Fail(w, r, err)
+			a.reply.Fail(w, r, err)
 			return
 		}
 		rows = append(rows, qualifiedRow{adminQualified: view, NextStatuses: orEmpty(referrals.NextStatuses(q.Status))})
@@ -144,15 +142,15 @@ func (s *Server) dataQualified(w http.ResponseWriter, r *http.Request) {
 
 // dataQuery reads the required ?clientId= (records are stored per partner)
 // and the page, answering the problem itself when one is wrong.
-func (s *Server) dataQuery(w http.ResponseWriter, r *http.Request) (string, store.Page, bool) {
+func (a *API) dataQuery(w http.ResponseWriter, r *http.Request) (string, store.Page, bool) {
 	clientID := r.URL.Query().Get("clientId")
 	if clientID == "" {
-		s.reply.Fail(w, r, badQuery("clientId", "name the partner whose records to list, e.g. sandbox-partner (see /__sandbox/data/clients)"))
+		a.reply.Fail(w, r, badQuery("clientId", "name the partner whose records to list, e.g. sandbox-partner (see /__sandbox/data/clients)"))
 		return "", store.Page{}, false
 	}
-	page, err := pageFrom(r)
+	page, err := a.cfg.Reader.Page(r)
 	if err != nil {
-		s.reply.Fail(w, r, err)
+		a.reply.Fail(w, r, err)
 		return "", store.Page{}, false
 	}
 	return clientID, page, true

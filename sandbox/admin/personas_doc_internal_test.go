@@ -1,4 +1,4 @@
-package sandbox
+package admin
 
 import (
 	"flag"
@@ -8,11 +8,11 @@ import (
 )
 
 // personasDoc is the page whose table personaTable generates.
-const personasDoc = "../docs/personas.md"
+const personasDoc = "../../docs/personas.md"
 
 // The markers around the generated table in personasDoc.
 const (
-	personasBegin = "<!-- personas: generated from sandbox/personas.go by `go test ./sandbox -run TestPersonasDocMatchesTheSource -update-personas`; do not edit by hand -->\n"
+	personasBegin = "<!-- personas: generated from sandbox/admin/personas.go by `go test ./sandbox/admin -run TestPersonasDocMatchesTheSource -update-personas`; do not edit by hand -->\n"
 	personasEnd   = "<!-- end of personas -->\n"
 )
 
@@ -40,6 +40,6 @@ func TestPersonasDocMatchesTheSource(t *testing.T) {
 		return
 	}
 	if table != want {
-		t.Errorf("%s's persona table is not what personaList gives; run go test ./sandbox -run TestPersonasDocMatchesTheSource -update-personas\nhave:\n%s\nwant:\n%s", personasDoc, table, want)
+		t.Errorf("%s's persona table is not what personaList gives; run go test ./sandbox/admin -run TestPersonasDocMatchesTheSource -update-personas\nhave:\n%s\nwant:\n%s", personasDoc, table, want)
 	}
 }

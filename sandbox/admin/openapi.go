@@ -1,4 +1,4 @@
-package sandbox
+package admin
 
 import (
 	"fmt"
@@ -12,10 +12,10 @@ import (
 // first. Its servers entry names the address it was fetched at, or
 // --public-url, as the API's document does. It is a document of its own so partners' generated clients, built
 // from /api/v1/openapi.json, never contain the sandbox's controls.
-func (s *Server) serveAdminOpenAPI(w http.ResponseWriter, r *http.Request) {
-	doc, err := openapi.ServedAdmin(s.cfg.Provider.BaseURL(r))
+func (a *API) serveAdminOpenAPI(w http.ResponseWriter, r *http.Request) {
+	doc, err := openapi.ServedAdmin(a.cfg.Provider.BaseURL(r))
 	if err != nil {
-		s.reply.Fail(w, r, fmt.Errorf("admin OpenAPI document: %w", err))
+		a.reply.Fail(w, r, fmt.Errorf("admin OpenAPI document: %w", err))
 		return
 	}
 	w.Header().Set("Content-Type", openapi.ContentType)
