@@ -51,12 +51,8 @@ func (s *Server) newAdmin() (*admin.API, error) {
 		Token:        s.cfg.AdminToken, AllowedHosts: s.cfg.AllowedHosts, HTTPSOnly: s.cfg.HTTPSOnly,
 		Version: s.cfg.Build.Version, RequestIDHeader: RequestIDHeader, RuleHeader: RuleHeader,
 		RateLimits: adminRateLimits{s.limiter},
-		Reader: admin.Reader{
-			Decode: func(r *http.Request, into any) ([]string, []FieldError, error) {
-				return decodeSubmission(r, maxBodyBytes, into)
-			},
-			Query: strictQuery,
-			Page:  pageFrom,
+		Decode: func(r *http.Request, into any) ([]string, []FieldError, error) {
+			return decodeSubmission(r, maxBodyBytes, into)
 		},
 		Shapes: admin.Shapes{Referral: s.adminReferralRecord, Qualified: s.adminQualifiedRecord},
 		Handle: func(r *mux.Router, path string, m map[string]http.Handler) { s.handle(r, path, m) },

@@ -9,6 +9,7 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
 	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/request"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
@@ -25,22 +26,22 @@ type auditTrailPage struct {
 // Reading the trail is not itself recorded in it: it shows no patient data,
 // and recording it would make the trail grow while being paged.
 func (s *Server) getQualifiedAuditTrail(w http.ResponseWriter, r *http.Request, caller idp.Principal) {
-	page, err := pageFrom(r)
+	page, err := request.Page(r)
 	if err != nil {
 		s.reply.Fail(w, r, err)
 		return
 	}
-	trail, next, err := s.backend.Records.QualifiedAuditTrail(storeContext(r), caller.ClientID, mux.Vars(r)["external_source_id"], page)
+	trail, next, err := s.backend.Records.QualifiedAuditTrail(request.StoreContext(r), caller.ClientID, mux.Vars(r)["external_source_id"], page)
 	if errors.Is(err, store.ErrNotFound) {
 		s.reply.Problem(w, r, reply.New(http.StatusNotFound, "no qualified referral with that externalSourceId"))
 		return
 	}
 	if err != nil {
-		s.reply.Fail(w, r, listError(err))
+		s.reply.Fail(w, r, request.ListError(err))
 		return
 	}
 	if trail == nil {
 		trail = []referrals.AuditEntry{}
 	}
-	reply.JSON(w, http.StatusOK, auditTrailPage{AuditTrail: trail, NextCursor: nextCursor(next)})
+	reply.JSON(w, http.StatusOK, auditTrailPage{AuditTrail: trail, NextCursor: request.NextCursor(next)})
 }

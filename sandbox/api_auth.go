@@ -8,6 +8,7 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/exchange"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/request"
 )
 
 // Roles (app permissions) the API checks, as clients.json grants them.
@@ -50,7 +51,7 @@ func (s *Server) authenticated(role string, h apiSubmitter) exchange.HandlerFunc
 	return func(w http.ResponseWriter, r *http.Request, c exchange.Caller) exchange.Outcome {
 		caller, err := idp.Principal{}, c.TokenErr
 		if err == nil {
-			caller, err = s.cfg.Provider.Validate(bearerToken(r), idp.Expectation{
+			caller, err = s.cfg.Provider.Validate(request.Bearer(r), idp.Expectation{
 				Audience:      s.audience,
 				ApplicationID: s.audienceID,
 				Issuers:       s.issuers(r),
@@ -124,15 +125,6 @@ func challengeText(s string) string {
 		}
 		return r
 	}, s)
-}
-
-// bearerToken returns the token of an "Authorization: Bearer" header.
-func bearerToken(r *http.Request) string {
-	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return ""
-	}
-	return strings.TrimSpace(token)
 }
 
 // issuers are the iss values accepted on r: tokens issued at the address the

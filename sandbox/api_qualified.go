@@ -10,6 +10,7 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/contractdoc"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/request"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
@@ -52,17 +53,17 @@ func (s *Server) createQualified(w http.ResponseWriter, r *http.Request, caller 
 }
 
 func (s *Server) listQualified(w http.ResponseWriter, r *http.Request, caller idp.Principal) {
-	page, err := pageFrom(r)
+	page, err := request.Page(r)
 	if err != nil {
 		s.reply.Fail(w, r, err)
 		return
 	}
-	items, next, err := s.backend.Records.ListQualified(storeContext(r), caller.ClientID, page, s.viewedBy(r, caller))
+	items, next, err := s.backend.Records.ListQualified(request.StoreContext(r), caller.ClientID, page, s.viewedBy(r, caller))
 	if err == nil {
-		items, err = s.lifecycle.SettleAll(storeContext(r), items, reply.RequestID(r))
+		items, err = s.lifecycle.SettleAll(request.StoreContext(r), items, reply.RequestID(r))
 	}
 	if err != nil {
-		s.reply.Fail(w, r, listError(err))
+		s.reply.Fail(w, r, request.ListError(err))
 		return
 	}
 	if s.contract.shapes(qualifiedKind) {
@@ -72,13 +73,13 @@ func (s *Server) listQualified(w http.ResponseWriter, r *http.Request, caller id
 	if items == nil {
 		items = []referrals.QualifiedReferral{}
 	}
-	reply.JSON(w, http.StatusOK, qualifiedPage{QualifiedReferrals: items, NextCursor: nextCursor(next)})
+	reply.JSON(w, http.StatusOK, qualifiedPage{QualifiedReferrals: items, NextCursor: request.NextCursor(next)})
 }
 
 func (s *Server) getQualified(w http.ResponseWriter, r *http.Request, caller idp.Principal) {
-	q, err := s.backend.Records.GetQualified(storeContext(r), caller.ClientID, pathVars(r)["external_source_id"], s.viewedBy(r, caller))
+	q, err := s.backend.Records.GetQualified(request.StoreContext(r), caller.ClientID, request.PathVars(r)["external_source_id"], s.viewedBy(r, caller))
 	if err == nil {
-		q, err = s.lifecycle.Settle(storeContext(r), q, reply.RequestID(r))
+		q, err = s.lifecycle.Settle(request.StoreContext(r), q, reply.RequestID(r))
 	}
 	if errors.Is(err, store.ErrNotFound) {
 		s.reply.Problem(w, r, reply.New(http.StatusNotFound, "no qualified referral with that externalSourceId"))
@@ -114,7 +115,7 @@ func (s *Server) storeQualified(w http.ResponseWriter, r *http.Request, q referr
 		s.storeQualifiedJSON(w, r, c, q)
 		return
 	}
-	err := s.backend.Records.CreateQualified(storeContext(r), q)
+	err := s.backend.Records.CreateQualified(request.StoreContext(r), q)
 	if errors.Is(err, store.ErrConflict) {
 		s.qualifiedConflict(w, r, q.ExternalSourceID)
 		return
@@ -140,7 +141,7 @@ type qualifiedJSONCreator interface {
 func (s *Server) storeQualifiedJSON(w http.ResponseWriter, r *http.Request, c qualifiedJSONCreator, q referrals.QualifiedReferral) {
 	buf := s.pageBuffer()
 	defer s.releasePageBuffer(buf)
-	b, err := c.CreateQualifiedJSON(storeContext(r), (*buf)[:0], q)
+	b, err := c.CreateQualifiedJSON(request.StoreContext(r), (*buf)[:0], q)
 	*buf = b
 	switch {
 	case errors.Is(err, store.ErrConflict):

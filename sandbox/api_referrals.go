@@ -14,6 +14,7 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/contractdoc"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/request"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
@@ -46,7 +47,7 @@ func (s *Server) createReferral(w http.ResponseWriter, r *http.Request, caller i
 		Notes:       req.Notes,
 	}
 	submission = submissionOf(trialID, req.Patient)
-	if err := s.backend.Records.CreateReferral(storeContext(r), ref); err != nil {
+	if err := s.backend.Records.CreateReferral(request.StoreContext(r), ref); err != nil {
 		s.reply.Fail(w, r, err)
 		return submission
 	}
@@ -56,7 +57,7 @@ func (s *Server) createReferral(w http.ResponseWriter, r *http.Request, caller i
 }
 
 func (s *Server) listReferrals(w http.ResponseWriter, r *http.Request, caller idp.Principal) {
-	page, err := pageFrom(r)
+	page, err := request.Page(r)
 	if err != nil {
 		s.reply.Fail(w, r, err)
 		return
@@ -66,9 +67,9 @@ func (s *Server) listReferrals(w http.ResponseWriter, r *http.Request, caller id
 		s.writeReferralsPage(w, r, l, caller.ClientID, page)
 		return
 	}
-	items, next, err := s.backend.Records.ListReferrals(storeContext(r), caller.ClientID, page)
+	items, next, err := s.backend.Records.ListReferrals(request.StoreContext(r), caller.ClientID, page)
 	if err != nil {
-		s.reply.Fail(w, r, listError(err))
+		s.reply.Fail(w, r, request.ListError(err))
 		return
 	}
 	if s.contract.shapes(referralKind) {
@@ -78,15 +79,15 @@ func (s *Server) listReferrals(w http.ResponseWriter, r *http.Request, caller id
 	if items == nil {
 		items = []referrals.Referral{}
 	}
-	reply.JSON(w, http.StatusOK, referralsPage{Referrals: items, NextCursor: nextCursor(next)})
+	reply.JSON(w, http.StatusOK, referralsPage{Referrals: items, NextCursor: request.NextCursor(next)})
 }
 
 // getReferral answers 404 alike for an unknown id, another partner's
 // referral and a trial id that is not the referral's: never revealing that
 // a record exists.
 func (s *Server) getReferral(w http.ResponseWriter, r *http.Request, caller idp.Principal) {
-	vars := pathVars(r)
-	ref, err := s.backend.Records.GetReferral(storeContext(r), caller.ClientID, vars["outcomes_id"])
+	vars := request.PathVars(r)
+	ref, err := s.backend.Records.GetReferral(request.StoreContext(r), caller.ClientID, vars["outcomes_id"])
 	if err == nil && !s.trialNamed(vars["trial_id"], ref.TrialID) {
 		err = store.ErrNotFound
 	}
@@ -152,7 +153,7 @@ func (s *Server) writeReferralsPage(w http.ResponseWriter, r *http.Request, l re
 	b := append((*buf)[:0], `{"referrals":[`...)
 	b, next, err := l.AppendReferralsJSON(r.Context(), b, clientID, page)
 	if err != nil {
-		s.reply.Fail(w, r, listError(err))
+		s.reply.Fail(w, r, request.ListError(err))
 		return
 	}
 	b = append(b, `],"nextCursor":`...)

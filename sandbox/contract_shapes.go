@@ -9,6 +9,7 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/contractdoc"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/request"
 )
 
 // recordKind is a kind of record: trial-based referrals, or qualified ones.
@@ -165,7 +166,7 @@ func (s *Server) writeQualified(w http.ResponseWriter, r *http.Request, status i
 func writePage[T any](s *Server, w http.ResponseWriter, r *http.Request, k recordKind, items []T, next string, render func(*contractdoc.Shape, T) (map[string]any, error)) {
 	page, item, member := s.contract.itemShape(k)
 	var cursor any
-	if c := nextCursor(next); c != nil {
+	if c := request.NextCursor(next); c != nil {
 		cursor = *c
 	}
 	body, err := page.Render(nil, map[contractdoc.Member]any{contractdoc.NextCursor: cursor})

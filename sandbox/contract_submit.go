@@ -14,6 +14,7 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/contractdoc"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/request"
 )
 
 // readContractSubmission reads a submission to an operation a contract took
@@ -147,7 +148,7 @@ func (s *Server) createReferralByContract(w http.ResponseWriter, r *http.Request
 		SubmittedAt: now.UTC().Format(referrals.TimestampLayout),
 		Submission:  raw,
 	}
-	if err := s.backend.Records.CreateReferral(storeContext(r), ref); err != nil {
+	if err := s.backend.Records.CreateReferral(request.StoreContext(r), ref); err != nil {
 		s.reply.Fail(w, r, err)
 		return sub.digest
 	}

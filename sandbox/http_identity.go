@@ -6,6 +6,7 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redact"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/exchange"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/request"
 	"github.com/referrals-sandbox/referrals-sandbox/scenarios"
 )
 
@@ -37,7 +38,7 @@ func (s *Server) identify(r *http.Request) exchange.Caller {
 		// up that client's rules.
 		return c
 	}
-	raw := bearerToken(r)
+	raw := request.Bearer(r)
 	fromHeader := raw != ""
 	if !fromHeader {
 		raw = s.queryToken(r)

@@ -9,6 +9,7 @@ import (
 	"github.com/gorilla/mux"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/exchange"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/request"
 )
 
 // methods maps each HTTP method a path answers to its handler, for
@@ -73,5 +74,5 @@ func (p *pathRoute) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // notFound answers unknown paths with a problem body.
 func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
 	escaped := r.URL.EscapedPath()
-	s.reply.Problem(w, r, reply.New(http.StatusNotFound, "no such path: "+escaped+uncleanPathHint(escaped)))
+	s.reply.Problem(w, r, reply.New(http.StatusNotFound, "no such path: "+escaped+request.UncleanPathHint(escaped)))
 }

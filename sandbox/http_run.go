@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/referrals-sandbox/referrals-sandbox/internal/lazyregexp"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/request"
 )
 
 // RunHeader labels the program a request comes from, for the conformance
@@ -33,16 +34,16 @@ func runOf(r *http.Request) string {
 // malformed, empty or given twice rather than reading one of them.
 func checkRun(r *http.Request) error {
 	if strings.Contains(r.URL.RawQuery, "run") {
-		q, err := strictQuery(r.URL.RawQuery)
+		q, err := request.StrictQuery(r.URL.RawQuery)
 		if err != nil {
 			return err
 		}
 		if v, ok := q["run"]; ok && !runPattern().MatchString(v) {
-			return fmt.Errorf("?run= %q: give 1 to 64 characters of A-Z a-z 0-9 . _ : / -", printable(v))
+			return fmt.Errorf("?run= %q: give 1 to 64 characters of A-Z a-z 0-9 . _ : / -", request.Printable(v))
 		}
 	}
 	if v := r.Header.Get(RunHeader); v != "" && !runPattern().MatchString(v) {
-		return fmt.Errorf("%s %q: give 1 to 64 characters of A-Z a-z 0-9 . _ : / -", RunHeader, printable(v))
+		return fmt.Errorf("%s %q: give 1 to 64 characters of A-Z a-z 0-9 . _ : / -", RunHeader, request.Printable(v))
 	}
 	return nil
 }

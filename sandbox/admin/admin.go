@@ -44,22 +44,6 @@ type RateLimits interface {
 	Forget(ctx context.Context, clientID string) error
 }
 
-// Reader is how the partner API reads requests, which the admin API reads
-// the same way so that a malformed body or query gets the same answer on
-// both. The root owns it, with the API's decoding.
-type Reader struct {
-	// Decode reads r's JSON body into into (a pointer), refusing what is
-	// not JSON or too large with a reply.RequestError; it returns the
-	// unknown fields and the known ones that hold null, invalid UTF-8 or
-	// NUL.
-	Decode func(r *http.Request, into any) (unknown []string, invalid []reply.FieldError, err error)
-	// Query parses a raw query, refusing a malformed escape or a
-	// parameter given twice with a reply.RequestError naming it.
-	Query func(raw string) (map[string]string, error)
-	// Page reads ?cursor= and ?limit= as the API's listings do.
-	Page func(r *http.Request) (store.Page, error)
-}
-
 // Shapes render stored records as their partner reads them under
 // --contract; a nil function (or a nil map returned) means the record is
 // answered as stored. The root owns the contract's shapes, which also
@@ -114,8 +98,12 @@ type Config struct {
 	RequestIDHeader, RuleHeader string
 	// RateLimits is the root's rate limiter.
 	RateLimits RateLimits
-	// Reader is the partner API's reading of bodies and queries.
-	Reader Reader
+	// Decode reads r's JSON body into into (a pointer) as the partner API
+	// reads its submissions, so that a malformed body gets the same answer
+	// on both: what is not JSON or too large is a reply.RequestError; it
+	// returns the unknown fields and the known ones that hold null,
+	// invalid UTF-8 or NUL.
+	Decode func(r *http.Request, into any) (unknown []string, invalid []reply.FieldError, err error)
 	// Shapes are the contract's record shapes.
 	Shapes Shapes
 	// Handle is the root's route table's way of registering a path.
@@ -154,7 +142,7 @@ func New(cfg Config) (*API, error) {
 		return nil, errors.New("admin: no fixture records to reset to")
 	case cfg.RateLimits == nil:
 		return nil, errors.New("admin: no rate limits")
-	case cfg.Reader.Decode == nil || cfg.Reader.Query == nil || cfg.Reader.Page == nil:
+	case cfg.Decode == nil:
 		return nil, errors.New("admin: no request reader")
 	case cfg.Handle == nil:
 		return nil, errors.New("admin: no route table")

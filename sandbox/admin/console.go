@@ -6,6 +6,7 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/internal/console"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/request"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
@@ -91,9 +92,9 @@ func (a *API) dataReferrals(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	items, next, err := a.backend.Records.ListReferrals(storeContext(r), clientID, page)
+	items, next, err := a.backend.Records.ListReferrals(request.StoreContext(r), clientID, page)
 	if err != nil {
-		a.reply.Fail(w, r, listError(err))
+		a.reply.Fail(w, r, request.ListError(err))
 		return
 	}
 	rows := make([]referralRow, 0, len(items))
@@ -105,7 +106,7 @@ func (a *API) dataReferrals(w http.ResponseWriter, r *http.Request) {
 		}
 		rows = append(rows, referralRow{adminReferral: view, NextStatuses: orEmpty(referrals.NextStatuses(ref.Status))})
 	}
-	reply.JSON(w, http.StatusOK, map[string]any{"referrals": rows, "nextCursor": nextCursor(next)})
+	reply.JSON(w, http.StatusOK, map[string]any{"referrals": rows, "nextCursor": request.NextCursor(next)})
 }
 
 // dataQualified answers GET /__sandbox/data/qualified?clientId=&cursor=&limit=,
@@ -120,12 +121,12 @@ func (a *API) dataQualified(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	items, next, err := a.backend.Records.ListQualified(storeContext(r), clientID, page, nil)
+	items, next, err := a.backend.Records.ListQualified(request.StoreContext(r), clientID, page, nil)
 	if err == nil {
-		items, err = a.lifecycle.SettleAll(storeContext(r), items, reply.RequestID(r))
+		items, err = a.lifecycle.SettleAll(request.StoreContext(r), items, reply.RequestID(r))
 	}
 	if err != nil {
-		a.reply.Fail(w, r, listError(err))
+		a.reply.Fail(w, r, request.ListError(err))
 		return
 	}
 	rows := make([]qualifiedRow, 0, len(items))
@@ -137,7 +138,7 @@ func (a *API) dataQualified(w http.ResponseWriter, r *http.Request) {
 		}
 		rows = append(rows, qualifiedRow{adminQualified: view, NextStatuses: orEmpty(referrals.NextStatuses(q.Status))})
 	}
-	reply.JSON(w, http.StatusOK, map[string]any{"qualifiedReferrals": rows, "nextCursor": nextCursor(next)})
+	reply.JSON(w, http.StatusOK, map[string]any{"qualifiedReferrals": rows, "nextCursor": request.NextCursor(next)})
 }
 
 // dataQuery reads the required ?clientId= (records are stored per partner)
@@ -145,10 +146,10 @@ func (a *API) dataQualified(w http.ResponseWriter, r *http.Request) {
 func (a *API) dataQuery(w http.ResponseWriter, r *http.Request) (string, store.Page, bool) {
 	clientID := r.URL.Query().Get("clientId")
 	if clientID == "" {
-		a.reply.Fail(w, r, badQuery("clientId", "name the partner whose records to list, e.g. sandbox-partner (see /__sandbox/data/clients)"))
+		a.reply.Fail(w, r, request.BadQuery("clientId", "name the partner whose records to list, e.g. sandbox-partner (see /__sandbox/data/clients)"))
 		return "", store.Page{}, false
 	}
-	page, err := a.cfg.Reader.Page(r)
+	page, err := request.Page(r)
 	if err != nil {
 		a.reply.Fail(w, r, err)
 		return "", store.Page{}, false

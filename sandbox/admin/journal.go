@@ -3,6 +3,7 @@ package admin
 import (
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/request"
 
 	"fmt"
 	"net/http"
@@ -65,14 +66,14 @@ func (a *API) journalQuery(w http.ResponseWriter, r *http.Request) (f journal.Fi
 	var errs []reply.FieldError
 	if v := q.Get("status"); v != "" {
 		n, err := strconv.Atoi(v)
-		if err != nil || !isDigits(v) || n < 100 || n > 599 {
+		if err != nil || !request.IsDigits(v) || n < 100 || n > 599 {
 			errs = append(errs, reply.FieldError{Field: "status", Message: "must be an HTTP status code such as 401"})
 		}
 		f.Status = n
 	}
 	if v := q.Get("afterId"); v != "" {
 		n, err := strconv.ParseUint(v, 10, 64)
-		if err != nil || !isDigits(v) {
+		if err != nil || !request.IsDigits(v) {
 			errs = append(errs, reply.FieldError{Field: "afterId", Message: "must be a journal entry id"})
 		}
 		f.AfterID = n
@@ -86,7 +87,7 @@ func (a *API) journalQuery(w http.ResponseWriter, r *http.Request) (f journal.Fi
 	}
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
-		if err != nil || !isDigits(v) || n < 1 || n > journal.MaxPageLimit {
+		if err != nil || !request.IsDigits(v) || n < 1 || n > journal.MaxPageLimit {
 			errs = append(errs, reply.FieldError{Field: "limit", Message: fmt.Sprintf("must be a whole number from 1 to %d", journal.MaxPageLimit)})
 		}
 		limit = n

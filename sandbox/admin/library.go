@@ -9,6 +9,7 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/request"
 	"github.com/referrals-sandbox/referrals-sandbox/scenarios"
 )
 
@@ -27,7 +28,7 @@ type savedScenario struct {
 // ones. Deactivating first means no activation is left behind whose
 // scenario no longer exists (and so could not be switched off by name).
 func (a *API) deleteSavedScenario(w http.ResponseWriter, r *http.Request) {
-	name := pathVars(r)["name"]
+	name := request.PathVars(r)["name"]
 	sc, ok, err := a.backend.Library.Get(r.Context(), name)
 	switch {
 	case err != nil:

@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/request"
 )
 
 // Only wraps h in the checks every admin call passes, for the root's
@@ -22,7 +23,7 @@ import (
 func (a *API) Only(h http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if a.cfg.Token != "" {
-			if !adminTokenMatches(bearerToken(r), a.cfg.Token) {
+			if !adminTokenMatches(request.Bearer(r), a.cfg.Token) {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="referrals-sandbox admin"`)
 				a.reply.Problem(w, r, reply.New(http.StatusUnauthorized, "the admin API needs the admin token (--admin-token) as a bearer token"))
 				return
@@ -87,7 +88,7 @@ func (a *API) decodeAdminBody(r *http.Request, into any) error {
 	if r.ContentLength == 0 {
 		return reply.NewRequestError(http.StatusBadRequest, "the request body is empty; "+adminJSONHint)
 	}
-	unknown, content, err := a.cfg.Reader.Decode(r, into)
+	unknown, content, err := a.cfg.Decode(r, into)
 	if err != nil {
 		return err
 	}
@@ -105,13 +106,13 @@ func (a *API) decodeAdminBody(r *http.Request, into any) error {
 // checkAdminQuery refuses an admin query the API's query reading refuses, and any
 // parameter given empty.
 func (a *API) checkAdminQuery(raw string) error {
-	q, err := a.cfg.Reader.Query(raw)
+	q, err := request.StrictQuery(raw)
 	if err != nil {
 		return err
 	}
 	for k, v := range q {
 		if v == "" {
-			return badQuery(k, "is empty; leave it out instead")
+			return request.BadQuery(k, "is empty; leave it out instead")
 		}
 	}
 	return nil

@@ -7,6 +7,7 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/conformance"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/request"
 )
 
 // serveReport answers GET /__sandbox/report: the client conformance report
@@ -33,7 +34,7 @@ func (a *API) serveReport(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		n, err := strconv.Atoi(v)
-		if err != nil || !isDigits(v) || n < 1 {
+		if err != nil || !request.IsDigits(v) || n < 1 {
 			errs = append(errs, reply.FieldError{Field: p.name, Message: "must be a positive whole number"})
 		}
 		*p.into = n

@@ -6,6 +6,7 @@ import (
 
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/backend"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/request"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
@@ -34,7 +35,7 @@ func (a *API) reset(w http.ResponseWriter, r *http.Request) {
 		a.resetClient(w, r, *req.ClientID)
 		return
 	}
-	if err := store.ResetFrom(storeContext(r), a.backend.Records, a.cfg.Records); err != nil {
+	if err := store.ResetFrom(request.StoreContext(r), a.backend.Records, a.cfg.Records); err != nil {
 		a.reply.Fail(w, r, a.backend.Failure("reset store", err))
 		return
 	}
@@ -69,7 +70,7 @@ func (a *API) resetClient(w http.ResponseWriter, r *http.Request, clientID strin
 	if !a.clientExists(w, r, clientID) {
 		return
 	}
-	if err := store.ResetClientFrom(storeContext(r), a.backend.Records, clientID, a.cfg.Records); err != nil {
+	if err := store.ResetClientFrom(request.StoreContext(r), a.backend.Records, clientID, a.cfg.Records); err != nil {
 		a.reply.Fail(w, r, a.backend.Failure("reset the records of "+clientID, err))
 		return
 	}

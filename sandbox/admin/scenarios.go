@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/request"
 	"github.com/referrals-sandbox/referrals-sandbox/scenarios"
 )
 
@@ -83,7 +84,7 @@ func (a *API) clearRules(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) getRule(w http.ResponseWriter, r *http.Request) {
-	status, err := a.backend.Rules.Get(r.Context(), pathVars(r)["id"])
+	status, err := a.backend.Rules.Get(r.Context(), request.PathVars(r)["id"])
 	if errors.Is(err, scenarios.ErrNotFound) {
 		a.reply.Problem(w, r, reply.New(http.StatusNotFound, "no active rule with that id (a rule whose times ran out is retired)"))
 		return
@@ -96,7 +97,7 @@ func (a *API) getRule(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) deleteRule(w http.ResponseWriter, r *http.Request) {
-	err := a.backend.Rules.Remove(r.Context(), pathVars(r)["id"])
+	err := a.backend.Rules.Remove(r.Context(), request.PathVars(r)["id"])
 	if errors.Is(err, scenarios.ErrNotFound) {
 		a.reply.Problem(w, r, reply.New(http.StatusNotFound, "no active rule with that id"))
 		return
@@ -130,7 +131,7 @@ func (a *API) listLibrary(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) getScenario(w http.ResponseWriter, r *http.Request) {
-	name := pathVars(r)["name"]
+	name := request.PathVars(r)["name"]
 	sc, ok, err := a.backend.Library.Get(r.Context(), name)
 	switch {
 	case err != nil:
@@ -157,7 +158,7 @@ func (a *API) activateScenario(w http.ResponseWriter, r *http.Request) {
 		a.reply.Problem(w, r, ruleProblem(err))
 		return
 	}
-	name := pathVars(r)["name"]
+	name := request.PathVars(r)["name"]
 	rules, err := a.backend.Rules.Activate(r.Context(), name, body.ClientID)
 	if errors.Is(err, scenarios.ErrUnknownScenario) {
 		a.unknownScenario(w, r, name)
@@ -177,7 +178,7 @@ func (a *API) activateScenario(w http.ResponseWriter, r *http.Request) {
 // deactivateScenario removes one activation: ?clientId= names the client it
 // was bound to; without it every activation of the scenario goes.
 func (a *API) deactivateScenario(w http.ResponseWriter, r *http.Request) {
-	name := pathVars(r)["name"]
+	name := request.PathVars(r)["name"]
 	if _, ok, err := a.backend.Library.Get(r.Context(), name); err != nil || !ok {
 		if err != nil {
 			a.reply.Fail(w, r, err)

@@ -9,6 +9,7 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/lifecycle"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/request"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
@@ -38,13 +39,13 @@ func (a *API) moveReferralStatus(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	vars := pathVars(r)
-	found, err := a.backend.Records.FindReferral(storeContext(r), vars["outcomes_id"])
+	vars := request.PathVars(r)
+	found, err := a.backend.Records.FindReferral(request.StoreContext(r), vars["outcomes_id"])
 	if err == nil && !a.trialNamed(vars["trial_id"], found.TrialID) {
 		err = store.ErrNotFound
 	}
 	if err == nil {
-		found, err = a.backend.Records.UpdateReferral(storeContext(r), found.ClientID, found.OutcomesID, func(ref *referrals.Referral) error {
+		found, err = a.backend.Records.UpdateReferral(request.StoreContext(r), found.ClientID, found.OutcomesID, func(ref *referrals.Referral) error {
 			if !referrals.CanMove(ref.Status, m.Status) {
 				return lifecycle.BadTransition{From: ref.Status, To: m.Status}
 			}
@@ -68,11 +69,11 @@ func (a *API) moveQualifiedStatus(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	id := pathVars(r)["external_source_id"]
-	owner, err := a.qualifiedOwner(storeContext(r), id, m.ClientID)
+	id := request.PathVars(r)["external_source_id"]
+	owner, err := a.qualifiedOwner(request.StoreContext(r), id, m.ClientID)
 	var updated referrals.QualifiedReferral
 	if err == nil {
-		updated, err = a.backend.Records.UpdateQualified(storeContext(r), owner, id, func(q *referrals.QualifiedReferral) error {
+		updated, err = a.backend.Records.UpdateQualified(request.StoreContext(r), owner, id, func(q *referrals.QualifiedReferral) error {
 			return lifecycle.ChangeStatus(q, lifecycle.Change{
 				To: m.Status, At: a.clocks.Now(owner), Actor: "sandbox-admin", RequestID: reply.RequestID(r),
 			})

@@ -1,4 +1,4 @@
-package sandbox
+package request
 
 import (
 	"net/http"
@@ -17,10 +17,10 @@ import (
 // by reading the list. The sandbox never redirects: such a path is a 404
 // naming it, and an encoded "%2F" or ".." inside an id stays part of the id.
 
-// pathVars returns the route's variables decoded: with UseEncodedPath mux
+// PathVars returns the route's variables decoded: with UseEncodedPath mux
 // hands them out as they were encoded ("a%2Fb"), and the handlers want the
 // id the client meant ("a/b").
-func pathVars(r *http.Request) map[string]string {
+func PathVars(r *http.Request) map[string]string {
 	vars := mux.Vars(r)
 	out := make(map[string]string, len(vars))
 	for k, v := range vars {
@@ -32,9 +32,9 @@ func pathVars(r *http.Request) map[string]string {
 	return out
 }
 
-// uncleanPathHint explains a 404 for a path that is not in canonical form,
+// UncleanPathHint explains a 404 for a path that is not in canonical form,
 // naming the path the client probably meant; "" for a clean path.
-func uncleanPathHint(escaped string) string {
+func UncleanPathHint(escaped string) string {
 	cleaned := path.Clean(escaped)
 	if strings.HasSuffix(escaped, "/") && cleaned != "/" {
 		cleaned += "/"
