@@ -7,11 +7,11 @@ import (
 
 	"github.com/gorilla/mux"
 
-	"github.com/referrals-sandbox/referrals-sandbox/referrals"
+	"github.com/referrals-sandbox/referrals-sandbox/idp"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/admin"
-	"github.com/referrals-sandbox/referrals-sandbox/sandbox/contractdoc"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/exchange"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/partnerapi"
 )
 
 // The admin API is package admin; the root gives it what it needs here,
@@ -46,34 +46,17 @@ func allowedHosts(opts Config) ([]string, error) {
 func (s *Server) newAdmin() (*admin.API, error) {
 	return admin.New(admin.Config{
 		Backend: s.backend, Provider: s.cfg.Provider, Replier: s.reply, Logger: s.log,
-		Records: s.records, Trials: s.trials, Audience: s.audience,
+		Records: s.records, Trials: s.trials, Audience: idp.DefaultResource,
 		PartnerRoles: []string{RoleTrialsRead, RoleReferralsRead, RoleReferralsWrite, RoleQualifiedReferralsRead, RoleQualifiedReferralsWrite},
 		Token:        s.cfg.AdminToken, AllowedHosts: s.cfg.AllowedHosts, HTTPSOnly: s.cfg.HTTPSOnly,
 		Version: s.cfg.Build.Version, RequestIDHeader: RequestIDHeader, RuleHeader: RuleHeader,
 		RateLimits: adminRateLimits{s.limiter},
 		Decode: func(r *http.Request, into any) ([]string, []FieldError, error) {
-			return decodeSubmission(r, maxBodyBytes, into)
+			return partnerapi.DecodeSubmission(r, partnerapi.MaxBodyBytes, into)
 		},
-		Shapes: admin.Shapes{Referral: s.adminReferralRecord, Qualified: s.adminQualifiedRecord},
+		Shapes: admin.Shapes{Referral: s.api.ReferralRecord, Qualified: s.api.QualifiedRecord},
 		Handle: func(r *mux.Router, path string, m map[string]http.Handler) { s.handle(r, path, m) },
 	})
-}
-
-// adminReferralRecord is ref as its partner reads it under --contract, or
-// nil when the contract does not shape referrals.
-func (s *Server) adminReferralRecord(ref referrals.Referral) (map[string]any, error) {
-	if !s.contract.shapes(referralKind) {
-		return nil, nil
-	}
-	return renderReferral(s.contract.recordShape(referralKind, contractdoc.GetReferral), ref)
-}
-
-// adminQualifiedRecord is adminReferralRecord for qualified referrals.
-func (s *Server) adminQualifiedRecord(q referrals.QualifiedReferral) (map[string]any, error) {
-	if !s.contract.shapes(qualifiedKind) {
-		return nil, nil
-	}
-	return renderQualified(s.contract.recordShape(qualifiedKind, contractdoc.GetQualified), q)
 }
 
 // adminRateLimits is what the admin API needs of the rate limiter.

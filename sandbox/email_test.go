@@ -9,6 +9,7 @@ import (
 
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/openapi"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/partnerapi"
 )
 
 // The server's email rule and the document's (format: email with its
@@ -20,8 +21,8 @@ func TestEmailRuleAgreesWithTheDocument(t *testing.T) {
 		t.Fatal(err)
 	}
 	emailSchema := doc.Components.Schemas["Patient"].Value.Properties["email"].Value
-	if emailSchema.Pattern != sandbox.EmailPattern {
-		t.Fatalf("the document's email pattern %q is not the server's %q", emailSchema.Pattern, sandbox.EmailPattern)
+	if emailSchema.Pattern != partnerapi.EmailPattern {
+		t.Fatalf("the document's email pattern %q is not the server's %q", emailSchema.Pattern, partnerapi.EmailPattern)
 	}
 	s := newSandbox(t)
 	token := s.token(partner)

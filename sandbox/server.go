@@ -9,7 +9,6 @@ package sandbox
 
 import (
 	"context"
-	"sync/atomic"
 
 	"github.com/referrals-sandbox/referrals-sandbox/internal/redact"
 	"github.com/referrals-sandbox/referrals-sandbox/referrals"
@@ -19,6 +18,7 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/lifecycle"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/metrics"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/partnerapi"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/recording"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
 
@@ -70,7 +70,7 @@ type parts struct {
 	MaxHeld          int
 	MaxHeldPerClient int
 	// Contract, when set, replaces the built-in shapes of the referral
-	// operations it describes differently (see contract_shapes.go).
+	// operations it describes differently (package partnerapi, contract_shapes.go).
 	Contract *contractdoc.Contract
 	// Upstream, when set, makes the sandbox a recording proxy in front of
 	// the real service (upstream.go).
@@ -113,27 +113,19 @@ type Server struct {
 	trials []referrals.Trial
 	// records are the fixtures' records, as the store keeps them, to reset
 	// the store to.
-	records  *store.EncodedSet
-	log      *slog.Logger
-	backend  *backend.Backend
-	audience string
-	// audienceID is the API's application id, the aud of v2.0 tokens.
-	audienceID string
-	trialsJSON []byte
-	limiter    *rateLimiter
-	contract   contractShapes
-	serve      layer
-	router     *mux.Router           // the routes, for the metrics' operation label
-	exact      map[string]exactRoute // routes served without the router
+	records *store.EncodedSet
+	log     *slog.Logger
+	backend *backend.Backend
+	limiter *rateLimiter
+	// api is the partner API (package partnerapi).
+	api    *partnerapi.API
+	serve  layer
+	router *mux.Router           // the routes, for the metrics' operation label
+	exact  map[string]exactRoute // routes served without the router
 	// cleanPaths are the exact routes' paths that redaction leaves as they
 	// are (see journalPath).
 	cleanPaths map[string]bool
-	// lastIssuers caches the issuers of the last base URL (see issuers).
-	lastIssuers atomic.Pointer[baseIssuers]
-	// ownIssuer is the provider's OwnIssuer, taken once: a method value
-	// taken per request is an allocation per request.
-	ownIssuer func(iss string) bool
-	metrics   *metrics.Metrics
+	metrics    *metrics.Metrics
 	// redactor hides credentials, by name and by value, in journal entries
 	// and log lines (the identity provider's, so both use one).
 	redactor *redact.Redactor
@@ -149,9 +141,6 @@ type Server struct {
 	lifecycle lifecycle.Settler
 	// reply writes problems and answers the state's failures.
 	reply *reply.Replier
-	// pages recycles the buffers listings are written from (see
-	// page_buffers.go).
-	pages pageBuffers
 }
 
 // newServer builds the server from cfg, seeding its backend from set when
@@ -173,12 +162,18 @@ func newServer(cfg parts, set *fixtures.Set) (*Server, error) {
 	if err := cfg.Backend.Bind(context.Background(), cfg.Provider); err != nil {
 		return nil, err
 	}
-	var shapes contractShapes
-	if cfg.Contract != nil {
-		shapes = newContractShapes(cfg.Contract)
-	}
 	clocks := cfg.Backend.ClientClocks
-	if err := checkFixtureRecords(set, clocks.Now(""), shapes); err != nil {
+	redactor := cfg.Provider.Redactor()
+	replier := &reply.Replier{Log: cfg.Logger, Redactor: redactor, Clocks: clocks}
+	settler := lifecycle.Settler{Records: cfg.Backend.Records, Clocks: clocks}
+	api, err := partnerapi.New(partnerapi.Config{
+		Backend: cfg.Backend, Provider: cfg.Provider, Reply: replier, Logger: cfg.Logger,
+		Trials: set.Trials, Contract: cfg.Contract, Lifecycle: settler,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	if err := api.CheckFixtures(set); err != nil {
 		return nil, err
 	}
 	records, err := store.EncodeSet(set)
@@ -188,28 +183,19 @@ func newServer(cfg parts, set *fixtures.Set) (*Server, error) {
 	if err := seed(context.Background(), cfg.Backend.Records, records); err != nil {
 		return nil, err
 	}
-	trialsJSON, err := encodeTrialsList(set.Trials)
-	if err != nil {
-		return nil, err
-	}
 	s := &Server{
 		cfg: cfg, clocks: clocks, trials: set.Trials, records: records, log: cfg.Logger, backend: cfg.Backend,
-		audience: idp.DefaultResource, audienceID: idp.ApplicationID(idp.DefaultResource), trialsJSON: trialsJSON,
-		limiter: newRateLimiter(cfg.Provider, cfg.RateLimit, cfg.RateBurst, cfg.Backend.Buckets),
+		limiter:  newRateLimiter(cfg.Provider, cfg.RateLimit, cfg.RateBurst, cfg.Backend.Buckets),
+		redactor: redactor, reply: replier, api: api, lifecycle: settler,
 	}
-	s.contract = shapes
-	s.redactor = cfg.Provider.Redactor()
-	s.reply = &reply.Replier{Log: cfg.Logger, Redactor: s.redactor, Clocks: clocks}
-	s.ownIssuer = cfg.Provider.OwnIssuer
 	if s.upstream, err = recording.New(cfg.Upstream, cfg.Contract, s.redactor, s.log); err != nil {
 		return nil, err
 	}
 	s.failures = failures.New(failures.Config{
-		Rules: s.backend.Rules, Reply: s.reply, Clocks: clocks, RateLimits: s.limiter, API: tokenRefusals{s},
+		Rules: s.backend.Rules, Reply: s.reply, Clocks: clocks, RateLimits: s.limiter, API: api,
 		CheckRun: checkRun, MaxHeld: cfg.MaxHeld, MaxHeldPerClient: cfg.MaxHeldPerClient,
 	})
 	s.metrics = metrics.New(cfg.Build, s.backend.Journal)
-	s.lifecycle = lifecycle.Settler{Records: cfg.Backend.Records, Clocks: clocks}
 	if s.admin, err = s.newAdmin(); err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
@@ -227,34 +213,34 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) routes() layer {
-	// Never clean or redirect, match ids as encoded: see http_paths.go.
+	// Never clean or redirect, match ids as encoded: see request/paths.go.
 	r := mux.NewRouter().SkipClean(true).UseEncodedPath()
 	s.router = r
-	get := func(role string, h apiHandler) apiMethods {
-		return apiMethods{http.MethodGet: s.authenticated(role, reads(h))}
+	get := func(role string, h partnerapi.Handler) apiMethods {
+		return apiMethods{http.MethodGet: s.api.Authenticated(role, partnerapi.Reads(h))}
 	}
 
 	s.handle(r, "/__sandbox/health", methods{http.MethodGet: http.HandlerFunc(s.serveHealth)})
 	if s.cfg.CACertPEM != nil {
 		s.handle(r, "/__sandbox/ca.pem", methods{http.MethodGet: http.HandlerFunc(s.serveCA)})
 	}
-	s.handle(r, "/api/v1/openapi.json", methods{http.MethodGet: http.HandlerFunc(s.serveOpenAPI)})
-	s.handleAPI(r, "/health/ping", get(roleAny, s.servePing))
-	s.handleAPI(r, "/api/v1/referrals/trials", get(RoleTrialsRead, s.serveTrials))
+	s.handle(r, "/api/v1/openapi.json", methods{http.MethodGet: http.HandlerFunc(s.api.OpenAPI)})
+	s.handleAPI(r, "/health/ping", get(partnerapi.RoleAny, s.api.Ping))
+	s.handleAPI(r, "/api/v1/referrals/trials", get(RoleTrialsRead, s.api.Trials))
 	referrals := apiMethods{
-		http.MethodGet:  s.authenticated(RoleReferralsRead, reads(s.listReferrals)),
-		http.MethodPost: s.authenticated(RoleReferralsWrite, s.createReferral),
+		http.MethodGet:  s.api.Authenticated(RoleReferralsRead, partnerapi.Reads(s.api.ListReferrals)),
+		http.MethodPost: s.api.Authenticated(RoleReferralsWrite, s.api.CreateReferral),
 	}
 	// Both spellings answer directly: a redirect would turn a POST into a GET.
 	s.handleAPI(r, "/api/v1/referrals", referrals)
 	s.handleAPI(r, "/api/v1/referrals/", referrals)
 	s.handleAPI(r, "/api/v1/referrals/qualified", apiMethods{
-		http.MethodGet:  s.authenticated(RoleQualifiedReferralsRead, reads(s.listQualified)),
-		http.MethodPost: s.authenticated(RoleQualifiedReferralsWrite, s.createQualified),
+		http.MethodGet:  s.api.Authenticated(RoleQualifiedReferralsRead, partnerapi.Reads(s.api.ListQualified)),
+		http.MethodPost: s.api.Authenticated(RoleQualifiedReferralsWrite, s.api.CreateQualified),
 	})
-	s.handleAPI(r, "/api/v1/referrals/qualified/{external_source_id}", get(RoleQualifiedReferralsRead, s.getQualified))
-	s.handleAPI(r, "/api/v1/referrals/qualified/{external_source_id}/audit-trail", get(RoleQualifiedReferralsRead, s.getQualifiedAuditTrail))
-	s.handleAPI(r, "/api/v1/referrals/{trial_id}/{outcomes_id}", get(RoleReferralsRead, s.getReferral))
+	s.handleAPI(r, "/api/v1/referrals/qualified/{external_source_id}", get(RoleQualifiedReferralsRead, s.api.GetQualified))
+	s.handleAPI(r, "/api/v1/referrals/qualified/{external_source_id}/audit-trail", get(RoleQualifiedReferralsRead, s.api.QualifiedAuditTrail))
+	s.handleAPI(r, "/api/v1/referrals/{trial_id}/{outcomes_id}", get(RoleReferralsRead, s.api.GetReferral))
 	s.admin.Routes(r)
 	s.handle(r, MetricsPath, methods{http.MethodGet: s.admin.Only(s.serveMetrics)})
 	s.cfg.Provider.Register(r)

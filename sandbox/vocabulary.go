@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/failures"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/partnerapi"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
 )
 
@@ -54,3 +55,16 @@ const (
 	DefaultMaxHeld          = failures.DefaultMaxHeld
 	DefaultMaxHeldPerClient = failures.DefaultMaxHeldPerClient
 )
+
+// Roles (app permissions) the partner API checks, as clients.json grants
+// them (package partnerapi).
+const (
+	RoleTrialsRead              = partnerapi.RoleTrialsRead
+	RoleReferralsRead           = partnerapi.RoleReferralsRead
+	RoleReferralsWrite          = partnerapi.RoleReferralsWrite
+	RoleQualifiedReferralsRead  = partnerapi.RoleQualifiedReferralsRead
+	RoleQualifiedReferralsWrite = partnerapi.RoleQualifiedReferralsWrite
+)
+
+// Genders are the values the API accepts for patient.gender.
+func Genders() []string { return partnerapi.Genders() }

@@ -1,4 +1,4 @@
-package sandbox
+package partnerapi
 
 import (
 	"net/http"
@@ -17,9 +17,9 @@ type pingResponse struct {
 	Timestamp string `json:"timestamp"`
 }
 
-func (s *Server) servePing(w http.ResponseWriter, _ *http.Request, caller idp.Principal) {
+func (a *API) Ping(w http.ResponseWriter, _ *http.Request, caller idp.Principal) {
 	reply.JSON(w, http.StatusOK, pingResponse{
 		Message:   "pong",
-		Timestamp: s.clocks.Now(caller.ClientID).UTC().Format(pingTimestampLayout),
+		Timestamp: a.clocks.Now(caller.ClientID).UTC().Format(pingTimestampLayout),
 	})
 }

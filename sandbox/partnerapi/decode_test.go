@@ -1,4 +1,4 @@
-package sandbox
+package partnerapi
 
 import (
 	"encoding/json"
@@ -25,7 +25,7 @@ func postJSON(body, contentType string) *http.Request {
 
 // problemOf returns the problem of a requestError, failing the test for any
 // other error.
-func problemOf(t *testing.T, err error) Problem {
+func problemOf(t *testing.T, err error) reply.Problem {
 	t.Helper()
 	var re *reply.RequestError
 	if !errors.As(err, &re) {
@@ -64,7 +64,7 @@ func TestDecodeJSONContentType(t *testing.T) {
 				return
 			}
 			p := problemOf(t, err)
-			if p.Status != tt.wantStatus || p.Type != ProblemTypeUnsupportedMediaType || !strings.Contains(p.Detail, "application/json") {
+			if p.Status != tt.wantStatus || p.Type != reply.TypeUnsupportedMediaType || !strings.Contains(p.Detail, "application/json") {
 				t.Errorf("problem = %+v, want 415 naming application/json", p)
 			}
 		})
@@ -85,7 +85,7 @@ func TestDecodeJSONSizeLimit(t *testing.T) {
 	over := exact + " "
 	_, err := decodeJSON(postJSON(over, "application/json"), testLimit, &into)
 	p := problemOf(t, err)
-	if p.Status != http.StatusRequestEntityTooLarge || p.Type != ProblemTypePayloadTooLarge || !strings.Contains(p.Detail, "1048576") {
+	if p.Status != http.StatusRequestEntityTooLarge || p.Type != reply.TypePayloadTooLarge || !strings.Contains(p.Detail, "1048576") {
 		t.Errorf("problem = %+v, want 413 naming the limit", p)
 	}
 }
@@ -124,7 +124,7 @@ func TestDecodeJSONBadRequests(t *testing.T) {
 			var into referralRequest
 			_, err := decodeJSON(postJSON(tt.body, "application/json"), testLimit, &into)
 			p := problemOf(t, err)
-			if p.Status != http.StatusBadRequest || p.Type != ProblemTypeBadRequest {
+			if p.Status != http.StatusBadRequest || p.Type != reply.TypeBadRequest {
 				t.Fatalf("problem = %+v, want 400 bad-request", p)
 			}
 			for _, want := range tt.wantDetail {
@@ -153,7 +153,7 @@ func TestDecodeJSONTypeErrorPathsHaveIndices(t *testing.T) {
 	var into qualifiedReferralRequest
 	_, err := decodeJSON(postJSON(body, "application/json"), testLimit, &into)
 	p := problemOf(t, err)
-	want := []FieldError{
+	want := []reply.FieldError{
 		{Field: "conditions[1].code", Message: "expected a string, got a number"},
 		{Field: "qualification.criteriaMet[1]", Message: "expected a string, got a boolean"},
 	}
@@ -305,7 +305,7 @@ func TestDecodeJSONGenericTargets(t *testing.T) {
 
 	_, err = decodeJSON(postJSON(`{"count":1.5,"tags":{"a":{"count":300000000000000000000}},"nested":{"k":["x"]}}`, "application/json"), testLimit, &into)
 	p := problemOf(t, err)
-	want := []FieldError{
+	want := []reply.FieldError{
 		{Field: "count", Message: "expected an integer that fits in int, got a number"},
 		{Field: "tags.a.count", Message: "expected an integer that fits in int, got a number"},
 		{Field: "nested.k[0]", Message: "expected a number, got a string"},

@@ -1,4 +1,4 @@
-package sandbox
+package partnerapi
 
 import (
 	jsonv2 "github.com/go-json-experiment/json"

@@ -1,4 +1,4 @@
-package sandbox
+package partnerapi
 
 import (
 	"context"
@@ -20,14 +20,14 @@ type qualifiedPage struct {
 	NextCursor         *string                       `json:"nextCursor"`
 }
 
-// createQualified stores a qualified referral. It returns what was
+// CreateQualified stores a qualified referral. It returns what was
 // submitted (submissionOf), "" when the body was refused before that was
 // known.
-func (s *Server) createQualified(w http.ResponseWriter, r *http.Request, caller idp.Principal) (submission string) {
-	if op := s.contract.takes(contractdoc.CreateQualified); op != nil {
-		return s.createQualifiedByContract(w, r, caller, op)
+func (a *API) CreateQualified(w http.ResponseWriter, r *http.Request, caller idp.Principal) (submission string) {
+	if op := a.contract.takes(contractdoc.CreateQualified); op != nil {
+		return a.createQualifiedByContract(w, r, caller, op)
 	}
-	req, trialID, now, ok := readSubmission(s, w, r, caller.ClientID, validateQualifiedReferral)
+	req, trialID, now, ok := readSubmission(a, w, r, caller.ClientID, validateQualifiedReferral)
 	if !ok {
 		return ""
 	}
@@ -48,26 +48,26 @@ func (s *Server) createQualified(w http.ResponseWriter, r *http.Request, caller 
 		}},
 		AuditTrailTotal: 1,
 	}
-	s.storeQualified(w, r, q)
+	a.storeQualified(w, r, q)
 	return submissionOf(trialID, req.Patient)
 }
 
-func (s *Server) listQualified(w http.ResponseWriter, r *http.Request, caller idp.Principal) {
+func (a *API) ListQualified(w http.ResponseWriter, r *http.Request, caller idp.Principal) {
 	page, err := request.Page(r)
 	if err != nil {
-		s.reply.Fail(w, r, err)
+		a.reply.Fail(w, r, err)
 		return
 	}
-	items, next, err := s.backend.Records.ListQualified(request.StoreContext(r), caller.ClientID, page, s.viewedBy(r, caller))
+	items, next, err := a.backend.Records.ListQualified(request.StoreContext(r), caller.ClientID, page, a.viewedBy(r, caller))
 	if err == nil {
-		items, err = s.lifecycle.SettleAll(request.StoreContext(r), items, reply.RequestID(r))
+		items, err = a.lifecycle.SettleAll(request.StoreContext(r), items, reply.RequestID(r))
 	}
 	if err != nil {
-		s.reply.Fail(w, r, request.ListError(err))
+		a.reply.Fail(w, r, request.ListError(err))
 		return
 	}
-	if s.contract.shapes(qualifiedKind) {
-		writePage(s, w, r, qualifiedKind, items, next, renderQualified)
+	if a.contract.shapes(qualifiedKind) {
+		writePage(a, w, r, qualifiedKind, items, next, renderQualified)
 		return
 	}
 	if items == nil {
@@ -76,27 +76,27 @@ func (s *Server) listQualified(w http.ResponseWriter, r *http.Request, caller id
 	reply.JSON(w, http.StatusOK, qualifiedPage{QualifiedReferrals: items, NextCursor: request.NextCursor(next)})
 }
 
-func (s *Server) getQualified(w http.ResponseWriter, r *http.Request, caller idp.Principal) {
-	q, err := s.backend.Records.GetQualified(request.StoreContext(r), caller.ClientID, request.PathVars(r)["external_source_id"], s.viewedBy(r, caller))
+func (a *API) GetQualified(w http.ResponseWriter, r *http.Request, caller idp.Principal) {
+	q, err := a.backend.Records.GetQualified(request.StoreContext(r), caller.ClientID, request.PathVars(r)["external_source_id"], a.viewedBy(r, caller))
 	if err == nil {
-		q, err = s.lifecycle.Settle(request.StoreContext(r), q, reply.RequestID(r))
+		q, err = a.lifecycle.Settle(request.StoreContext(r), q, reply.RequestID(r))
 	}
 	if errors.Is(err, store.ErrNotFound) {
-		s.reply.Problem(w, r, reply.New(http.StatusNotFound, "no qualified referral with that externalSourceId"))
+		a.reply.Problem(w, r, reply.New(http.StatusNotFound, "no qualified referral with that externalSourceId"))
 		return
 	}
 	if err != nil {
-		s.reply.Fail(w, r, err)
+		a.reply.Fail(w, r, err)
 		return
 	}
-	s.writeQualified(w, r, http.StatusOK, contractdoc.GetQualified, q)
+	a.writeQualified(w, r, http.StatusOK, contractdoc.GetQualified, q)
 }
 
 // viewedBy is the audit entry every read of a qualified referral appends:
 // the audit trail records who saw the record, when, in which request.
-func (s *Server) viewedBy(r *http.Request, caller idp.Principal) *referrals.AuditEntry {
+func (a *API) viewedBy(r *http.Request, caller idp.Principal) *referrals.AuditEntry {
 	return &referrals.AuditEntry{
-		At:        s.clocks.Now(caller.ClientID).UTC().Format(referrals.TimestampLayout),
+		At:        a.clocks.Now(caller.ClientID).UTC().Format(referrals.TimestampLayout),
 		Action:    referrals.AuditViewed,
 		Actor:     caller.ClientID,
 		RequestID: reply.RequestID(r),
@@ -110,22 +110,22 @@ func qualifiedPath(externalSourceID string) string {
 // storeQualified stores a new qualified referral and answers 201 with it
 // and its Location, or 409 with the Location of the record a partner
 // already submitted under the same externalSourceId (left unchanged).
-func (s *Server) storeQualified(w http.ResponseWriter, r *http.Request, q referrals.QualifiedReferral) {
-	if c, ok := s.backend.Records.(qualifiedJSONCreator); ok && !s.contract.shapes(qualifiedKind) {
-		s.storeQualifiedJSON(w, r, c, q)
+func (a *API) storeQualified(w http.ResponseWriter, r *http.Request, q referrals.QualifiedReferral) {
+	if c, ok := a.backend.Records.(qualifiedJSONCreator); ok && !a.contract.shapes(qualifiedKind) {
+		a.storeQualifiedJSON(w, r, c, q)
 		return
 	}
-	err := s.backend.Records.CreateQualified(request.StoreContext(r), q)
+	err := a.backend.Records.CreateQualified(request.StoreContext(r), q)
 	if errors.Is(err, store.ErrConflict) {
-		s.qualifiedConflict(w, r, q.ExternalSourceID)
+		a.qualifiedConflict(w, r, q.ExternalSourceID)
 		return
 	}
 	if err != nil {
-		s.reply.Fail(w, r, err)
+		a.reply.Fail(w, r, err)
 		return
 	}
 	w.Header().Set("Location", qualifiedPath(q.ExternalSourceID))
-	s.writeQualified(w, r, http.StatusCreated, contractdoc.CreateQualified, q)
+	a.writeQualified(w, r, http.StatusCreated, contractdoc.CreateQualified, q)
 }
 
 // qualifiedJSONCreator is a store that answers a new qualified referral's
@@ -138,16 +138,16 @@ type qualifiedJSONCreator interface {
 // storeQualifiedJSON is storeQualified through a qualifiedJSONCreator: the
 // same answers, the 201's body written as writeJSON would write the record
 // the store returns.
-func (s *Server) storeQualifiedJSON(w http.ResponseWriter, r *http.Request, c qualifiedJSONCreator, q referrals.QualifiedReferral) {
-	buf := s.pageBuffer()
-	defer s.releasePageBuffer(buf)
+func (a *API) storeQualifiedJSON(w http.ResponseWriter, r *http.Request, c qualifiedJSONCreator, q referrals.QualifiedReferral) {
+	buf := a.pageBuffer()
+	defer a.releasePageBuffer(buf)
 	b, err := c.CreateQualifiedJSON(request.StoreContext(r), (*buf)[:0], q)
 	*buf = b
 	switch {
 	case errors.Is(err, store.ErrConflict):
-		s.qualifiedConflict(w, r, q.ExternalSourceID)
+		a.qualifiedConflict(w, r, q.ExternalSourceID)
 	case err != nil:
-		s.reply.Fail(w, r, err)
+		a.reply.Fail(w, r, err)
 	default:
 		*buf = append(b, '\n') // json.Encoder ends a value with one
 		w.Header().Set("Location", qualifiedPath(q.ExternalSourceID))
@@ -157,8 +157,8 @@ func (s *Server) storeQualifiedJSON(w http.ResponseWriter, r *http.Request, c qu
 
 // qualifiedConflict answers a resend: 409 with the Location of the record
 // the partner already submitted under externalSourceID.
-func (s *Server) qualifiedConflict(w http.ResponseWriter, r *http.Request, externalSourceID string) {
+func (a *API) qualifiedConflict(w http.ResponseWriter, r *http.Request, externalSourceID string) {
 	w.Header().Set("Location", qualifiedPath(externalSourceID))
-	s.reply.Problem(w, r, reply.New(http.StatusConflict,
+	a.reply.Problem(w, r, reply.New(http.StatusConflict,
 		"a qualified referral with this externalSourceId was already submitted; it is at the Location header"))
 }

@@ -1,4 +1,4 @@
-package sandbox
+package partnerapi
 
 import (
 	"net/http"
@@ -11,8 +11,8 @@ import (
 // request came in on and its OAuth2 tokenUrl the sandbox's token endpoint.
 // The built-in document supplied as a contract is served as the default
 // run serves it.
-func (s *Server) serveContract(w http.ResponseWriter, r *http.Request) {
-	base := s.cfg.Provider.BaseURL(r)
+func (a *API) serveContract(w http.ResponseWriter, r *http.Request) {
+	base := a.cfg.Provider.BaseURL(r)
 	reply.SetJSONContentType(w.Header())
-	_, _ = w.Write(s.cfg.Contract.Served(base, s.cfg.Provider.TokenURL(base)))
+	_, _ = w.Write(a.cfg.Contract.Served(base, a.cfg.Provider.TokenURL(base)))
 }

@@ -1,4 +1,4 @@
-package sandbox
+package partnerapi
 
 import (
 	"encoding/json"
@@ -136,49 +136,49 @@ func renderQualified(sh *contractdoc.Shape, q referrals.QualifiedReferral) (map[
 
 // writeReferral answers one referral: as the built-in struct, or shaped by
 // the contract.
-func (s *Server) writeReferral(w http.ResponseWriter, r *http.Request, status int, answering contractdoc.Operation, ref referrals.Referral) {
-	if !s.contract.shapes(referralKind) {
+func (a *API) writeReferral(w http.ResponseWriter, r *http.Request, status int, answering contractdoc.Operation, ref referrals.Referral) {
+	if !a.contract.shapes(referralKind) {
 		reply.JSON(w, status, ref)
 		return
 	}
-	body, err := renderReferral(s.contract.recordShape(referralKind, answering), ref)
+	body, err := renderReferral(a.contract.recordShape(referralKind, answering), ref)
 	if err != nil {
-		s.reply.Fail(w, r, err)
+		a.reply.Fail(w, r, err)
 		return
 	}
 	reply.JSON(w, status, body)
 }
 
-func (s *Server) writeQualified(w http.ResponseWriter, r *http.Request, status int, answering contractdoc.Operation, q referrals.QualifiedReferral) {
-	if !s.contract.shapes(qualifiedKind) {
+func (a *API) writeQualified(w http.ResponseWriter, r *http.Request, status int, answering contractdoc.Operation, q referrals.QualifiedReferral) {
+	if !a.contract.shapes(qualifiedKind) {
 		reply.JSON(w, status, q)
 		return
 	}
-	body, err := renderQualified(s.contract.recordShape(qualifiedKind, answering), q)
+	body, err := renderQualified(a.contract.recordShape(qualifiedKind, answering), q)
 	if err != nil {
-		s.reply.Fail(w, r, err)
+		a.reply.Fail(w, r, err)
 		return
 	}
 	reply.JSON(w, status, body)
 }
 
 // writePage answers a listing shaped by the contract.
-func writePage[T any](s *Server, w http.ResponseWriter, r *http.Request, k recordKind, items []T, next string, render func(*contractdoc.Shape, T) (map[string]any, error)) {
-	page, item, member := s.contract.itemShape(k)
+func writePage[T any](a *API, w http.ResponseWriter, r *http.Request, k recordKind, items []T, next string, render func(*contractdoc.Shape, T) (map[string]any, error)) {
+	page, item, member := a.contract.itemShape(k)
 	var cursor any
 	if c := request.NextCursor(next); c != nil {
 		cursor = *c
 	}
 	body, err := page.Render(nil, map[contractdoc.Member]any{contractdoc.NextCursor: cursor})
 	if err != nil {
-		s.reply.Fail(w, r, err)
+		a.reply.Fail(w, r, err)
 		return
 	}
 	rendered := make([]map[string]any, 0, len(items))
 	for _, it := range items {
 		m, err := render(item, it)
 		if err != nil {
-			s.reply.Fail(w, r, err)
+			a.reply.Fail(w, r, err)
 			return
 		}
 		rendered = append(rendered, m)
@@ -208,4 +208,21 @@ func (cs contractShapes) checkFixture(problems *fixtures.Problems, file string, 
 	for _, fe := range op.Validate(v) {
 		problems.Add(file, entry, "submission"+fe.Pointer, "%s", fe.Message)
 	}
+}
+
+// ReferralRecord is ref as its partner reads it under --contract, or
+// nil when the contract does not shape referrals.
+func (a *API) ReferralRecord(ref referrals.Referral) (map[string]any, error) {
+	if !a.contract.shapes(referralKind) {
+		return nil, nil
+	}
+	return renderReferral(a.contract.recordShape(referralKind, contractdoc.GetReferral), ref)
+}
+
+// QualifiedRecord is ReferralRecord for qualified referrals.
+func (a *API) QualifiedRecord(q referrals.QualifiedReferral) (map[string]any, error) {
+	if !a.contract.shapes(qualifiedKind) {
+		return nil, nil
+	}
+	return renderQualified(a.contract.recordShape(qualifiedKind, contractdoc.GetQualified), q)
 }

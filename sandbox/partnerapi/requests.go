@@ -1,4 +1,4 @@
-package sandbox
+package partnerapi
 
 import "github.com/referrals-sandbox/referrals-sandbox/referrals"
 

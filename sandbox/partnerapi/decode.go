@@ -1,4 +1,4 @@
-package sandbox
+package partnerapi
 
 import (
 	"bytes"
@@ -101,7 +101,7 @@ func decodeAnyBody(body []byte, into any) (unknown []string, err error) {
 		case errors.As(err, &typ) && len(wk.typeErrs) > 0:
 			return nil, typeError(wk.typeErrs)
 		case errors.As(err, &typ):
-			return nil, typeError([]FieldError{{Field: typ.Field, Message: fmt.Sprintf("expected %s, got a JSON %s", typ.Type, typ.Value)}})
+			return nil, typeError([]reply.FieldError{{Field: typ.Field, Message: fmt.Sprintf("expected %s, got a JSON %s", typ.Type, typ.Value)}})
 		default:
 			return nil, reply.NewRequestError(http.StatusBadRequest, "the request body could not be decoded: "+err.Error())
 		}
@@ -249,12 +249,12 @@ func duplicateError(dup strictjson.Duplicate, field string) *reply.RequestError 
 	pointer := strconv.QuoteToASCII(dup.Pointer)
 	p := reply.New(http.StatusUnprocessableEntity, fmt.Sprintf(
 		"the member %s is given more than once (names are compared without regard to case); give each member once: nothing was stored", pointer))
-	p.Errors = []FieldError{{Field: field, Message: "is given more than once (JSON Pointer " + pointer + "); give each member once"}}
+	p.Errors = []reply.FieldError{{Field: field, Message: "is given more than once (JSON Pointer " + pointer + "); give each member once"}}
 	return &reply.RequestError{Problem: p}
 }
 
 // typeError is the 400 for values of the wrong JSON type.
-func typeError(errs []FieldError) *reply.RequestError {
+func typeError(errs []reply.FieldError) *reply.RequestError {
 	e := reply.NewRequestError(http.StatusBadRequest, fmt.Sprintf("field %s: %s", errs[0].Field, errs[0].Message))
 	if len(errs) > 1 {
 		e.Problem.Detail += fmt.Sprintf(" (and %d more wrong-type field(s); see errors)", len(errs)-1)
@@ -278,13 +278,13 @@ type walker struct {
 	dec      *jsontext.Decoder
 	unknown  []string
 	seen     map[string]bool
-	typeErrs []FieldError
+	typeErrs []reply.FieldError
 	fields   map[reflect.Type][]jsonField // per-decode cache of fieldsOf
 	// content, when set, is the document being walked: the walker then
 	// also reports null values and strings that are not valid UTF-8 or hold
-	// NUL in contentErrs (see api_content.go).
+	// NUL in contentErrs (see content.go).
 	content     []byte
-	contentErrs []FieldError
+	contentErrs []reply.FieldError
 }
 
 var (
@@ -419,7 +419,7 @@ func (w *walker) addUnknown(path string) {
 
 func (w *walker) mismatch(path string, t reflect.Type, got string) {
 	if len(w.typeErrs) < maxTypeErrors {
-		w.typeErrs = append(w.typeErrs, FieldError{Field: path, Message: fmt.Sprintf("expected %s, got %s", expectedKind(t), got)})
+		w.typeErrs = append(w.typeErrs, reply.FieldError{Field: path, Message: fmt.Sprintf("expected %s, got %s", expectedKind(t), got)})
 	}
 }
 

@@ -1,4 +1,4 @@
-package sandbox
+package partnerapi
 
 import (
 	"encoding/json"
@@ -35,7 +35,7 @@ func encodeTrialsList(trials []referrals.Trial) ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-func (s *Server) serveTrials(w http.ResponseWriter, _ *http.Request, _ idp.Principal) {
+func (a *API) Trials(w http.ResponseWriter, _ *http.Request, _ idp.Principal) {
 	reply.SetJSONContentType(w.Header())
-	_, _ = w.Write(s.trialsJSON)
+	_, _ = w.Write(a.trialsJSON)
 }

@@ -1,4 +1,4 @@
-package sandbox
+package partnerapi
 
 import "sync"
 
@@ -14,8 +14,8 @@ const maxKeptPageBuffer = 256 << 10
 type pageBuffers struct{ pool sync.Pool }
 
 // pageBuffer returns an empty buffer for a listing's body.
-func (s *Server) pageBuffer() *[]byte {
-	if b, ok := s.pages.pool.Get().(*[]byte); ok {
+func (a *API) pageBuffer() *[]byte {
+	if b, ok := a.pages.pool.Get().(*[]byte); ok {
 		return b
 	}
 	b := make([]byte, 0, 32<<10)
@@ -24,10 +24,10 @@ func (s *Server) pageBuffer() *[]byte {
 
 // releasePageBuffer returns b for another listing, unless it grew past
 // maxKeptPageBuffer.
-func (s *Server) releasePageBuffer(b *[]byte) {
+func (a *API) releasePageBuffer(b *[]byte) {
 	if cap(*b) > maxKeptPageBuffer {
 		return
 	}
 	*b = (*b)[:0]
-	s.pages.pool.Put(b)
+	a.pages.pool.Put(b)
 }

@@ -1,4 +1,4 @@
-package sandbox
+package partnerapi
 
 import (
 	"bytes"
@@ -8,15 +8,16 @@ import (
 	"unicode/utf8"
 
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/contractdoc"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
 )
 
-// contractContentErrors applies the content rule of api_content.go to a
+// contractContentErrors applies the content rule of content.go to a
 // submission a contract checks: a string (member names included) that is
 // not valid UTF-8, or holds NUL, is refused by JSON Pointer, since
 // encoding/json would silently store U+FFFD in its place. (null is the
 // contract's business: its schemas say what is nullable.) It stops at
 // contractdoc.MaxErrors; more reports that it stopped with strings left.
-func contractContentErrors(body []byte) (errs []FieldError, more bool) {
+func contractContentErrors(body []byte) (errs []reply.FieldError, more bool) {
 	if !bytes.Contains(body, []byte(`\u`)) && utf8.Valid(body) {
 		return nil, false
 	}

@@ -1,4 +1,4 @@
-package sandbox
+package partnerapi
 
 import (
 	"bytes"
@@ -56,7 +56,7 @@ func FuzzDecodeReferral(f *testing.F) {
 		r := httptest.NewRequest(http.MethodPost, "/api/v1/referrals/", bytes.NewReader(body))
 		r.Header.Set("Content-Type", "application/json")
 		var req referralRequest
-		_, invalid, err := decodeSubmission(r, maxBodyBytes, &req)
+		_, invalid, err := DecodeSubmission(r, MaxBodyBytes, &req)
 		checkDecodeOutcome(t, body, err)
 		if err != nil {
 			return
@@ -84,7 +84,7 @@ func FuzzDecodeQualifiedReferral(f *testing.F) {
 		r := httptest.NewRequest(http.MethodPost, "/api/v1/referrals/qualified", bytes.NewReader(body))
 		r.Header.Set("Content-Type", "application/json")
 		var req qualifiedReferralRequest
-		_, invalid, err := decodeSubmission(r, maxBodyBytes, &req)
+		_, invalid, err := DecodeSubmission(r, MaxBodyBytes, &req)
 		checkDecodeOutcome(t, body, err)
 		if err != nil {
 			return

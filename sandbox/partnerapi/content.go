@@ -1,4 +1,4 @@
-package sandbox
+package partnerapi
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
 )
 
 // encoding/json accepts two things the request schemas forbid and hides
@@ -26,10 +27,10 @@ const (
 	msgNUL         = "must not contain NUL (U+0000) characters"
 )
 
-// decodeSubmission is decodeJSON for a partner's submission: besides
+// DecodeSubmission is decodeJSON for a partner's submission: besides
 // decoding, it lists the known fields that are null or hold invalid UTF-8 or
 // NUL, for the caller to answer with a 422 alongside the other field errors.
-func decodeSubmission(r *http.Request, maxBytes int64, into any) (unknown []string, invalid []FieldError, err error) {
+func DecodeSubmission(r *http.Request, maxBytes int64, into any) (unknown []string, invalid []reply.FieldError, err error) {
 	if err := checkJSONContentType(r.Header.Get("Content-Type")); err != nil {
 		return nil, nil, err
 	}
@@ -46,7 +47,7 @@ func decodeSubmission(r *http.Request, maxBytes int64, into any) (unknown []stri
 // contentErrors walks a body that decoded into t and reports its content
 // errors. Bodies that cannot hold any (no "null", no \u escape, valid
 // UTF-8: nearly all) are not walked.
-func contentErrors(body []byte, t reflect.Type) []FieldError {
+func contentErrors(body []byte, t reflect.Type) []reply.FieldError {
 	if !bytes.Contains(body, []byte("null")) && !bytes.Contains(body, []byte(`\u`)) && !bytes.Contains(body, []byte(`""`)) && utf8.Valid(body) {
 		return nil
 	}
@@ -62,16 +63,16 @@ func contentErrors(body []byte, t reflect.Type) []FieldError {
 func (w *walker) checkContent(path string, tok jsontext.Token, raw []byte) {
 	switch tok.Kind() {
 	case 'n':
-		w.contentErrs = append(w.contentErrs, FieldError{Field: path, Message: msgNull})
+		w.contentErrs = append(w.contentErrs, reply.FieldError{Field: path, Message: msgNull})
 	case '"':
 		v := tok.String()
 		switch {
 		case v == "" && refusesEmpty(path):
-			w.contentErrs = append(w.contentErrs, FieldError{Field: path, Message: msgEmpty})
+			w.contentErrs = append(w.contentErrs, reply.FieldError{Field: path, Message: msgEmpty})
 		case replacedCharacters(v, raw):
-			w.contentErrs = append(w.contentErrs, FieldError{Field: path, Message: msgInvalidUTF8})
+			w.contentErrs = append(w.contentErrs, reply.FieldError{Field: path, Message: msgInvalidUTF8})
 		case strings.ContainsRune(v, 0):
-			w.contentErrs = append(w.contentErrs, FieldError{Field: path, Message: msgNUL})
+			w.contentErrs = append(w.contentErrs, reply.FieldError{Field: path, Message: msgNUL})
 		}
 	}
 }
@@ -91,13 +92,13 @@ func replacedCharacters(s string, raw []byte) bool {
 // withoutFields drops the errors of fields that already have a content
 // error, and of the fields inside them: a null firstName is "must not be
 // null", not also "required", and a null coding has no "code required".
-func withoutFields(errs, content []FieldError) []FieldError {
+func withoutFields(errs, content []reply.FieldError) []reply.FieldError {
 	if len(content) == 0 {
 		return errs
 	}
 	kept := errs[:0:0]
 	for _, e := range errs {
-		if !slices.ContainsFunc(content, func(c FieldError) bool { return within(e.Field, c.Field) }) {
+		if !slices.ContainsFunc(content, func(c reply.FieldError) bool { return within(e.Field, c.Field) }) {
 			kept = append(kept, e)
 		}
 	}

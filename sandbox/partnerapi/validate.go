@@ -1,4 +1,4 @@
-package sandbox
+package partnerapi
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/referrals-sandbox/referrals-sandbox/internal/lazyregexp"
 	"github.com/referrals-sandbox/referrals-sandbox/referrals"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
 )
 
 // Limits and patterns of request fields. They are exported so the OpenAPI
@@ -76,16 +77,16 @@ var (
 )
 
 // fieldErrors collects every invalid field of one request.
-type fieldErrors []FieldError
+type fieldErrors []reply.FieldError
 
 func (e *fieldErrors) add(field, format string, args ...any) {
-	*e = append(*e, FieldError{Field: field, Message: fmt.Sprintf(format, args...)})
+	*e = append(*e, reply.FieldError{Field: field, Message: fmt.Sprintf(format, args...)})
 }
 
 // validateReferral checks a trial-based referral. It returns the canonical
 // trialId of the named trial when that trial accepts referrals, and every
 // invalid field.
-func validateReferral(req referralRequest, today time.Time, trials []referrals.Trial) (canonicalTrialID string, errs []FieldError) {
+func validateReferral(req referralRequest, today time.Time, trials []referrals.Trial) (canonicalTrialID string, errs []reply.FieldError) {
 	var e fieldErrors
 	if blank(req.TrialID) {
 		e.add("trialId", "required")
@@ -100,7 +101,7 @@ func validateReferral(req referralRequest, today time.Time, trials []referrals.T
 // validateQualifiedReferral checks a pre-qualified referral. trialId is
 // optional there; when given it must name a trial that accepts referrals,
 // and its canonical trialId is returned.
-func validateQualifiedReferral(req qualifiedReferralRequest, today time.Time, trials []referrals.Trial) (canonicalTrialID string, errs []FieldError) {
+func validateQualifiedReferral(req qualifiedReferralRequest, today time.Time, trials []referrals.Trial) (canonicalTrialID string, errs []reply.FieldError) {
 	var e fieldErrors
 	switch id := req.ExternalSourceID; {
 	case blank(id):

@@ -1,4 +1,4 @@
-package sandbox
+package partnerapi
 
 import (
 	"fmt"
@@ -18,46 +18,46 @@ const (
 	RoleReferralsWrite          = "Referrals.Write"
 	RoleQualifiedReferralsRead  = "QualifiedReferrals.Read"
 	RoleQualifiedReferralsWrite = "QualifiedReferrals.Write"
-	// roleAny lets any valid token with at least one role through (the ping).
-	roleAny = ""
+	// RoleAny lets any valid token with at least one role through (the ping).
+	RoleAny = ""
 )
 
 // realm names the sandbox in WWW-Authenticate challenges.
 const realm = "referrals-sandbox"
 
-// apiHandler is an API operation that stores nothing; it runs only for
+// Handler is an API operation that stores nothing; it runs only for
 // an authenticated caller.
-type apiHandler func(w http.ResponseWriter, r *http.Request, caller idp.Principal)
+type Handler func(w http.ResponseWriter, r *http.Request, caller idp.Principal)
 
-// apiSubmitter is an API operation that takes a submission; it runs only
+// Submitter is an API operation that takes a submission; it runs only
 // for an authenticated caller. It returns what was submitted
 // (submissionOf), for the journal's resubmits-safely check, or "" when
 // the body was refused before that was known.
-type apiSubmitter func(w http.ResponseWriter, r *http.Request, caller idp.Principal) (submission string)
+type Submitter func(w http.ResponseWriter, r *http.Request, caller idp.Principal) (submission string)
 
-// reads makes an operation that stores nothing an apiSubmitter.
-func reads(h apiHandler) apiSubmitter {
+// Reads makes an operation that stores nothing a Submitter.
+func Reads(h Handler) Submitter {
 	return func(w http.ResponseWriter, r *http.Request, caller idp.Principal) string {
 		h(w, r, caller)
 		return ""
 	}
 }
 
-// authenticated validates the bearer token and checks the role before
+// Authenticated validates the bearer token and checks the role before
 // calling h: 401 with an RFC 6750 invalid_token challenge for a bad token,
 // 403 with insufficient_scope for a missing role. It reports the token it
 // accepted, or why it refused one, and what h says was submitted.
-func (s *Server) authenticated(role string, h apiSubmitter) exchange.HandlerFunc {
+func (a *API) Authenticated(role string, h Submitter) exchange.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, c exchange.Caller) exchange.Outcome {
 		caller, err := idp.Principal{}, c.TokenErr
 		if err == nil {
-			caller, err = s.cfg.Provider.Validate(request.Bearer(r), idp.Expectation{
-				Audience:      s.audience,
-				ApplicationID: s.audienceID,
-				Issuers:       s.issuers(r),
+			caller, err = a.cfg.Provider.Validate(request.Bearer(r), idp.Expectation{
+				Audience:      a.audience,
+				ApplicationID: a.audienceID,
+				Issuers:       a.issuers(r),
 				// A token issued through any name the sandbox serves is
 				// valid through any other, as Entra has one issuer.
-				AcceptIssuer: s.ownIssuer,
+				AcceptIssuer: a.ownIssuer,
 			})
 		}
 		if err != nil {
@@ -67,12 +67,12 @@ func (s *Server) authenticated(role string, h apiSubmitter) exchange.HandlerFunc
 				out.Refusal = string(v.Reason)
 				remedy = refusalRemedy(v.Reason)
 			}
-			s.refuseToken(w, r, err.Error(), remedy)
+			a.RefuseToken(w, r, err.Error(), remedy)
 			return out
 		}
 		out := exchange.Outcome{Verified: idp.Claimed{ClientID: caller.ClientID, TokenID: caller.TokenID, ExpiresAt: caller.ExpiresAt}}
 		if missing := missingRole(caller, role); missing != "" {
-			s.forbid(w, r, missing)
+			a.Forbid(w, r, missing)
 			return out
 		}
 		out.Submission = h(w, r, caller)
@@ -83,23 +83,23 @@ func (s *Server) authenticated(role string, h apiSubmitter) exchange.HandlerFunc
 // missingRole names what the caller lacks for role, or "" when allowed.
 func missingRole(caller idp.Principal, role string) string {
 	switch {
-	case role == roleAny && len(caller.Roles) == 0:
+	case role == RoleAny && len(caller.Roles) == 0:
 		return "any role of this API"
-	case role != roleAny && !caller.HasRole(role):
+	case role != RoleAny && !caller.HasRole(role):
 		return role
 	}
 	return ""
 }
 
-// refuseToken answers 401 with an RFC 6750 challenge and a problem body
+// RefuseToken answers 401 with an RFC 6750 challenge and a problem body
 // ending with the remedy that fits.
-func (s *Server) refuseToken(w http.ResponseWriter, r *http.Request, description, remedy string) {
+func (a *API) RefuseToken(w http.ResponseWriter, r *http.Request, description, remedy string) {
 	w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer realm="%s", error="invalid_token", error_description="%s"`, realm, challengeText(description)))
-	s.reply.Problem(w, r, reply.New(http.StatusUnauthorized, description+"; "+remedy))
+	a.reply.Problem(w, r, reply.New(http.StatusUnauthorized, description+"; "+remedy))
 }
 
-// forbid answers 403 with an insufficient_scope challenge naming the role.
-func (s *Server) forbid(w http.ResponseWriter, r *http.Request, role string) {
+// Forbid answers 403 with an insufficient_scope challenge naming the role.
+func (a *API) Forbid(w http.ResponseWriter, r *http.Request, role string) {
 	description := "the access token lacks the permission " + role
 	challenge := fmt.Sprintf(`Bearer realm="%s", error="insufficient_scope", error_description="%s"`, realm, challengeText(description))
 	if !strings.Contains(role, " ") {
@@ -108,7 +108,7 @@ func (s *Server) forbid(w http.ResponseWriter, r *http.Request, role string) {
 		challenge += fmt.Sprintf(`, scope="%s"`, challengeText(role))
 	}
 	w.Header().Set("WWW-Authenticate", challenge)
-	s.reply.Problem(w, r, reply.New(http.StatusForbidden, description+"; ask for the scope and permissions to be reviewed"))
+	a.reply.Problem(w, r, reply.New(http.StatusForbidden, description+"; ask for the scope and permissions to be reviewed"))
 }
 
 // challengeText makes text safe inside a quoted WWW-Authenticate parameter:
@@ -131,13 +131,13 @@ func challengeText(s string) string {
 // request came in on, or at the public URL.
 // The last base's list is kept (one entry, so a client sending many Host
 // names cannot grow it): most requests come in through one address.
-func (s *Server) issuers(r *http.Request) []string {
-	if last := s.lastIssuers.Load(); last != nil && s.cfg.Provider.IsBaseURL(r, last.base) {
+func (a *API) issuers(r *http.Request) []string {
+	if last := a.lastIssuers.Load(); last != nil && a.cfg.Provider.IsBaseURL(r, last.base) {
 		return last.issuers
 	}
-	base := s.cfg.Provider.BaseURL(r)
-	list := []string{s.cfg.Provider.Issuer(base)}
-	s.lastIssuers.Store(&baseIssuers{base: base, issuers: list})
+	base := a.cfg.Provider.BaseURL(r)
+	list := []string{a.cfg.Provider.Issuer(base)}
+	a.lastIssuers.Store(&baseIssuers{base: base, issuers: list})
 	return list
 }
 
@@ -147,19 +147,5 @@ type baseIssuers struct {
 	issuers []string
 }
 
-// tokenRefusals are the API's answers to a refused token, for the forced
-// 401s and 403s of package failures.
-type tokenRefusals struct{ s *Server }
-
-// RefuseToken answers 401 with an RFC 6750 challenge.
-func (t tokenRefusals) RefuseToken(w http.ResponseWriter, r *http.Request, description, remedy string) {
-	t.s.refuseToken(w, r, description, remedy)
-}
-
-// Forbid answers 403 with an insufficient_scope challenge naming role.
-func (t tokenRefusals) Forbid(w http.ResponseWriter, r *http.Request, role string) {
-	t.s.forbid(w, r, role)
-}
-
 // RetryRemedy is the advice for a refusal a new token cures.
-func (tokenRefusals) RetryRemedy() string { return retryRemedy }
+func (a *API) RetryRemedy() string { return retryRemedy }

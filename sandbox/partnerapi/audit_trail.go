@@ -1,4 +1,4 @@
-package sandbox
+package partnerapi
 
 import (
 	"errors"
@@ -20,24 +20,24 @@ type auditTrailPage struct {
 	NextCursor *string                `json:"nextCursor"`
 }
 
-// getQualifiedAuditTrail pages through the whole audit trail of one of the
+// QualifiedAuditTrail pages through the whole audit trail of one of the
 // caller's qualified referrals, oldest first. A record carries only its
 // newest store.TrailInRecord entries; this is how the rest are read.
 // Reading the trail is not itself recorded in it: it shows no patient data,
 // and recording it would make the trail grow while being paged.
-func (s *Server) getQualifiedAuditTrail(w http.ResponseWriter, r *http.Request, caller idp.Principal) {
+func (a *API) QualifiedAuditTrail(w http.ResponseWriter, r *http.Request, caller idp.Principal) {
 	page, err := request.Page(r)
 	if err != nil {
-		s.reply.Fail(w, r, err)
+		a.reply.Fail(w, r, err)
 		return
 	}
-	trail, next, err := s.backend.Records.QualifiedAuditTrail(request.StoreContext(r), caller.ClientID, mux.Vars(r)["external_source_id"], page)
+	trail, next, err := a.backend.Records.QualifiedAuditTrail(request.StoreContext(r), caller.ClientID, mux.Vars(r)["external_source_id"], page)
 	if errors.Is(err, store.ErrNotFound) {
-		s.reply.Problem(w, r, reply.New(http.StatusNotFound, "no qualified referral with that externalSourceId"))
+		a.reply.Problem(w, r, reply.New(http.StatusNotFound, "no qualified referral with that externalSourceId"))
 		return
 	}
 	if err != nil {
-		s.reply.Fail(w, r, request.ListError(err))
+		a.reply.Fail(w, r, request.ListError(err))
 		return
 	}
 	if trail == nil {

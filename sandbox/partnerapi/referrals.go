@@ -1,4 +1,4 @@
-package sandbox
+package partnerapi
 
 import (
 	"context"
@@ -18,8 +18,8 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/store"
 )
 
-// maxBodyBytes bounds every JSON request body (413 beyond).
-const maxBodyBytes = 1 << 20
+// MaxBodyBytes bounds every JSON request body (413 beyond).
+const MaxBodyBytes = 1 << 20
 
 // referralsPage is the body of GET /api/v1/referrals/.
 type referralsPage struct {
@@ -27,13 +27,13 @@ type referralsPage struct {
 	NextCursor *string              `json:"nextCursor"`
 }
 
-// createReferral stores a trial referral. It returns what was submitted
+// CreateReferral stores a trial referral. It returns what was submitted
 // (submissionOf), "" when the body was refused before that was known.
-func (s *Server) createReferral(w http.ResponseWriter, r *http.Request, caller idp.Principal) (submission string) {
-	if op := s.contract.takes(contractdoc.CreateReferral); op != nil {
-		return s.createReferralByContract(w, r, caller, op)
+func (a *API) CreateReferral(w http.ResponseWriter, r *http.Request, caller idp.Principal) (submission string) {
+	if op := a.contract.takes(contractdoc.CreateReferral); op != nil {
+		return a.createReferralByContract(w, r, caller, op)
 	}
-	req, trialID, now, ok := readSubmission(s, w, r, caller.ClientID, validateReferral)
+	req, trialID, now, ok := readSubmission(a, w, r, caller.ClientID, validateReferral)
 	if !ok {
 		return ""
 	}
@@ -47,33 +47,33 @@ func (s *Server) createReferral(w http.ResponseWriter, r *http.Request, caller i
 		Notes:       req.Notes,
 	}
 	submission = submissionOf(trialID, req.Patient)
-	if err := s.backend.Records.CreateReferral(request.StoreContext(r), ref); err != nil {
-		s.reply.Fail(w, r, err)
+	if err := a.backend.Records.CreateReferral(request.StoreContext(r), ref); err != nil {
+		a.reply.Fail(w, r, err)
 		return submission
 	}
 	w.Header().Set("Location", referralPath(ref))
-	s.writeReferral(w, r, http.StatusCreated, contractdoc.CreateReferral, ref)
+	a.writeReferral(w, r, http.StatusCreated, contractdoc.CreateReferral, ref)
 	return submission
 }
 
-func (s *Server) listReferrals(w http.ResponseWriter, r *http.Request, caller idp.Principal) {
+func (a *API) ListReferrals(w http.ResponseWriter, r *http.Request, caller idp.Principal) {
 	page, err := request.Page(r)
 	if err != nil {
-		s.reply.Fail(w, r, err)
+		a.reply.Fail(w, r, err)
 		return
 	}
 	// The stored JSON is the built-in shape: a contract's shape is rendered.
-	if l, ok := s.backend.Records.(referralsJSONLister); ok && !s.contract.shapes(referralKind) {
-		s.writeReferralsPage(w, r, l, caller.ClientID, page)
+	if l, ok := a.backend.Records.(referralsJSONLister); ok && !a.contract.shapes(referralKind) {
+		a.writeReferralsPage(w, r, l, caller.ClientID, page)
 		return
 	}
-	items, next, err := s.backend.Records.ListReferrals(request.StoreContext(r), caller.ClientID, page)
+	items, next, err := a.backend.Records.ListReferrals(request.StoreContext(r), caller.ClientID, page)
 	if err != nil {
-		s.reply.Fail(w, r, request.ListError(err))
+		a.reply.Fail(w, r, request.ListError(err))
 		return
 	}
-	if s.contract.shapes(referralKind) {
-		writePage(s, w, r, referralKind, items, next, renderReferral)
+	if a.contract.shapes(referralKind) {
+		writePage(a, w, r, referralKind, items, next, renderReferral)
 		return
 	}
 	if items == nil {
@@ -82,30 +82,30 @@ func (s *Server) listReferrals(w http.ResponseWriter, r *http.Request, caller id
 	reply.JSON(w, http.StatusOK, referralsPage{Referrals: items, NextCursor: request.NextCursor(next)})
 }
 
-// getReferral answers 404 alike for an unknown id, another partner's
+// GetReferral answers 404 alike for an unknown id, another partner's
 // referral and a trial id that is not the referral's: never revealing that
 // a record exists.
-func (s *Server) getReferral(w http.ResponseWriter, r *http.Request, caller idp.Principal) {
+func (a *API) GetReferral(w http.ResponseWriter, r *http.Request, caller idp.Principal) {
 	vars := request.PathVars(r)
-	ref, err := s.backend.Records.GetReferral(request.StoreContext(r), caller.ClientID, vars["outcomes_id"])
-	if err == nil && !s.trialNamed(vars["trial_id"], ref.TrialID) {
+	ref, err := a.backend.Records.GetReferral(request.StoreContext(r), caller.ClientID, vars["outcomes_id"])
+	if err == nil && !a.trialNamed(vars["trial_id"], ref.TrialID) {
 		err = store.ErrNotFound
 	}
 	if errors.Is(err, store.ErrNotFound) {
-		s.reply.Problem(w, r, reply.New(http.StatusNotFound, "no referral with that trial id and outcomes id"))
+		a.reply.Problem(w, r, reply.New(http.StatusNotFound, "no referral with that trial id and outcomes id"))
 		return
 	}
 	if err != nil {
-		s.reply.Fail(w, r, err)
+		a.reply.Fail(w, r, err)
 		return
 	}
-	s.writeReferral(w, r, http.StatusOK, contractdoc.GetReferral, ref)
+	a.writeReferral(w, r, http.StatusOK, contractdoc.GetReferral, ref)
 }
 
 // trialNamed reports whether id (a trialId or altTrialId) names the trial
 // whose canonical id is canonical.
-func (s *Server) trialNamed(id, canonical string) bool {
-	for _, t := range s.trials {
+func (a *API) trialNamed(id, canonical string) bool {
+	for _, t := range a.trials {
 		if t.TrialID == canonical && t.Matches(id) {
 			return true
 		}
@@ -116,18 +116,18 @@ func (s *Server) trialNamed(id, canonical string) bool {
 // readSubmission decodes and validates a submitted record against the
 // sandbox clock and trials, naming unknown fields in Sandbox-Warning. When
 // the body is refused it answers the problem itself and ok is false.
-func readSubmission[T any](s *Server, w http.ResponseWriter, r *http.Request, clientID string,
-	validate func(T, time.Time, []referrals.Trial) (string, []FieldError)) (req T, trialID string, now time.Time, ok bool) {
-	unknown, invalid, err := decodeSubmission(r, maxBodyBytes, &req)
+func readSubmission[T any](a *API, w http.ResponseWriter, r *http.Request, clientID string,
+	validate func(T, time.Time, []referrals.Trial) (string, []reply.FieldError)) (req T, trialID string, now time.Time, ok bool) {
+	unknown, invalid, err := DecodeSubmission(r, MaxBodyBytes, &req)
 	if err != nil {
-		s.reply.Fail(w, r, err)
+		a.reply.Fail(w, r, err)
 		return req, "", now, false
 	}
 	reply.WarnUnknownFields(w, unknown)
-	now = s.clocks.Now(clientID)
-	trialID, errs := validate(req, now, s.trials)
+	now = a.clocks.Now(clientID)
+	trialID, errs := validate(req, now, a.trials)
 	if errs = append(invalid, withoutFields(errs, invalid)...); len(errs) > 0 {
-		s.reply.Problem(w, r, reply.Validation(errs))
+		a.reply.Problem(w, r, reply.Validation(errs))
 		return req, "", now, false
 	}
 	return req, trialID, now, true
@@ -147,13 +147,13 @@ type referralsJSONLister interface {
 // writeReferralsPage writes what writeJSON writes for a referralsPage of
 // the page's records, byte for byte, by appending the records' stored
 // encodings into one buffer: a page of 50 is about 18 KB, copied once.
-func (s *Server) writeReferralsPage(w http.ResponseWriter, r *http.Request, l referralsJSONLister, clientID string, page store.Page) {
-	buf := s.pageBuffer()
-	defer s.releasePageBuffer(buf)
+func (a *API) writeReferralsPage(w http.ResponseWriter, r *http.Request, l referralsJSONLister, clientID string, page store.Page) {
+	buf := a.pageBuffer()
+	defer a.releasePageBuffer(buf)
 	b := append((*buf)[:0], `{"referrals":[`...)
 	b, next, err := l.AppendReferralsJSON(r.Context(), b, clientID, page)
 	if err != nil {
-		s.reply.Fail(w, r, request.ListError(err))
+		a.reply.Fail(w, r, request.ListError(err))
 		return
 	}
 	b = append(b, `],"nextCursor":`...)

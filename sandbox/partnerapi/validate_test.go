@@ -1,4 +1,4 @@
-package sandbox
+package partnerapi
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/referrals-sandbox/referrals-sandbox/referrals"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
 )
 
 // testToday is 22:00 on 3 November in New York, which is already
@@ -31,7 +32,7 @@ func validPatient() referrals.Patient {
 }
 
 // errMap indexes field errors by field, failing on a field reported twice.
-func errMap(t *testing.T, errs []FieldError) map[string]string {
+func errMap(t *testing.T, errs []reply.FieldError) map[string]string {
 	t.Helper()
 	m := map[string]string{}
 	for _, e := range errs {
@@ -43,7 +44,7 @@ func errMap(t *testing.T, errs []FieldError) map[string]string {
 	return m
 }
 
-func checkErrs(t *testing.T, errs []FieldError, want map[string]string) {
+func checkErrs(t *testing.T, errs []reply.FieldError, want map[string]string) {
 	t.Helper()
 	got := errMap(t, errs)
 	if len(got) != len(want) {
@@ -186,7 +187,7 @@ func TestValidateReferralReportsAllInFieldOrder(t *testing.T) {
 	p := validPatient()
 	p.DateOfBirth, p.Gender = "1980-02-30", "F"
 	_, errs := validateReferral(referralRequest{TrialID: "T-200", Patient: p}, testToday, testTrials())
-	want := []FieldError{
+	want := []reply.FieldError{
 		{Field: "trialId", Message: `trial "T-200" is not active`},
 		{Field: "patient.dateOfBirth", Message: "is not a real calendar date"},
 		{Field: "patient.gender", Message: `must be one of "female", "male", "other", "unknown" (exact, lowercase)`},

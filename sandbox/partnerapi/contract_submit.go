@@ -1,4 +1,4 @@
-package sandbox
+package partnerapi
 
 import (
 	"bytes"
@@ -22,36 +22,36 @@ import (
 // object), then the contract's request schema, then the sandbox's own rules
 // on the members it files records under. It answers refusals itself; ok is
 // false then. Failing fields are named by JSON Pointer.
-func (s *Server) readContractSubmission(w http.ResponseWriter, r *http.Request, clientID string, op *contractdoc.Op) (contractSubmission, bool) {
+func (a *API) readContractSubmission(w http.ResponseWriter, r *http.Request, clientID string, op *contractdoc.Op) (contractSubmission, bool) {
 	var (
 		raw     json.RawMessage
 		members map[contractdoc.Member]string
 		now     time.Time
 	)
 	if err := checkJSONContentType(r.Header.Get("Content-Type")); err != nil {
-		s.reply.Fail(w, r, err)
+		a.reply.Fail(w, r, err)
 		return contractSubmission{}, false
 	}
-	body, err := readBody(r, maxBodyBytes)
+	body, err := readBody(r, MaxBodyBytes)
 	if err == nil {
 		raw, err = singleObject(body)
 	}
 	if err != nil {
-		s.reply.Fail(w, r, err)
+		a.reply.Fail(w, r, err)
 		return contractSubmission{}, false
 	}
 	// A repeated member would be stored as sent, both values, and read
 	// back by each client's decoder its own way: refuse it, as the
 	// built-in shapes do.
 	if dup, found := strictjson.FindDuplicate(raw); found {
-		s.reply.Fail(w, r, duplicateError(dup, dup.Pointer))
+		a.reply.Fail(w, r, duplicateError(dup, dup.Pointer))
 		return contractSubmission{}, false
 	}
 	// Numbers as written, so that the contract's int64 and float formats
 	// are checked exactly.
 	var value map[string]any
 	if err := decodeNumbers(raw, &value); err != nil {
-		s.reply.Fail(w, r, reply.NewRequestError(http.StatusBadRequest, "the request body could not be decoded: "+err.Error()))
+		a.reply.Fail(w, r, reply.NewRequestError(http.StatusBadRequest, "the request body could not be decoded: "+err.Error()))
 		return contractSubmission{}, false
 	}
 	content, more := contractContentErrors(raw)
@@ -69,7 +69,7 @@ func (s *Server) readContractSubmission(w http.ResponseWriter, r *http.Request, 
 		e.add(fe.Pointer, "%s", fe.Message)
 		failed[fe.Pointer] = true
 	}
-	now = s.clocks.Now(clientID)
+	now = a.clocks.Now(clientID)
 	members = map[contractdoc.Member]string{}
 	for m, name := range op.RequestMembers {
 		at := "/" + jsonPointerToken(name)
@@ -77,7 +77,7 @@ func (s *Server) readContractSubmission(w http.ResponseWriter, r *http.Request, 
 		switch {
 		case failed[at]:
 		case m == contractdoc.TrialID && present && v != "":
-			members[m] = e.trial(at, v, s.trials)
+			members[m] = e.trial(at, v, a.trials)
 		case m == contractdoc.ExternalSourceID && present && externalSourceIDRE().MatchString(v):
 			members[m] = v
 		case m == contractdoc.ExternalSourceID && present:
@@ -93,7 +93,7 @@ func (s *Server) readContractSubmission(w http.ResponseWriter, r *http.Request, 
 			// The check stopped at its cap: more fields may fail.
 			p.Detail = fmt.Sprintf("at least %d field(s) failed validation; see errors", len(e))
 		}
-		s.reply.Problem(w, r, p)
+		a.reply.Problem(w, r, p)
 		return contractSubmission{}, false
 	}
 	return contractSubmission{raw: raw, members: members, now: now, digest: contractSubmissionOf(members[contractdoc.TrialID], value, op)}, true
@@ -133,9 +133,9 @@ func jsonPointerToken(s string) string {
 	return string(out)
 }
 
-// createReferralByContract is createReferral for a contract's shapes.
-func (s *Server) createReferralByContract(w http.ResponseWriter, r *http.Request, caller idp.Principal, op *contractdoc.Op) (submission string) {
-	sub, ok := s.readContractSubmission(w, r, caller.ClientID, op)
+// createReferralByContract is CreateReferral for a contract's shapes.
+func (a *API) createReferralByContract(w http.ResponseWriter, r *http.Request, caller idp.Principal, op *contractdoc.Op) (submission string) {
+	sub, ok := a.readContractSubmission(w, r, caller.ClientID, op)
 	if !ok {
 		return ""
 	}
@@ -148,18 +148,18 @@ func (s *Server) createReferralByContract(w http.ResponseWriter, r *http.Request
 		SubmittedAt: now.UTC().Format(referrals.TimestampLayout),
 		Submission:  raw,
 	}
-	if err := s.backend.Records.CreateReferral(request.StoreContext(r), ref); err != nil {
-		s.reply.Fail(w, r, err)
+	if err := a.backend.Records.CreateReferral(request.StoreContext(r), ref); err != nil {
+		a.reply.Fail(w, r, err)
 		return sub.digest
 	}
 	w.Header().Set("Location", referralPath(ref))
-	s.writeReferral(w, r, http.StatusCreated, contractdoc.CreateReferral, ref)
+	a.writeReferral(w, r, http.StatusCreated, contractdoc.CreateReferral, ref)
 	return sub.digest
 }
 
-// createQualifiedByContract is createQualified for a contract's shapes.
-func (s *Server) createQualifiedByContract(w http.ResponseWriter, r *http.Request, caller idp.Principal, op *contractdoc.Op) (submission string) {
-	sub, ok := s.readContractSubmission(w, r, caller.ClientID, op)
+// createQualifiedByContract is CreateQualified for a contract's shapes.
+func (a *API) createQualifiedByContract(w http.ResponseWriter, r *http.Request, caller idp.Principal, op *contractdoc.Op) (submission string) {
+	sub, ok := a.readContractSubmission(w, r, caller.ClientID, op)
 	if !ok {
 		return ""
 	}
@@ -177,6 +177,6 @@ func (s *Server) createQualifiedByContract(w http.ResponseWriter, r *http.Reques
 		AuditTrailTotal: 1,
 		Submission:      raw,
 	}
-	s.storeQualified(w, r, q)
+	a.storeQualified(w, r, q)
 	return sub.digest
 }
