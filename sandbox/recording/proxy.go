@@ -7,7 +7,7 @@
 // bodies in flight, and the work of listing divergences.
 //
 // The sandbox's HTTP layer decides which requests it forwards and writes
-// the answers (sandbox/upstream.go); this package holds everything the
+// the answers (sandbox/http_upstream.go); this package holds everything the
 // forwarding and the recording need.
 //
 // This package is not a stable API: it changes with the sandbox's

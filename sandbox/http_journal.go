@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/referrals-sandbox/referrals-sandbox/idp"
@@ -173,4 +174,10 @@ func rateLimitOf(h http.Header) *journal.RateLimit {
 		return nil
 	}
 	return &journal.RateLimit{Limit: limit, Remaining: remaining, Reset: reset}
+}
+
+// journaled reports whether requests to this path enter the request journal:
+// everything but the sandbox's own admin API, console and health check.
+func journaled(r *http.Request) bool {
+	return !strings.HasPrefix(r.URL.Path, "/__sandbox/")
 }
