@@ -40,6 +40,7 @@ func (e *requestEnd) stamp() {
 	}
 }
 
+// WriteHeader records the first status written.
 func (w *statusRecorder) WriteHeader(status int) {
 	if w.status == 0 {
 		w.status = status
@@ -47,6 +48,7 @@ func (w *statusRecorder) WriteHeader(status int) {
 	w.ResponseWriter.WriteHeader(status)
 }
 
+// Write records an implied 200 when no status was written first.
 func (w *statusRecorder) Write(b []byte) (int, error) {
 	if w.status == 0 {
 		w.status = http.StatusOK
@@ -54,6 +56,7 @@ func (w *statusRecorder) Write(b []byte) (int, error) {
 	return w.ResponseWriter.Write(b)
 }
 
+// Unwrap lets http.ResponseController reach the connection.
 func (w *statusRecorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // Hijack stamps the end before handing the connection over. A fault that

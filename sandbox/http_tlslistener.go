@@ -145,6 +145,7 @@ type peekedConn struct {
 	r *bufio.Reader
 }
 
+// Read reads the sniffed byte first, then the socket.
 func (c *peekedConn) Read(p []byte) (int, error) { return c.r.Read(p) }
 
 // NetConn exposes the socket, for faults that reset the connection.

@@ -21,11 +21,13 @@ var (
 		"Bytes the kept journal entries count against --journal-bytes.", nil, nil)
 )
 
+// Describe sends the journal series' descriptions.
 func (c journalCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- journalEntriesDesc
 	ch <- journalBytesDesc
 }
 
+// Collect reads the journal's size when scraped.
 func (c journalCollector) Collect(ch chan<- prometheus.Metric) {
 	// A scrape has no context of its own; Prometheus's default scrape
 	// timeout is 10 s, so give up well before it.

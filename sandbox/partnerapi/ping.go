@@ -17,6 +17,7 @@ type pingResponse struct {
 	Timestamp string `json:"timestamp"`
 }
 
+// Ping answers GET /health/ping for any caller with a role: pong.
 func (a *API) Ping(w http.ResponseWriter, _ *http.Request, caller idp.Principal) {
 	reply.JSON(w, http.StatusOK, pingResponse{
 		Message:   "pong",

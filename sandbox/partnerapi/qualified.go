@@ -52,6 +52,8 @@ func (a *API) CreateQualified(w http.ResponseWriter, r *http.Request, caller idp
 	return submissionOf(trialID, req.Patient)
 }
 
+// ListQualified answers GET /api/v1/referrals/qualified: the caller's
+// qualified referrals, newest first, a page at a time.
 func (a *API) ListQualified(w http.ResponseWriter, r *http.Request, caller idp.Principal) {
 	page, err := request.Page(r)
 	if err != nil {
@@ -76,6 +78,8 @@ func (a *API) ListQualified(w http.ResponseWriter, r *http.Request, caller idp.P
 	reply.JSON(w, http.StatusOK, qualifiedPage{QualifiedReferrals: items, NextCursor: request.NextCursor(next)})
 }
 
+// GetQualified answers GET /api/v1/referrals/qualified/{externalSourceId}:
+// one of the caller's qualified referrals, its due moves applied.
 func (a *API) GetQualified(w http.ResponseWriter, r *http.Request, caller idp.Principal) {
 	q, err := a.backend.Records.GetQualified(request.StoreContext(r), caller.ClientID, request.PathVars(r)["external_source_id"], a.viewedBy(r, caller))
 	if err == nil {

@@ -56,6 +56,8 @@ func (a *API) CreateReferral(w http.ResponseWriter, r *http.Request, caller idp.
 	return submission
 }
 
+// ListReferrals answers GET /api/v1/referrals/: the caller's trial
+// referrals, newest first, a page at a time.
 func (a *API) ListReferrals(w http.ResponseWriter, r *http.Request, caller idp.Principal) {
 	page, err := request.Page(r)
 	if err != nil {

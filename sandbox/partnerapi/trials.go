@@ -35,6 +35,8 @@ func encodeTrialsList(trials []referrals.Trial) ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
+// Trials answers GET /api/v1/referrals/trials: the listed trials, encoded
+// once at start.
 func (a *API) Trials(w http.ResponseWriter, _ *http.Request, _ idp.Principal) {
 	reply.SetJSONContentType(w.Header())
 	_, _ = w.Write(a.trialsJSON)

@@ -123,7 +123,7 @@ func typeOf(status int) string {
 	}
 }
 
-// newProblem returns the problem for status with its type and title filled
+// New returns the problem for status with its type and title filled
 // in. The caller adds Instance and TraceID with ForRequest.
 func New(status int, detail string) Problem {
 	return Problem{
