@@ -169,10 +169,16 @@ func (s *Server) journalEntry(r *http.Request, rec *statusRecorder, out exchange
 
 // rateLimitOf reads the RateLimit-* headers the sandbox wrote on an
 // answer, or nil when it wrote none (or not all three).
+// Most answers carry none, so their absence is found without parsing
+// (a failed Atoi allocates its error) or canonicalizing a name (Get does).
 func rateLimitOf(h http.Header) *journal.RateLimit {
-	limit, errL := strconv.Atoi(h.Get("RateLimit-Limit"))
-	remaining, errR := strconv.Atoi(h.Get("RateLimit-Remaining"))
-	reset, errS := strconv.Atoi(h.Get("RateLimit-Reset"))
+	l, r, s := h[rateLimitLimit], h[rateLimitRemaining], h[rateLimitReset]
+	if len(l) == 0 || len(r) == 0 || len(s) == 0 {
+		return nil
+	}
+	limit, errL := strconv.Atoi(l[0])
+	remaining, errR := strconv.Atoi(r[0])
+	reset, errS := strconv.Atoi(s[0])
 	if errL != nil || errR != nil || errS != nil {
 		return nil
 	}

@@ -132,10 +132,19 @@ func limitedWho(c exchange.Caller) string {
 // draft-ietf-httpapi-ratelimit-headers: quota, what is left, seconds to reset.
 func setRateLimitHeaders(w http.ResponseWriter, limit, remaining, reset int) {
 	h := w.Header()
-	h.Set("RateLimit-Limit", strconv.Itoa(limit))
-	h.Set("RateLimit-Remaining", strconv.Itoa(remaining))
-	h.Set("RateLimit-Reset", strconv.Itoa(reset))
+	h[rateLimitLimit] = []string{strconv.Itoa(limit)}
+	h[rateLimitRemaining] = []string{strconv.Itoa(remaining)}
+	h[rateLimitReset] = []string{strconv.Itoa(reset)}
 }
+
+// The RateLimit-* headers' names as net/http keeps them (canonical form,
+// as Header.Set would store them), so that writing and reading them
+// allocates no canonical copy of the name.
+const (
+	rateLimitLimit     = "Ratelimit-Limit"
+	rateLimitRemaining = "Ratelimit-Remaining"
+	rateLimitReset     = "Ratelimit-Reset"
+)
 
 // ForcedHeaders gives a forced answer the RateLimit-* headers a real answer
 // of the client would carry, read from its bucket without spending from it
