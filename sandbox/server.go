@@ -14,10 +14,12 @@ import (
 	"github.com/referrals-sandbox/referrals-sandbox/referrals"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/admin"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/backend"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/documents"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/failures"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/journal"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/lifecycle"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/metrics"
+	"github.com/referrals-sandbox/referrals-sandbox/sandbox/openapi"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/partnerapi"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/recording"
 	"github.com/referrals-sandbox/referrals-sandbox/sandbox/reply"
@@ -221,10 +223,12 @@ func (s *Server) routes() layer {
 	}
 
 	s.handle(r, "/__sandbox/health", methods{http.MethodGet: http.HandlerFunc(s.serveHealth)})
-	if s.cfg.CACertPEM != nil {
-		s.handle(r, "/__sandbox/ca.pem", methods{http.MethodGet: http.HandlerFunc(s.serveCA)})
+	docs := documents.New(documents.Config{Provider: s.cfg.Provider, Contract: s.cfg.Contract, CACertPEM: s.cfg.CACertPEM, Reply: s.reply})
+	if docs.HasCA() {
+		s.handle(r, caPath, methods{http.MethodGet: http.HandlerFunc(docs.CA)})
 	}
-	s.handle(r, "/api/v1/openapi.json", methods{http.MethodGet: http.HandlerFunc(s.api.OpenAPI)})
+	s.handle(r, "/api/v1/openapi.json", methods{http.MethodGet: http.HandlerFunc(docs.API)})
+	s.handle(r, openapi.AdminPath, methods{http.MethodGet: http.HandlerFunc(docs.Admin)})
 	s.handleAPI(r, "/health/ping", get(partnerapi.RoleAny, s.api.Ping))
 	s.handleAPI(r, "/api/v1/referrals/trials", get(RoleTrialsRead, s.api.Trials))
 	referrals := apiMethods{
@@ -254,12 +258,6 @@ func (s *Server) routes() layer {
 	// 429s included.
 	return withRequestID(s.withTracing(s.withMetrics(s.withShared(s.withAdminGuard(
 		s.withJournal(s.withHTTPSOnly(s.failures.Wrap(s.withUpstream(s.withRateLimit(s.serveRoutes))))))))))
-}
-
-// serveCA serves the local CA certificate clients trust (--tls).
-func (s *Server) serveCA(w http.ResponseWriter, _ *http.Request) {
-	w.Header().Set("Content-Type", "application/x-pem-file")
-	_, _ = w.Write(s.cfg.CACertPEM)
 }
 
 // serveHealth answers the unauthenticated health check used by CI and

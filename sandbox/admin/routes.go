@@ -4,15 +4,14 @@ import (
 	"net/http"
 
 	"github.com/gorilla/mux"
-
-	"github.com/referrals-sandbox/referrals-sandbox/sandbox/openapi"
 )
 
 // Routes registers the admin API under /__sandbox/ on r: scenarios, the
 // scenario library, the clock, reset, clients, record statuses, the
-// journal, the report, the personas, the admin OpenAPI document and the
-// QA console. The metrics, served under /__sandbox/ too, are the root's
-// to register (with Only).
+// journal, the report, the personas and the QA console. The metrics and
+// the admin OpenAPI document, served under /__sandbox/ too, are the
+// root's to register (the metrics with Only; the document is package
+// documents').
 func (a *API) Routes(r *mux.Router) {
 	type methods = map[string]http.Handler
 	handle := func(path string, m methods) { a.cfg.Handle(r, path, m) }
@@ -57,6 +56,5 @@ func (a *API) Routes(r *mux.Router) {
 	})
 	handle(HARPath, methods{http.MethodGet: admin(a.serveHAR)})
 	handle("/__sandbox/report", methods{http.MethodGet: admin(a.serveReport)})
-	handle(openapi.AdminPath, methods{http.MethodGet: http.HandlerFunc(a.serveAdminOpenAPI)})
 	a.consoleRoutes(handle, admin) // QA console (/__sandbox/ui/) and its data (/__sandbox/data/...)
 }
