@@ -190,12 +190,15 @@ type sandbox struct {
 }
 
 // sandboxArgs are the flags of every measured sandbox: no rate limit (it
-// would measure the limiter), warnings only (no per-request logging cost
-// that a partner's run would not have either), loopback.
+// would measure the limiter), no store quota (a round of submissions
+// stores far more than a test suite, and every write past the quota
+// would be a 507, not a figure), warnings only (no per-request logging
+// cost that a partner's run would not have either), loopback.
 func sandboxArgs(port int, extra ...string) []string {
 	return append([]string{
 		"--addr", "127.0.0.1:" + strconv.Itoa(port),
-		"--rate-limit", "0", "--log-level", "warn", "--log-format", "json",
+		"--rate-limit", "0", "--quota-records", "0", "--quota-bytes", "0",
+		"--log-level", "warn", "--log-format", "json",
 	}, extra...)
 }
 
