@@ -138,9 +138,6 @@ type Server struct {
 	upstream *recording.Proxy
 	// admin is the admin API under /__sandbox/ (package admin).
 	admin *admin.API
-	// lifecycle applies the lifecycle personas' due moves when a
-	// qualified referral is read.
-	lifecycle lifecycle.Settler
 	// reply writes problems and answers the state's failures.
 	reply *reply.Replier
 }
@@ -188,7 +185,7 @@ func newServer(cfg parts, set *fixtures.Set) (*Server, error) {
 	s := &Server{
 		cfg: cfg, clocks: clocks, trials: set.Trials, records: records, log: cfg.Logger, backend: cfg.Backend,
 		limiter:  newRateLimiter(cfg.Provider, cfg.RateLimit, cfg.RateBurst, cfg.Backend.Buckets),
-		redactor: redactor, reply: replier, api: api, lifecycle: settler,
+		redactor: redactor, reply: replier, api: api,
 	}
 	if s.upstream, err = recording.New(cfg.Upstream, cfg.Contract, s.redactor, s.log); err != nil {
 		return nil, err
