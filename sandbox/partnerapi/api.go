@@ -48,7 +48,7 @@ type Config struct {
 
 // API is the partner API, built once by New and never changed after.
 type API struct {
-	cfg       Config
+	provider  *idp.Provider
 	backend   *backend.Backend
 	reply     *reply.Replier
 	log       *slog.Logger
@@ -86,7 +86,7 @@ func New(cfg Config) (*API, error) {
 		return nil, err
 	}
 	a := &API{
-		cfg: cfg, backend: cfg.Backend, reply: cfg.Reply, log: cfg.Logger, clocks: cfg.Backend.ClientClocks,
+		provider: cfg.Provider, backend: cfg.Backend, reply: cfg.Reply, log: cfg.Logger, clocks: cfg.Backend.ClientClocks,
 		trials: cfg.Trials, lifecycle: cfg.Lifecycle, trialsJSON: trialsJSON,
 		audience: idp.DefaultResource, audienceID: idp.ApplicationID(idp.DefaultResource),
 		ownIssuer: cfg.Provider.OwnIssuer,

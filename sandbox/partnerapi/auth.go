@@ -51,7 +51,7 @@ func (a *API) Authenticated(role string, h Submitter) exchange.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, c exchange.Caller) exchange.Outcome {
 		caller, err := idp.Principal{}, c.TokenErr
 		if err == nil {
-			caller, err = a.cfg.Provider.Validate(request.Bearer(r), idp.Expectation{
+			caller, err = a.provider.Validate(request.Bearer(r), idp.Expectation{
 				Audience:      a.audience,
 				ApplicationID: a.audienceID,
 				Issuers:       a.issuers(r),
@@ -132,11 +132,11 @@ func challengeText(s string) string {
 // The last base's list is kept (one entry, so a client sending many Host
 // names cannot grow it): most requests come in through one address.
 func (a *API) issuers(r *http.Request) []string {
-	if last := a.lastIssuers.Load(); last != nil && a.cfg.Provider.IsBaseURL(r, last.base) {
+	if last := a.lastIssuers.Load(); last != nil && a.provider.IsBaseURL(r, last.base) {
 		return last.issuers
 	}
-	base := a.cfg.Provider.BaseURL(r)
-	list := []string{a.cfg.Provider.Issuer(base)}
+	base := a.provider.BaseURL(r)
+	list := []string{a.provider.Issuer(base)}
 	a.lastIssuers.Store(&baseIssuers{base: base, issuers: list})
 	return list
 }
