@@ -37,7 +37,10 @@ func NewTLSListener(ln net.Listener, cfg *tls.Config, logger *slog.Logger) net.L
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	l := &sniffingListener{Listener: ln, cfg: cfg, log: logger, conns: make(chan net.Conn), done: make(chan struct{})}
+	l := &sniffingListener{
+		Listener: ln, cfg: cfg, log: logger, conns: make(chan net.Conn),
+		closing: make(chan struct{}), done: make(chan struct{}), sniffed: map[net.Conn]bool{},
+	}
 	go l.acceptLoop()
 	return l
 }
@@ -48,11 +51,23 @@ type sniffingListener struct {
 	log   *slog.Logger
 	conns chan net.Conn
 
+	// closing is closed by Close; done once every connection accepted
+	// before it has been handed on or dropped, so that a request a client
+	// sent before a shutdown is served rather than cut off.
 	closeOnce sync.Once
+	closing   chan struct{}
 	done      chan struct{}
-	mu        sync.Mutex
-	err       error
+	sniffing  sync.WaitGroup
+
+	mu      sync.Mutex
+	err     error
+	closed  bool
+	sniffed map[net.Conn]bool // connections whose first byte is awaited
 }
+
+// closeGrace is how long, once the listener is closed, a connection
+// accepted before may take to send its first byte and be taken by Serve.
+const closeGrace = time.Second
 
 func (l *sniffingListener) acceptLoop() {
 	var backoff time.Duration // 0 outside a burst of temporary errors
@@ -60,6 +75,7 @@ func (l *sniffingListener) acceptLoop() {
 		c, err := l.Listener.Accept()
 		if err == nil {
 			backoff = 0
+			l.sniffing.Add(1)
 			go l.sniff(c)
 			continue
 		}
@@ -67,7 +83,8 @@ func (l *sniffingListener) acceptLoop() {
 			l.mu.Lock()
 			l.err = err
 			l.mu.Unlock()
-			l.closeOnce.Do(func() { close(l.done) })
+			l.sniffing.Wait()
+			close(l.done)
 			return
 		}
 		if backoff == 0 {
@@ -79,8 +96,7 @@ func (l *sniffingListener) acceptLoop() {
 		}
 		select {
 		case <-time.After(backoff):
-		case <-l.done:
-			return
+		case <-l.closing:
 		}
 	}
 }
@@ -94,11 +110,24 @@ func temporary(err error) bool {
 }
 
 // sniff reads the first byte and hands the connection on as TLS or plain.
+// Once the listener is closed, the connection is still handed on if it
+// speaks and Serve takes it within closeGrace.
 func (l *sniffingListener) sniff(c net.Conn) {
+	defer l.sniffing.Done()
 	br := bufio.NewReaderSize(c, 1)
-	_ = c.SetReadDeadline(time.Now().Add(sniffTimeout))
+	l.mu.Lock()
+	wait := sniffTimeout
+	if l.closed {
+		wait = closeGrace
+	}
+	_ = c.SetReadDeadline(time.Now().Add(wait))
+	l.sniffed[c] = true
+	l.mu.Unlock()
 	first, err := br.Peek(1)
+	l.mu.Lock()
+	delete(l.sniffed, c)
 	_ = c.SetReadDeadline(time.Time{})
+	l.mu.Unlock()
 	if err != nil {
 		_ = c.Close()
 		return
@@ -109,7 +138,14 @@ func (l *sniffingListener) sniff(c net.Conn) {
 	}
 	select {
 	case l.conns <- out:
-	case <-l.done:
+		return
+	case <-l.closing:
+	}
+	t := time.NewTimer(closeGrace)
+	defer t.Stop()
+	select {
+	case l.conns <- out:
+	case <-t.C:
 		_ = c.Close()
 	}
 }
@@ -129,10 +165,20 @@ func (l *sniffingListener) Accept() (net.Conn, error) {
 	}
 }
 
-// Close stops accepting.
+// Close stops accepting new connections. Those already accepted are
+// still handed to Accept if their first byte comes within closeGrace;
+// Accept reports the listener closed once none is left.
 func (l *sniffingListener) Close() error {
 	err := l.Listener.Close()
-	l.closeOnce.Do(func() { close(l.done) })
+	l.closeOnce.Do(func() {
+		l.mu.Lock()
+		l.closed = true
+		for c := range l.sniffed {
+			_ = c.SetReadDeadline(time.Now().Add(closeGrace))
+		}
+		l.mu.Unlock()
+		close(l.closing)
+	})
 	if errors.Is(err, net.ErrClosed) {
 		return nil
 	}

@@ -1,6 +1,7 @@
 package sandbox_test
 
 import (
+	"bufio"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
@@ -183,4 +184,57 @@ func TestTLSListener_SurvivesTemporaryAcceptErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestTLSListener_HandsOnAcceptedConnectionsAfterClose: a connection the
+// listener accepted before it was closed (a request sent just before
+// SIGTERM) is still handed to Accept, so Shutdown serves its request
+// rather than cutting it off; TestSIGTERMDrainsRequestsInFlight met
+// such a dropped connection on a loaded machine.
+func TestTLSListener_HandsOnAcceptedConnectionsAfterClose(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	accepted := make(chan struct{}, 1)
+	l := sandbox.NewTLSListener(&notifyingListener{Listener: ln, accepted: accepted}, &tls.Config{}, nil)
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := io.WriteString(c, "GET /sent-before-close HTTP/1.1\r\nHost: sandbox\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	<-accepted
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := l.Accept()
+	if err != nil {
+		t.Fatalf("Accept after Close = %v, want the connection accepted before it", err)
+	}
+	defer got.Close()
+	req, err := http.ReadRequest(bufio.NewReader(got))
+	if err != nil || req.URL.Path != "/sent-before-close" {
+		t.Fatalf("read %v, %v from the handed-on connection; want the request sent before Close", req, err)
+	}
+	if _, err := l.Accept(); err == nil {
+		t.Error("a second Accept after Close returned a connection; want the listener closed")
+	}
+}
+
+// notifyingListener tells accepted of each connection it accepts.
+type notifyingListener struct {
+	net.Listener
+	accepted chan<- struct{}
+}
+
+func (l *notifyingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err == nil {
+		l.accepted <- struct{}{}
+	}
+	return c, err
 }
